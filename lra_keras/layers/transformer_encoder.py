@@ -1,0 +1,143 @@
+"""Pre-norm Transformer encoder block with rotary self-attention.
+
+References:
+- Pre-norm residual blocks: https://arxiv.org/abs/2002.04745
+- "You Can Train from Scratch", Table 5 (prenorm, LayerNorm, ReLU FFN).
+"""
+
+import keras
+
+from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class TransformerEncoder(keras.layers.Layer):
+    """One pre-norm Transformer block: rotary attention, then feed-forward.
+
+    `x + Dropout(Attention(LayerNorm(x)))` followed by
+    `x + Dropout(FFN(LayerNorm(x)))`, as in the rotary Transformer of "You
+    Can Train from Scratch" (https://openreview.net/forum?id=PdaPky8MUn).
+    Outputs at padded positions are computed but never read by the
+    padding-aware pooling.
+
+    Args:
+        num_heads: int. Attention heads; must divide the input width.
+        intermediate_dim: int. Width of the feed-forward hidden layer.
+        dropout: float. Dropout on both residual branches and inside the FFN.
+        activation: str. Feed-forward activation. Defaults to `"relu"`.
+        layer_norm_epsilon: float. Defaults to 1e-5.
+        max_wavelength: float. Rotary base frequency. Defaults to 10000.
+        causal: bool. Causal self-attention.
+        attention_implementation: see `RotaryMultiHeadAttention`.
+
+    Call arguments:
+        inputs: tensor (batch, length, hidden_dim).
+        padding_mask: optional (batch, length) tensor, nonzero at real tokens.
+        training: bool, for dropout.
+
+    Returns:
+        Tensor (batch, length, hidden_dim).
+
+    Example:
+    >>> block = TransformerEncoder(num_heads=4, intermediate_dim=128)
+    >>> block(keras.random.normal((2, 64, 32))).shape
+    (2, 64, 32)
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        intermediate_dim,
+        dropout=0.0,
+        activation="relu",
+        layer_norm_epsilon=1e-5,
+        max_wavelength=10000,
+        causal=False,
+        attention_implementation="auto",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if int(intermediate_dim) < 1:
+            raise ValueError(
+                "`intermediate_dim` must be >= 1. Received: "
+                f"intermediate_dim={intermediate_dim}"
+            )
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(
+                f"`dropout` must be in [0, 1). Received: dropout={dropout}"
+            )
+        self.num_heads = int(num_heads)
+        self.intermediate_dim = int(intermediate_dim)
+        self.dropout = float(dropout)
+        self.activation = keras.activations.get(activation)
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.max_wavelength = max_wavelength
+        self.causal = bool(causal)
+        self.attention_implementation = attention_implementation
+
+    def build(self, input_shape):
+        hidden_dim = input_shape[-1]
+        if hidden_dim % self.num_heads:
+            raise ValueError(
+                "The input width must be divisible by `num_heads`. "
+                f"Received: hidden_dim={hidden_dim}, "
+                f"num_heads={self.num_heads}"
+            )
+        dtype = self.dtype_policy
+        self.attention_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="attention_norm", dtype=dtype
+        )
+        self.attention = RotaryMultiHeadAttention(
+            num_heads=self.num_heads,
+            key_dim=hidden_dim // self.num_heads,
+            max_wavelength=self.max_wavelength,
+            causal=self.causal,
+            attention_implementation=self.attention_implementation,
+            name="attention",
+            dtype=dtype,
+        )
+        self.ffn_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="ffn_norm", dtype=dtype
+        )
+        self.ffn_inner = keras.layers.Dense(
+            self.intermediate_dim,
+            activation=self.activation,
+            name="ffn_inner",
+            dtype=dtype,
+        )
+        self.ffn_outer = keras.layers.Dense(
+            hidden_dim, name="ffn_outer", dtype=dtype
+        )
+        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=dtype)
+        self.attention_norm.build(input_shape)
+        self.attention.build(input_shape)
+        self.ffn_norm.build(input_shape)
+        self.ffn_inner.build(input_shape)
+        self.ffn_outer.build((*input_shape[:-1], self.intermediate_dim))
+        self.built = True
+
+    def call(self, inputs, padding_mask=None, training=None):
+        x = inputs  # (batch, length, hidden_dim)
+        h = self.attention(self.attention_norm(x), padding_mask=padding_mask)
+        x = x + self.dropout_layer(h, training=training)
+        h = self.dropout_layer(
+            self.ffn_inner(self.ffn_norm(x)), training=training
+        )
+        return x + self.dropout_layer(self.ffn_outer(h), training=training)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            num_heads=self.num_heads,
+            intermediate_dim=self.intermediate_dim,
+            dropout=self.dropout,
+            activation=keras.activations.serialize(self.activation),
+            layer_norm_epsilon=self.layer_norm_epsilon,
+            max_wavelength=self.max_wavelength,
+            causal=self.causal,
+            attention_implementation=self.attention_implementation,
+        )
+        return config

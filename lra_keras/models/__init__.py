@@ -1,0 +1,4 @@
+"""Model builders."""
+
+from lra_keras.models.builders import build_classifier
+from lra_keras.models.builders import build_encoder

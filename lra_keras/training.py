@@ -1,0 +1,244 @@
+"""Training, evaluation and saving of one LRA run, shared by every recipe.
+
+`run(task, hp)` loads the task's splits, builds the model from the resolved
+hyperparameters, trains it with `model.fit` (resumable: an interrupted run
+restarted with the same `out_dir` continues from its last finished epoch),
+restores the weights of the best validation epoch, evaluates on the test
+split and writes a run directory:
+
+    <out_dir>/config.json     resolved hyperparameters, backend, versions
+    <out_dir>/metrics.csv     one row per epoch (loss, accuracy, val_*, lr)
+    <out_dir>/metrics.json    final test metrics, best epoch, wall time
+    <out_dir>/model.keras     the evaluated model
+
+and, unless disabled, `<saved_models>/<name>.keras` with a `<name>.json`
+card, and a TensorFlow SavedModel in `<saved_models>/<name>/`.
+"""
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+
+from lra_keras import data
+from lra_keras.hparams import get_hparams
+from lra_keras.models import build_classifier
+
+WEIGHT_DECAY_EXCLUDED = ("bias", "gamma", "beta")
+
+
+def make_schedule(hp, total_steps):
+    """Learning rate: constant or cosine decay, after a linear warmup."""
+    peak = float(hp["learning_rate"])
+    warmup = int(hp.get("warmup_steps") or 0)
+    schedule = hp.get("schedule", "constant")
+    if schedule not in ("constant", "cosine"):
+        raise ValueError(
+            "`schedule` must be 'constant' or 'cosine'. "
+            f"Received: schedule={schedule!r}"
+        )
+    if schedule == "constant" and warmup == 0:
+        return peak
+    return keras.optimizers.schedules.CosineDecay(
+        initial_learning_rate=0.0 if warmup else peak,
+        decay_steps=max(1, total_steps - warmup),
+        # alpha=1 keeps the rate at its peak after warmup: "constant".
+        alpha=1.0 if schedule == "constant" else 0.0,
+        warmup_target=peak if warmup else None,
+        warmup_steps=warmup,
+    )
+
+
+def make_optimizer(hp, total_steps):
+    """AdamW; norms and biases are excluded from weight decay."""
+    optimizer = keras.optimizers.AdamW(
+        learning_rate=make_schedule(hp, total_steps),
+        weight_decay=float(hp.get("weight_decay") or 0.0),
+        global_clipnorm=hp.get("gradient_clipnorm"),
+    )
+    optimizer.exclude_from_weight_decay(var_names=list(WEIGHT_DECAY_EXCLUDED))
+    return optimizer
+
+
+def model_inputs(x, hp):
+    """Token array (N, L) -> the models' input dict."""
+    padding_id = hp.get("padding_id")
+    if padding_id is None:
+        mask = np.ones(x.shape, dtype=bool)
+    else:
+        mask = x != padding_id
+    return {"token_ids": x.astype("int32"), "padding_mask": mask}
+
+
+def load_splits(task, hp, data_dir=None):
+    """Loads train/val/test, cut to `train_samples` training rows."""
+    splits = {}
+    for split in data.SPLITS:
+        x, y = data.load(
+            task, split, data_dir=data_dir, max_length=hp["sequence_length"]
+        )
+        if split == "train" and hp.get("train_samples"):
+            x, y = x[: hp["train_samples"]], y[: hp["train_samples"]]
+        splits[split] = (model_inputs(x, hp), y)
+    return splits
+
+
+def _git_commit():
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _environment():
+    return dict(
+        backend=keras.backend.backend(),
+        keras_version=keras.__version__,
+        python=platform.python_version(),
+        machine=platform.machine(),
+        devices=keras.distribution.list_devices(),
+        commit=_git_commit(),
+    )
+
+
+def _write_json(path, obj):
+    tmp = Path(f"{path}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+def run_name(hp):
+    suffix = "" if hp["preset"] == "paper" else f"_{hp['preset']}"
+    return f"{hp['task']}_{hp['model']}{suffix}"
+
+
+def run(
+    task,
+    hp=None,
+    *,
+    data_dir=None,
+    out_dir=None,
+    saved_models_dir="saved_models",
+    export=True,
+    seed=0,
+    verbose="auto",
+):
+    """Trains, evaluates and saves one model. Returns (model, metrics)."""
+    hp = dict(hp) if hp is not None else get_hparams(task)
+    name = run_name(hp)
+    out_dir = Path(out_dir or Path("runs") / name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    backup_dir = out_dir / "backup"
+    resuming = backup_dir.exists()
+    if not resuming and (out_dir / "metrics.csv").exists():
+        (out_dir / "metrics.csv").unlink()
+    keras.utils.set_random_seed(seed)
+    environment = _environment()
+    _write_json(
+        out_dir / "config.json",
+        dict(hparams=hp, seed=seed, data_dir=data_dir, argv=sys.argv,
+             **environment),
+    )
+
+    started = time.time()
+    splits = load_splits(task, hp, data_dir)
+    x_train, y_train = splits["train"]
+    print(
+        f"{task}: {len(y_train)} train / {len(splits['val'][1])} val / "
+        f"{len(splits['test'][1])} test rows of length "
+        f"{hp['sequence_length']}; backend {environment['backend']}",
+        flush=True,
+    )
+    model = build_classifier(**hp)
+    steps_per_epoch = -(-len(y_train) // hp["batch_size"])
+    model.compile(
+        optimizer=make_optimizer(hp, steps_per_epoch * hp["epochs"]),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    best_path = out_dir / "best.weights.h5"
+    callbacks = [
+        keras.callbacks.BackupAndRestore(str(backup_dir)),
+        keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
+        keras.callbacks.ModelCheckpoint(
+            str(best_path),
+            monitor="val_accuracy",
+            mode="max",
+            save_best_only=True,
+            save_weights_only=True,
+        ),
+    ]
+    if resuming:
+        print(f"Resuming from {backup_dir}", flush=True)
+    history = model.fit(
+        x_train,
+        y_train,
+        batch_size=hp["batch_size"],
+        epochs=hp["epochs"],
+        validation_data=splits["val"],
+        callbacks=callbacks,
+        shuffle=True,
+        verbose=verbose,
+    )
+    train_seconds = time.time() - started
+    if best_path.exists():
+        model.load_weights(str(best_path))
+    x_test, y_test = splits["test"]
+    test = model.evaluate(
+        x_test, y_test, batch_size=hp["batch_size"], return_dict=True,
+        verbose=0,
+    )
+    val_acc = history.history.get("val_accuracy") or [float("nan")]
+    metrics = dict(
+        task=task,
+        model=hp["model"],
+        preset=hp["preset"],
+        test_accuracy=float(test["accuracy"]),
+        test_loss=float(test["loss"]),
+        best_val_accuracy=float(np.nanmax(val_acc)),
+        epochs_run=len(val_acc),
+        wall_seconds=round(time.time() - started, 1),
+        train_seconds=round(train_seconds, 1),
+        num_parameters=int(model.count_params()),
+        **environment,
+    )
+    model_path = out_dir / "model.keras"
+    model.save(str(model_path))
+    _write_json(out_dir / "metrics.json", metrics)
+    if saved_models_dir:
+        save_model_card(
+            model_path, hp, metrics, Path(saved_models_dir), name, export
+        )
+    print(
+        f"test accuracy: {metrics['test_accuracy']:.4f} "
+        f"({task}, {hp['model']}, {hp['preset']} preset, "
+        f"{environment['backend']}, {metrics['wall_seconds']:.0f} s)",
+        flush=True,
+    )
+    return model, metrics
+
+
+def save_model_card(model_path, hp, metrics, saved_models_dir, name, export):
+    """Copies the model to `saved_models/` with a JSON card and SavedModel."""
+    saved_models_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(model_path, saved_models_dir / f"{name}.keras")
+    _write_json(
+        saved_models_dir / f"{name}.json", dict(hparams=hp, metrics=metrics)
+    )
+    if export:
+        from lra_keras.export import export_saved_model
+
+        export_saved_model(model_path, saved_models_dir / name)

@@ -1,0 +1,100 @@
+import numpy as np
+import pytest
+from keras import ops
+
+from lra_keras.layers import attention_kernels as ak
+from tests.testing import assert_allclose
+from tests.testing import to_numpy
+from tests.testing import value_and_grads
+
+
+def numpy_attention(q, k, v, mask=None, causal=False):
+    """Softmax attention written out in numpy, (batch, L, heads, D)."""
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1])
+    allowed = np.ones(scores.shape, bool)
+    if mask is not None:
+        allowed &= mask[:, None, None, :]
+    if causal:
+        allowed &= np.tril(np.ones(scores.shape[-2:], bool))
+    scores = np.where(allowed, scores, -np.inf)
+    scores -= scores.max(-1, keepdims=True)
+    p = np.exp(scores)
+    p /= p.sum(-1, keepdims=True)
+    return np.einsum("bhqk,bkhd->bqhd", p, v)
+
+
+def _inputs(batch=2, length=70, heads=3, depth=8, seed=0):
+    rng = np.random.default_rng(seed)
+    q, k, v = (
+        rng.normal(size=(batch, length, heads, depth)).astype("float32")
+        for _ in range(3)
+    )
+    mask = np.ones((batch, length), bool)
+    mask[0, length // 2:] = False
+    return q, k, v, mask
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("implementation", ["reference", "fused", "chunked"])
+def test_attention_matches_numpy(implementation, causal):
+    q, k, v, mask = _inputs()
+    out = ak.attention(q, k, v, mask, causal=causal,
+                       implementation=implementation, block_size=16)
+    assert_allclose(out, numpy_attention(q, k, v, mask, causal), atol=2e-6)
+
+
+@pytest.mark.parametrize("block_size", [1, 7, 16, 64, 70, 512])
+def test_chunked_attention_block_size_does_not_change_result(block_size):
+    q, k, v, mask = _inputs(seed=1)
+    out = ak.chunked_attention(q, k, v, mask, block_size=block_size)
+    assert_allclose(out, numpy_attention(q, k, v, mask), atol=2e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_chunked_attention_gradients_equal_reference(causal):
+    q, k, v, mask = _inputs(length=40, seed=2)
+    w = ops.convert_to_tensor(
+        np.random.default_rng(3).normal(size=q.shape).astype("float32")
+    )
+    m = ops.convert_to_tensor(mask)
+
+    def loss(impl):
+        return lambda q, k, v: ops.sum(
+            ak.attention(q, k, v, m, causal=causal, implementation=impl,
+                         block_size=16) * w
+        )
+
+    ref_value, ref_grads = value_and_grads(loss("reference"), q, k, v)
+    value, grads = value_and_grads(loss("chunked"), q, k, v)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+    for name, g, r in zip("qkv", grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+
+
+def test_padded_keys_get_no_weight():
+    q, k, v, mask = _inputs(seed=4)
+    k2, v2 = k.copy(), v.copy()
+    k2[~mask] = 100.0
+    v2[~mask] = -50.0
+    for impl in ("fused", "chunked"):
+        a = to_numpy(ak.attention(q, k, v, mask, implementation=impl))
+        b = to_numpy(ak.attention(q, k2, v2, mask, implementation=impl))
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_causal_attention_ignores_future_tokens():
+    q, k, v, _ = _inputs(seed=5)
+    q2, k2, v2 = q.copy(), k.copy(), v.copy()
+    for x in (q2, k2, v2):
+        x[:, 50:] = 9.0
+    for impl in ("fused", "chunked"):
+        a = to_numpy(ak.attention(q, k, v, causal=True, implementation=impl))
+        b = to_numpy(ak.attention(q2, k2, v2, causal=True,
+                                  implementation=impl))
+        np.testing.assert_allclose(a[:, :50], b[:, :50], atol=1e-6)
+
+
+def test_bad_implementation_is_rejected():
+    q, k, v, _ = _inputs()
+    with pytest.raises(ValueError, match="implementation"):
+        ak.attention(q, k, v, implementation="magic")

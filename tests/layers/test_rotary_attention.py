@@ -1,0 +1,155 @@
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from lra_keras.layers import RotaryMultiHeadAttention
+from lra_keras.layers import apply_rotary
+from tests.layers.test_attention_kernels import numpy_attention
+from tests.testing import assert_allclose
+from tests.testing import assert_config_round_trip
+from tests.testing import assert_saving_round_trip
+from tests.testing import to_numpy
+
+
+def numpy_rotary(x, base=10000.0, start=0):
+    length, depth = x.shape[1], x.shape[-1]
+    half = depth // 2
+    inv_freq = base ** (-np.arange(half) * 2.0 / depth)
+    angles = (np.arange(length) + start)[:, None] * inv_freq[None]
+    cos, sin = np.cos(angles)[None, :, None], np.sin(angles)[None, :, None]
+    x1, x2 = x[..., :half], x[..., half:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1)
+
+
+def test_apply_rotary_matches_numpy_and_keeps_norms():
+    x = np.random.default_rng(0).normal(size=(2, 33, 3, 8)).astype("float32")
+    y = to_numpy(apply_rotary(x, 500.0))
+    np.testing.assert_allclose(y, numpy_rotary(x, 500.0), atol=1e-5)
+    np.testing.assert_allclose(
+        np.linalg.norm(y, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-5
+    )
+
+
+def test_rotary_scores_depend_only_on_relative_position():
+    rng = np.random.default_rng(1)
+    q = np.broadcast_to(rng.normal(size=(1, 1, 1, 16)), (1, 40, 1, 16))
+    k = np.broadcast_to(rng.normal(size=(1, 1, 1, 16)), (1, 40, 1, 16))
+    qr = to_numpy(apply_rotary(np.ascontiguousarray(q, "float32")))
+    kr = to_numpy(apply_rotary(np.ascontiguousarray(k, "float32")))
+    scores = np.einsum("qd,kd->qk", qr[0, :, 0], kr[0, :, 0])  # (40, 40)
+    for offset in range(-39, 40):
+        diagonal = np.diagonal(scores, offset)
+        np.testing.assert_allclose(diagonal, diagonal[0], atol=1e-4)
+    # ... and do depend on it.
+    assert np.ptp([scores[0, j] for j in range(40)]) > 1e-2
+
+
+def test_rotary_token_by_token_equals_full_call():
+    x = np.random.default_rng(2).normal(size=(1, 20, 2, 8)).astype("float32")
+    full = to_numpy(apply_rotary(x))
+    for i in (0, 7, 19):
+        step = to_numpy(apply_rotary(x[:, i:i + 1], start_index=i))
+        np.testing.assert_allclose(step, full[:, i:i + 1], atol=1e-5)
+
+
+def _layer_reference(layer, x, mask):
+    """The layer's maths by hand in numpy, from its own weights."""
+
+    def project(dense, h):
+        out = np.einsum("bld,dhk->blhk", h, to_numpy(dense.kernel))
+        return out + to_numpy(dense.bias)
+
+    q = numpy_rotary(project(layer.query_dense, x), layer.max_wavelength)
+    k = numpy_rotary(project(layer.key_dense, x), layer.max_wavelength)
+    v = project(layer.value_dense, x)
+    a = numpy_attention(q, k, v, mask, layer.causal)
+    kernel = to_numpy(layer.output_dense.kernel)
+    return np.einsum("blhk,hkd->bld", a, kernel) + to_numpy(
+        layer.output_dense.bias
+    )
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("implementation", ["auto", "chunked", "fused"])
+def test_layer_matches_numpy_reference(implementation, causal):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 24, 16)).astype("float32")
+    mask = np.ones((2, 24), bool)
+    mask[1, 10:] = False
+    layer = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=8, causal=causal, max_wavelength=100.0,
+        attention_implementation=implementation, block_size=5,
+    )
+    out = layer(x, padding_mask=mask)
+    assert_allclose(out, _layer_reference(layer, x, mask), atol=2e-5)
+
+
+def test_identity_projections_attend_by_hand():
+    # One head, key_dim 2, identity projections, no bias: two tokens.
+    layer = RotaryMultiHeadAttention(num_heads=1, key_dim=2, use_bias=False)
+    layer.build((1, 2, 2))
+    eye = np.eye(2, dtype="float32")
+    layer.query_dense.kernel.assign(eye[:, None, :])
+    layer.key_dense.kernel.assign(eye[:, None, :])
+    layer.value_dense.kernel.assign(eye[:, None, :])
+    layer.output_dense.kernel.assign(eye[None, :, :])
+    x = np.array([[[1.0, 0.0], [0.0, 1.0]]], "float32")
+    # Rotation by angle = position (inv_freq = 1 for the single pair).
+    c, s = np.cos(1.0), np.sin(1.0)
+    q = np.array([[1.0, 0.0], [-s, c]])  # rotated queries == keys
+    scores = q @ q.T / np.sqrt(2.0)
+    p = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    expected = p @ x[0]
+    assert_allclose(layer(x)[0], expected, atol=1e-6)
+
+
+def test_padding_does_not_change_real_positions():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 30, 16)).astype("float32")
+    mask = np.ones((2, 30), bool)
+    mask[:, 18:] = False
+    x2 = x.copy()
+    x2[:, 18:] = rng.normal(size=(2, 12, 16)) * 10
+    layer = RotaryMultiHeadAttention(num_heads=4, key_dim=4)
+    a = to_numpy(layer(x, padding_mask=mask))
+    b = to_numpy(layer(x2, padding_mask=mask))
+    np.testing.assert_allclose(a[:, :18], b[:, :18], atol=1e-5)
+
+
+def test_serialization_round_trips(tmp_path):
+    layer = RotaryMultiHeadAttention(num_heads=2, key_dim=4,
+                                     max_wavelength=500, causal=True)
+    assert_config_round_trip(layer)
+    inputs = keras.Input((12, 8))
+    model = keras.Model(inputs, layer(inputs))
+    x = np.random.default_rng(5).normal(size=(3, 12, 8)).astype("float32")
+    assert_saving_round_trip(model, x, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(num_heads=0, key_dim=4), "num_heads"),
+        (dict(num_heads=2, key_dim=3), "key_dim"),
+        (dict(num_heads=2, key_dim=4, attention_implementation="x"),
+         "attention_implementation"),
+        (dict(num_heads=2, key_dim=4, max_wavelength=0), "max_wavelength"),
+    ],
+)
+def test_bad_arguments_are_rejected(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        RotaryMultiHeadAttention(**kwargs)
+
+
+def test_gradients_are_finite():
+    layer = RotaryMultiHeadAttention(num_heads=2, key_dim=4)
+    inputs = keras.Input((16, 8))
+    model = keras.Model(inputs, ops.mean(layer(inputs), axis=(1, 2)))
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.random.default_rng(6).normal(size=(4, 16, 8)).astype("float32")
+    before = [to_numpy(w).copy() for w in model.trainable_weights]
+    loss = model.train_on_batch(x, np.ones((4,), "float32"))
+    assert np.isfinite(loss)
+    after = [to_numpy(w) for w in model.trainable_weights]
+    assert any(not np.allclose(a, b) for a, b in zip(before, after))
