@@ -33,6 +33,10 @@ COMMON_KEYS = dict(
     # data
     sequence_length=None,
     train_samples=None,  # None: the whole training split
+    val_samples=None,  # None: the whole validation split
+    # Batches are trimmed to their longest row, rounded up to a multiple of
+    # bucket_step (lra_keras.batching); None feeds full-length batches.
+    bucket_step=256,
     # optimisation
     batch_size=32,
     epochs=1,
@@ -95,9 +99,10 @@ QUICK[("listops", "transformer")] = dict(
     learning_rate=1e-3,
     weight_decay=0.01,
     batch_size=32,
-    epochs=2,
-    train_samples=6000,
-    warmup_steps=20,
+    epochs=1,
+    train_samples=4000,
+    val_samples=500,
+    warmup_steps=10,
     schedule="cosine",
     source="quick preset: scaled-down Table 5 row, for smoke runs",
 )

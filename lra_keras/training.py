@@ -15,6 +15,7 @@ and, unless disabled, `<saved_models>/<name>.keras` with a `<name>.json`
 card, and a TensorFlow SavedModel in `<saved_models>/<name>/`.
 """
 
+import csv
 import json
 import os
 import platform
@@ -28,6 +29,8 @@ import keras
 import numpy as np
 
 from lra_keras import data
+from lra_keras.backend_utils import list_devices
+from lra_keras.batching import LengthBucketedBatches
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
 
@@ -78,16 +81,25 @@ def model_inputs(x, hp):
 
 
 def load_splits(task, hp, data_dir=None):
-    """Loads train/val/test, cut to `train_samples` training rows."""
+    """Loads {split: (x, y)}; `train_samples`/`val_samples` keep a prefix."""
     splits = {}
     for split in data.SPLITS:
         x, y = data.load(
             task, split, data_dir=data_dir, max_length=hp["sequence_length"]
         )
-        if split == "train" and hp.get("train_samples"):
-            x, y = x[: hp["train_samples"]], y[: hp["train_samples"]]
-        splits[split] = (model_inputs(x, hp), y)
+        keep = hp.get(f"{split}_samples")
+        if keep:
+            x, y = x[:keep], y[:keep]
+        splits[split] = (x, y)
     return splits
+
+
+def make_batches(x, y, hp, shuffle=False, seed=0):
+    """Length-bucketed batches of one split (see `lra_keras.batching`)."""
+    return LengthBucketedBatches(
+        x, y, batch_size=hp["batch_size"], padding_id=hp.get("padding_id"),
+        bucket_step=hp.get("bucket_step"), shuffle=shuffle, seed=seed,
+    )
 
 
 def _git_commit():
@@ -109,7 +121,7 @@ def _environment():
         keras_version=keras.__version__,
         python=platform.python_version(),
         machine=platform.machine(),
-        devices=keras.distribution.list_devices(),
+        devices=list_devices(),
         commit=_git_commit(),
     )
 
@@ -118,6 +130,15 @@ def _write_json(path, obj):
     tmp = Path(f"{path}.tmp")
     tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
     os.replace(tmp, path)
+
+
+def _val_accuracies(out_dir):
+    """Validation accuracy of every logged epoch, resumed ones included."""
+    path = Path(out_dir) / "metrics.csv"
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return [float(row["val_accuracy"]) for row in csv.DictReader(f)]
 
 
 def run_name(hp):
@@ -135,8 +156,13 @@ def run(
     export=True,
     seed=0,
     verbose="auto",
+    callbacks=(),
 ):
-    """Trains, evaluates and saves one model. Returns (model, metrics)."""
+    """Trains, evaluates and saves one model. Returns (model, metrics).
+
+    `callbacks` are added after the run's own (backup, CSV log, best
+    checkpoint).
+    """
     hp = dict(hp) if hp is not None else get_hparams(task)
     name = run_name(hp)
     out_dir = Path(out_dir or Path("runs") / name)
@@ -156,6 +182,9 @@ def run(
     started = time.time()
     splits = load_splits(task, hp, data_dir)
     x_train, y_train = splits["train"]
+    train = make_batches(x_train, y_train, hp, shuffle=True, seed=seed)
+    val = make_batches(*splits["val"], hp)
+    test = make_batches(*splits["test"], hp)
     print(
         f"{task}: {len(y_train)} train / {len(splits['val'][1])} val / "
         f"{len(splits['test'][1])} test rows of length "
@@ -163,14 +192,16 @@ def run(
         flush=True,
     )
     model = build_classifier(**hp)
-    steps_per_epoch = -(-len(y_train) // hp["batch_size"])
     model.compile(
-        optimizer=make_optimizer(hp, steps_per_epoch * hp["epochs"]),
+        optimizer=make_optimizer(hp, len(train) * hp["epochs"]),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
     best_path = out_dir / "best.weights.h5"
-    callbacks = [
+    # After a resume, only an epoch better than those already logged may
+    # replace the best checkpoint.
+    best_so_far = max(_val_accuracies(out_dir), default=None)
+    run_callbacks = [
         keras.callbacks.BackupAndRestore(str(backup_dir)),
         keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
         keras.callbacks.ModelCheckpoint(
@@ -179,39 +210,35 @@ def run(
             mode="max",
             save_best_only=True,
             save_weights_only=True,
+            initial_value_threshold=best_so_far,
         ),
     ]
+    run_callbacks += list(callbacks)
     if resuming:
         print(f"Resuming from {backup_dir}", flush=True)
-    history = model.fit(
-        x_train,
-        y_train,
-        batch_size=hp["batch_size"],
+    fit_started = time.time()
+    model.fit(
+        train,
         epochs=hp["epochs"],
-        validation_data=splits["val"],
-        callbacks=callbacks,
-        shuffle=True,
+        validation_data=val,
+        callbacks=run_callbacks,
         verbose=verbose,
     )
-    train_seconds = time.time() - started
+    fit_seconds = time.time() - fit_started
     if best_path.exists():
         model.load_weights(str(best_path))
-    x_test, y_test = splits["test"]
-    test = model.evaluate(
-        x_test, y_test, batch_size=hp["batch_size"], return_dict=True,
-        verbose=0,
-    )
-    val_acc = history.history.get("val_accuracy") or [float("nan")]
+    test = model.evaluate(test, return_dict=True, verbose=0)
+    val_acc = _val_accuracies(out_dir)
     metrics = dict(
         task=task,
         model=hp["model"],
         preset=hp["preset"],
         test_accuracy=float(test["accuracy"]),
         test_loss=float(test["loss"]),
-        best_val_accuracy=float(np.nanmax(val_acc)),
+        best_val_accuracy=max(val_acc, default=float("nan")),
         epochs_run=len(val_acc),
         wall_seconds=round(time.time() - started, 1),
-        train_seconds=round(train_seconds, 1),
+        fit_seconds=round(fit_seconds, 1),
         num_parameters=int(model.count_params()),
         **environment,
     )

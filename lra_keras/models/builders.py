@@ -10,7 +10,8 @@ from lra_keras.layers import SequencePooling
 from lra_keras.layers import TransformerEncoder
 
 
-def model_inputs(sequence_length):
+def model_inputs(sequence_length=None):
+    """The two model inputs; `sequence_length=None` accepts any length."""
     return {
         "token_ids": keras.Input(
             (sequence_length,), dtype="int32", name="token_ids"
@@ -46,7 +47,9 @@ def build_encoder(
         raise ValueError(
             f"Unknown model {model!r}. Known models: ['transformer']"
         )
-    inputs = model_inputs(sequence_length)
+    # Rotary positions make the Transformer length-agnostic: it accepts the
+    # length-trimmed batches of lra_keras.batching, and exports likewise.
+    inputs = model_inputs(None)
     # === Layers ===
     embedding = keras.layers.Embedding(
         vocabulary_size, hidden_dim, name="token_embedding"
@@ -94,7 +97,7 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
         `logits` (batch, num_classes).
     """
     encoder = build_encoder(model, hidden_dim=hidden_dim, **hp)
-    inputs = model_inputs(hp["sequence_length"])
+    inputs = model_inputs(encoder.input["token_ids"].shape[1])
     # === Layers ===
     pool = SequencePooling(pooling, name="pooling")
     head_hidden = keras.layers.Dense(

@@ -1,0 +1,158 @@
+"""Attention layer benchmark: every backend x every attention path.
+
+    python benchmarks/attention.py [--lengths 1024 2048] [--batch 16]
+
+Times one training step (forward + backward) of `RotaryMultiHeadAttention`
+(hidden 128, 4 heads) and records the peak resident memory of the process,
+for each backend and each implementation of
+`lra_keras.layers.attention_kernels.attention`. Each (backend, path, length)
+runs in its own subprocess, since the backend is fixed per process and peak
+memory is per process. Ratios are against the `fused` path (Keras's own
+`keras.ops.dot_product_attention`) of the same backend and length, measured
+in the same command. `auto` is what the library uses by default.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+BACKENDS = ("jax", "tensorflow", "torch")
+IMPLEMENTATIONS = ("fused", "chunked", "reference")
+
+
+def _peak_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child(impl, length, batch, hidden, heads, repeats):
+    import keras
+    import numpy as np
+
+    from lra_keras.layers import RotaryMultiHeadAttention
+    from lra_keras.layers.attention_kernels import resolve_implementation
+
+    backend = keras.backend.backend()
+    layer = RotaryMultiHeadAttention(
+        num_heads=heads, key_dim=hidden // heads,
+        attention_implementation=impl,
+    )
+    x = np.random.default_rng(0).normal(size=(batch, length, hidden))
+    x = keras.ops.convert_to_tensor(x.astype("float32"))
+    mask = keras.ops.convert_to_tensor(np.ones((batch, length), bool))
+    layer.build(x.shape)
+    weights = [w.value for w in layer.trainable_weights]
+
+    def loss_fn(ws, x):
+        out, _ = layer.stateless_call(ws, [], x, padding_mask=mask)
+        return keras.ops.mean(out**2)
+
+    if backend == "jax":
+        import jax
+
+        step = jax.jit(jax.grad(loss_fn))
+
+        def run():
+            jax.block_until_ready(step(weights, x))
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        @tf.function(jit_compile=True)
+        def step(x):
+            with tf.GradientTape() as tape:
+                tape.watch(weights)
+                loss = loss_fn(weights, x)
+            return tape.gradient(loss, weights)
+
+        def run():
+            [g.numpy() for g in step(x)]
+    else:
+        import torch
+
+        def run():
+            ws = [w.detach().requires_grad_(True) for w in weights]
+            torch.autograd.grad(loss_fn(ws, x), ws)
+
+    before = _peak_mib()
+    run()  # compile / warm up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    seconds = min(times)
+    flops = 3 * 4 * batch * length * length * hidden  # QK^T and PV, x3
+    return dict(
+        backend=backend,
+        impl=impl,
+        resolved=resolve_implementation(impl),
+        length=length,
+        seconds=seconds,
+        gflops=flops / seconds / 1e9,
+        peak_mib=_peak_mib(),
+        growth_mib=_peak_mib() - before,
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lengths", type=int, nargs="+",
+                        default=[1024, 2048])
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--backends", nargs="+", default=list(BACKENDS))
+    parser.add_argument("--implementations", nargs="+",
+                        default=["auto", *IMPLEMENTATIONS])
+    parser.add_argument("--child", nargs=2, metavar=("IMPL", "LENGTH"),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        result = child(args.child[0], int(args.child[1]), args.batch,
+                       args.hidden, args.heads, args.repeats)
+        print("RESULT " + json.dumps(result))
+        return
+    print(f"batch {args.batch}, hidden {args.hidden}, heads {args.heads}; "
+          "one forward+backward step of RotaryMultiHeadAttention")
+    print(f"{'backend':<11}{'L':>6} {'path':<10}{'ms':>9}{'GFLOP/s':>9}"
+          f"{'peak MiB':>10}{'x fused time':>14}{'x fused mem':>13}")
+    for backend in args.backends:
+        for length in args.lengths:
+            rows = {}
+            for impl in args.implementations:
+                cmd = [sys.executable, __file__, "--child", impl,
+                       str(length), "--batch", str(args.batch), "--hidden",
+                       str(args.hidden), "--heads", str(args.heads),
+                       "--repeats", str(args.repeats)]
+                env = {**os.environ, "KERAS_BACKEND": backend,
+                       "TF_CPP_MIN_LOG_LEVEL": "3"}
+                out = subprocess.run(cmd, env=env, capture_output=True,
+                                     text=True)
+                lines = [ln for ln in out.stdout.splitlines()
+                         if ln.startswith("RESULT ")]
+                if not lines:
+                    print(f"{backend:<11}{length:>6} {impl:<10} failed: "
+                          f"{out.stderr.strip().splitlines()[-1:]}")
+                    continue
+                rows[impl] = json.loads(lines[0][7:])
+            base = rows.get("fused")
+            for impl, r in rows.items():
+                label = impl if impl != "auto" else f"auto={r['resolved']}"
+                t_ratio = r["seconds"] / base["seconds"] if base else 0
+                m_ratio = r["growth_mib"] / max(base["growth_mib"], 1) \
+                    if base else 0
+                print(f"{backend:<11}{length:>6} {label:<10}"
+                      f"{r['seconds'] * 1e3:>9.0f}{r['gflops']:>9.1f}"
+                      f"{r['growth_mib']:>10.0f}{t_ratio:>14.2f}"
+                      f"{m_ratio:>13.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Length-bucketed batches: cut padding off before the model sees it.
+
+LRA sequences are padded to a fixed length (2000 for ListOps), yet real
+lengths vary: generated ListOps rows average ~1040 tokens, so a batch of
+full-length rows spends about two thirds of its attention FLOPs (which grow
+as L^2) on padding. `LengthBucketedBatches` groups rows of similar length
+and trims each batch to its longest row rounded up to a multiple of
+`bucket_step`. Padding is at the end of each row and every model masks it,
+so the outputs are those of the full-length batch (tested in
+tests/test_batching.py); only the cost changes. Rounding bounds the number of
+distinct shapes, hence of JIT compilations, to L / bucket_step.
+"""
+
+import keras
+import numpy as np
+
+
+class LengthBucketedBatches(keras.utils.PyDataset):
+    """A `keras.utils.PyDataset` of `(inputs, y)` batches grouped by length.
+
+    Args:
+        x: int array (N, L), right-padded with `padding_id`.
+        y: array (N,) of labels, or None for inference.
+        batch_size: int.
+        padding_id: int or None. None: every position is real (pixel
+            tasks); batches are then full length.
+        bucket_step: int or None. Batch lengths are multiples of it (capped
+            at L). None or 0 disables trimming.
+        shuffle: bool. Reshuffle rows (within length buckets) and batch order
+            every epoch.
+        seed: int. Seed of the shuffling.
+    """
+
+    def __init__(self, x, y=None, batch_size=32, padding_id=0,
+                 bucket_step=256, shuffle=False, seed=0, **kwargs):
+        super().__init__(**kwargs)
+        if int(batch_size) < 1:
+            raise ValueError(
+                f"`batch_size` must be >= 1. Received: batch_size={batch_size}"
+            )
+        if x.ndim != 2 or (y is not None and len(y) != len(x)):
+            raise ValueError(
+                "Expected x of shape (N, L) and y of shape (N,). Received: "
+                f"x.shape={x.shape}, y.shape={None if y is None else y.shape}"
+            )
+        self.x, self.y = x, y
+        self.batch_size = int(batch_size)
+        self.padding_id = padding_id
+        self.shuffle = bool(shuffle)
+        self.rng = np.random.default_rng(seed)
+        full = x.shape[1]
+        if padding_id is None or not bucket_step:
+            self.mask = None
+            self.bucket_length = np.full(len(x), full)
+        else:
+            self.mask = x != padding_id
+            # Index of the last real token + 1 (0 for an empty row).
+            last = full - np.argmax(self.mask[:, ::-1], axis=1)
+            last[~self.mask.any(axis=1)] = 1
+            step = int(bucket_step)
+            self.bucket_length = np.minimum(-(-last // step) * step, full)
+        self._make_batches()
+
+    def _make_batches(self):
+        order = np.arange(len(self.x))
+        if self.shuffle:
+            order = self.rng.permutation(order)
+        # Stable sort keeps the shuffled order inside each bucket.
+        order = order[np.argsort(self.bucket_length[order], kind="stable")]
+        batches = []
+        for length in np.unique(self.bucket_length):
+            rows = order[self.bucket_length[order] == length]
+            batches += [rows[i:i + self.batch_size]
+                        for i in range(0, len(rows), self.batch_size)]
+        if self.shuffle:
+            batches = [batches[i] for i in self.rng.permutation(len(batches))]
+        self.batches = batches
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __getitem__(self, index):
+        rows = self.batches[index]
+        length = int(self.bucket_length[rows].max())
+        token_ids = self.x[rows, :length].astype("int32")
+        if self.mask is None:
+            mask = np.ones(token_ids.shape, bool)
+        else:
+            mask = self.mask[rows, :length]
+        inputs = {"token_ids": token_ids, "padding_mask": mask}
+        if self.y is None:
+            return (inputs,)
+        return inputs, self.y[rows]
+
+    def on_epoch_end(self):
+        if self.shuffle:
+            self._make_batches()
+
+    @property
+    def labels(self):
+        """Labels in batch order (for metrics computed outside `fit`)."""
+        return np.concatenate([self.y[rows] for rows in self.batches])

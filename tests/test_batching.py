@@ -1,0 +1,78 @@
+import numpy as np
+import pytest
+
+from lra_keras.batching import LengthBucketedBatches
+from lra_keras.hparams import get_hparams
+from lra_keras.models import build_classifier
+from lra_keras.training import model_inputs
+from tests.testing import to_numpy
+
+
+def _rows(n=50, length=40, seed=0):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, length + 1, n)
+    x = np.zeros((n, length), np.int32)
+    for i, k in enumerate(lengths):
+        x[i, :k] = rng.integers(1, 16, k)
+    return x, rng.integers(0, 10, n), lengths
+
+
+def test_batches_cover_every_row_once_and_trim_only_padding():
+    x, y, lengths = _rows()
+    data = LengthBucketedBatches(x, y, batch_size=8, bucket_step=8,
+                                 shuffle=True, seed=1)
+    seen = []
+    for i in range(len(data)):
+        inputs, labels = data[i]
+        rows = data.batches[i]
+        seen += list(rows)
+        width = inputs["token_ids"].shape[1]
+        assert width % 8 == 0 or width == x.shape[1]
+        assert width >= lengths[rows].max()
+        np.testing.assert_array_equal(inputs["token_ids"], x[rows, :width])
+        np.testing.assert_array_equal(inputs["padding_mask"],
+                                      x[rows, :width] != 0)
+        np.testing.assert_array_equal(labels, y[rows])
+        assert not x[rows, width:].any()  # only padding was cut
+    assert sorted(seen) == list(range(len(x)))
+
+
+def test_shuffle_changes_order_between_epochs_deterministically():
+    x, y, _ = _rows()
+    a = LengthBucketedBatches(x, y, batch_size=4, shuffle=True, seed=3)
+    b = LengthBucketedBatches(x, y, batch_size=4, shuffle=True, seed=3)
+    first = [r.tolist() for r in a.batches]
+    assert first == [r.tolist() for r in b.batches]
+    a.on_epoch_end()
+    assert first != [r.tolist() for r in a.batches]
+
+
+def test_no_padding_id_means_full_length():
+    x, y, _ = _rows()
+    data = LengthBucketedBatches(x, y, batch_size=8, padding_id=None)
+    inputs, _ = data[0]
+    assert inputs["token_ids"].shape[1] == x.shape[1]
+    assert inputs["padding_mask"].all()
+
+
+def test_bad_arguments_are_rejected():
+    x, y, _ = _rows()
+    with pytest.raises(ValueError, match="batch_size"):
+        LengthBucketedBatches(x, y, batch_size=0)
+    with pytest.raises(ValueError, match="shape"):
+        LengthBucketedBatches(x, y[:3])
+
+
+def test_trimmed_batches_give_the_full_length_logits():
+    x, y, _ = _rows(n=12, length=48)
+    hp = get_hparams("listops", hidden_dim=8, num_layers=1, num_heads=2,
+                     intermediate_dim=16, sequence_length=48, batch_size=4,
+                     bucket_step=16)
+    model = build_classifier(**hp)
+    data = LengthBucketedBatches(x, y, batch_size=4, bucket_step=16)
+    for i in range(len(data)):
+        inputs, _ = data[i]
+        rows = data.batches[i]
+        full = model_inputs(x[rows], hp)
+        np.testing.assert_allclose(to_numpy(model(inputs)),
+                                   to_numpy(model(full)), atol=1e-5)

@@ -1,0 +1,110 @@
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from lra_keras.data import listops
+from lra_keras.hparams import get_hparams
+from lra_keras.models import build_classifier
+from lra_keras.training import make_batches
+from lra_keras.training import make_optimizer
+from lra_keras.training import make_schedule
+from lra_keras.training import run
+from tests.testing import to_numpy
+
+
+def _easy_listops(n, seed=1):
+    """Short, shallow ListOps: learnable in seconds."""
+    rows = listops.generate(n, seed=seed, max_depth=3, max_args=4,
+                            min_length=5, max_length=60, num_workers=1)
+    x = listops.tokenize_batch([r[0] for r in rows], max_length=64)
+    return x, np.array([r[1] for r in rows], np.int32)
+
+
+def test_model_learns_easy_listops():
+    x, y = _easy_listops(3500)
+    hp = get_hparams("listops", preset="quick", sequence_length=64,
+                     epochs=3, bucket_step=16)
+    model = build_classifier(**hp)
+    train = make_batches(x[:3000], y[:3000], hp, shuffle=True)
+    test = make_batches(x[3000:], y[3000:], hp)
+    model.compile(
+        optimizer=make_optimizer(hp, len(train) * hp["epochs"]),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    model.fit(train, epochs=hp["epochs"], verbose=0)
+    accuracy = model.evaluate(test, return_dict=True, verbose=0)["accuracy"]
+    majority = np.bincount(y[3000:]).max() / 500
+    assert accuracy > majority + 0.1, (accuracy, majority)
+
+
+def test_schedule_warmup_then_cosine():
+    hp = dict(learning_rate=1e-3, warmup_steps=10, schedule="cosine")
+    lr = make_schedule(hp, total_steps=110)
+    values = [float(to_numpy(lr(step))) for step in (0, 5, 10, 60, 110)]
+    np.testing.assert_allclose(values, [0, 5e-4, 1e-3, 5e-4, 0], atol=1e-9)
+    constant = make_schedule(dict(hp, schedule="constant"), total_steps=110)
+    assert float(to_numpy(constant(50))) == pytest.approx(1e-3)
+    assert make_schedule(dict(hp, warmup_steps=0, schedule="constant"),
+                         10) == 1e-3
+    with pytest.raises(ValueError, match="schedule"):
+        make_schedule(dict(hp, schedule="step"), 10)
+
+
+def test_weight_decay_skips_norms_and_biases():
+    hp = dict(learning_rate=0.1, weight_decay=0.5, schedule="constant")
+    inputs = keras.Input((4,))
+    outputs = keras.layers.LayerNormalization()(
+        keras.layers.Dense(3)(inputs))
+    model = keras.Model(inputs, outputs)
+    # A zero loss: Adam's step is 0, so only weight decay moves weights.
+    model.compile(optimizer=make_optimizer(hp, 10),
+                  loss=lambda y, p: keras.ops.sum(p) * 0.0)
+    before = {w.path: to_numpy(w).copy() for w in model.weights}
+    model.train_on_batch(np.ones((2, 4), "float32"), np.ones((2, 3)))
+    for w in model.weights:
+        old, new = before[w.path], to_numpy(w)
+        if w.path.endswith("kernel"):
+            np.testing.assert_allclose(new, old * (1 - 0.1 * 0.5), rtol=1e-5)
+        else:
+            np.testing.assert_array_equal(new, old)
+
+
+class _StopAfterFirstEpoch(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        raise KeyboardInterrupt
+
+
+def test_interrupted_run_resumes_from_last_epoch(tmp_path, capsys):
+    data_dir = tmp_path / "data"
+    rows = listops.generate(60, seed=2, min_length=10, max_length=60,
+                            num_workers=1)
+    for split, part in (("train", rows[:40]), ("val", rows[40:50]),
+                        ("test", rows[50:])):
+        listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
+    hp = get_hparams("listops", preset="quick", sequence_length=64,
+                     epochs=2, batch_size=8, hidden_dim=8, num_layers=1,
+                     intermediate_dim=16)
+    out = tmp_path / "run"
+    kwargs = dict(data_dir=data_dir, out_dir=out, saved_models_dir=None,
+                  verbose=0)
+    with pytest.raises(KeyboardInterrupt):
+        run("listops", hp, callbacks=[_StopAfterFirstEpoch()], **kwargs)
+    assert len((out / "metrics.csv").read_text().strip().splitlines()) == 2
+    assert (out / "backup").exists()
+    _, metrics = run("listops", hp, **kwargs)
+    assert "Resuming" in capsys.readouterr().out
+    assert metrics["epochs_run"] == 2  # one before, one after the resume
+    assert json.loads((out / "metrics.json").read_text()) == metrics
+    assert not (out / "backup").exists()
+
+
+def test_list_devices_names_a_cpu_or_accelerator():
+    from lra_keras.backend_utils import list_devices
+    from lra_keras.backend_utils import on_accelerator
+
+    devices = list_devices()
+    assert devices and all(":" in d for d in devices)
+    assert on_accelerator() == any(not d.startswith("cpu") for d in devices)
