@@ -74,6 +74,14 @@ class LengthBucketedBatches(keras.utils.PyDataset):
                         for i in range(0, len(rows), self.batch_size)]
         if self.shuffle:
             batches = [batches[i] for i in self.rng.permutation(len(batches))]
+        # Keras's TensorFlow adapter fixes the tensor spec from the first two
+        # batches: when they differ in length, the length dimension stays
+        # unconstrained and later lengths are accepted.
+        lengths = [self.bucket_length[rows].max() for rows in batches]
+        different = [i for i, n in enumerate(lengths) if n != lengths[0]]
+        if len(batches) > 2 and different and lengths[1] == lengths[0]:
+            j = different[0]
+            batches[1], batches[j] = batches[j], batches[1]
         self.batches = batches
 
     def __len__(self):

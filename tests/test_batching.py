@@ -47,6 +47,17 @@ def test_shuffle_changes_order_between_epochs_deterministically():
     assert first != [r.tolist() for r in a.batches]
 
 
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_first_two_batches_differ_in_length(shuffle):
+    # Keras's TensorFlow adapter infers the input spec from two batches.
+    x, y, _ = _rows(n=200)
+    data = LengthBucketedBatches(x, y, batch_size=8, bucket_step=8,
+                                 shuffle=shuffle)
+    for _ in range(3):
+        assert data[0][0]["token_ids"].shape != data[1][0]["token_ids"].shape
+        data.on_epoch_end()
+
+
 def test_no_padding_id_means_full_length():
     x, y, _ = _rows()
     data = LengthBucketedBatches(x, y, batch_size=8, padding_id=None)

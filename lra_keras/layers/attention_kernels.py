@@ -95,12 +95,9 @@ def reference_attention(query, key, value, padding_mask=None, causal=False):
     k = ops.transpose(key, (0, 2, 3, 1))  # (B, H, D, Lk)
     v = ops.transpose(value, (0, 2, 1, 3))  # (B, H, Lk, D)
     scores = ops.matmul(q * scale, k)  # (B, H, Lq, Lk)
+    q_len, k_len = ops.shape(scores)[2], ops.shape(scores)[3]
     bias = _block_bias(
-        _key_bias(padding_mask, scores.dtype),
-        causal,
-        0,
-        scores.shape[2],
-        scores.shape[3],
+        _key_bias(padding_mask, scores.dtype), causal, 0, q_len, k_len,
         scores.dtype,
     )
     if bias is not None:
