@@ -15,6 +15,13 @@ import keras
 import numpy as np
 
 
+def padding_mask(x, padding_id):
+    """Boolean (N, L) mask of real positions; `padding_id=None`: all real."""
+    if padding_id is None:
+        return np.ones(x.shape, dtype=bool)
+    return x != padding_id
+
+
 class LengthBucketedBatches(keras.utils.PyDataset):
     """A `keras.utils.PyDataset` of `(inputs, y)` batches grouped by length.
 
@@ -49,14 +56,12 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         self.shuffle = bool(shuffle)
         self.rng = np.random.default_rng(seed)
         full = x.shape[1]
-        if padding_id is None or not bucket_step:
-            self.mask = None
-            self.bucket_length = np.full(len(x), full)
-        else:
-            self.mask = x != padding_id
-            # Index of the last real token + 1 (0 for an empty row).
-            last = full - np.argmax(self.mask[:, ::-1], axis=1)
-            last[~self.mask.any(axis=1)] = 1
+        self.bucket_length = np.full(len(x), full)
+        if padding_id is not None and bucket_step:
+            real = padding_mask(x, padding_id)
+            # Index of the last real token + 1; an empty row keeps 1 column.
+            last = full - np.argmax(real[:, ::-1], axis=1)
+            last[~real.any(axis=1)] = 1
             step = int(bucket_step)
             self.bucket_length = np.minimum(-(-last // step) * step, full)
         self._make_batches()
@@ -91,11 +96,8 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         rows = self.batches[index]
         length = int(self.bucket_length[rows].max())
         token_ids = self.x[rows, :length].astype("int32")
-        if self.mask is None:
-            mask = np.ones(token_ids.shape, bool)
-        else:
-            mask = self.mask[rows, :length]
-        inputs = {"token_ids": token_ids, "padding_mask": mask}
+        inputs = {"token_ids": token_ids,
+                  "padding_mask": padding_mask(token_ids, self.padding_id)}
         if self.y is None:
             return (inputs,)
         return inputs, self.y[rows]
@@ -103,8 +105,3 @@ class LengthBucketedBatches(keras.utils.PyDataset):
     def on_epoch_end(self):
         if self.shuffle:
             self._make_batches()
-
-    @property
-    def labels(self):
-        """Labels in batch order (for metrics computed outside `fit`)."""
-        return np.concatenate([self.y[rows] for rows in self.batches])

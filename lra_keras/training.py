@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 
 import keras
-import numpy as np
 
 from lra_keras import data
 from lra_keras.backend_utils import list_devices
 from lra_keras.batching import LengthBucketedBatches
+from lra_keras.batching import padding_mask
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
 
@@ -72,12 +72,10 @@ def make_optimizer(hp, total_steps):
 
 def model_inputs(x, hp):
     """Token array (N, L) -> the models' input dict."""
-    padding_id = hp.get("padding_id")
-    if padding_id is None:
-        mask = np.ones(x.shape, dtype=bool)
-    else:
-        mask = x != padding_id
-    return {"token_ids": x.astype("int32"), "padding_mask": mask}
+    return {
+        "token_ids": x.astype("int32"),
+        "padding_mask": padding_mask(x, hp.get("padding_id")),
+    }
 
 
 def load_splits(task, hp, data_dir=None):

@@ -66,6 +66,15 @@ def test_no_padding_id_means_full_length():
     assert inputs["padding_mask"].all()
 
 
+def test_without_trimming_padding_is_still_masked():
+    x, y, _ = _rows()
+    data = LengthBucketedBatches(x, y, batch_size=8, bucket_step=None)
+    inputs, _ = data[0]
+    assert inputs["token_ids"].shape[1] == x.shape[1]
+    np.testing.assert_array_equal(inputs["padding_mask"],
+                                  inputs["token_ids"] != 0)
+
+
 def test_bad_arguments_are_rejected():
     x, y, _ = _rows()
     with pytest.raises(ValueError, match="batch_size"):
