@@ -1,0 +1,64 @@
+"""The one FFT long-convolution path shared by every convolution-style mixer.
+
+S4D, S4, DLR, S5, MEGA's EMA and the gMLP long convolution all reduce to a
+per-channel convolution of the input with a kernel as long as the sequence.
+They all call `fft_conv`; there is no second FFT code path.
+
+References:
+- S4 (bidirectional kernels, pad to 2L): https://arxiv.org/abs/2111.00396
+- "You Can Train from Scratch", section 2 (SSMs and MEGA as long
+  convolutions): https://openreview.net/forum?id=PdaPky8MUn
+"""
+
+from keras import ops
+
+
+def complex_multiply(a_real, a_imag, b_real, b_imag):
+    """(a_real + i a_imag) * (b_real + i b_imag) on real/imaginary pairs.
+
+    Keras has no complex dtype, so complex numbers travel as two real tensors.
+    """
+    return (
+        a_real * b_real - a_imag * b_imag,
+        a_real * b_imag + a_imag * b_real,
+    )
+
+
+def fft_conv(inputs, kernel, backward_kernel=None):
+    """Long convolution along the time axis through `keras.ops.rfft`.
+
+    `y[t, c] = sum_{s <= t} kernel[c, t - s] * u[s, c]` (causal), plus, when
+    `backward_kernel` is given, `sum_{s > t} backward_kernel[c, s - t - 1] *
+    u[s, c]`: a second kernel for the future, starting at lag 1 so that the
+    present is counted once. Both are zero-padded to 2L before the FFT, so
+    the result is a linear (not circular) convolution.
+
+    The FFT runs in float32 whatever the input dtype; the result is cast
+    back.
+
+    Args:
+        inputs: tensor (batch, length, channels).
+        kernel: tensor (channels, length): the causal kernel, lag 0 first.
+            It may also be (batch, channels, length).
+        backward_kernel: optional tensor of the same shape: the kernel
+            applied to future positions, lag 1 first.
+
+    Returns:
+        Tensor (batch, length, channels), the dtype of `inputs`.
+    """
+    dtype = inputs.dtype
+    length = ops.shape(inputs)[1]
+    u = ops.transpose(ops.cast(inputs, "float32"), (0, 2, 1))  # (B, C, L)
+    k = ops.cast(kernel, "float32")  # (C, L)
+    if backward_kernel is not None:
+        # Place the backward kernel, reversed, in the upper half of the
+        # 2L-periodic kernel: index 2L - 1 - j holds lag -(j + 1).
+        k_back = ops.flip(ops.cast(backward_kernel, "float32"), axis=-1)
+        k = ops.concatenate([k, k_back], axis=-1)  # (C, 2L)
+    fft_length = 2 * length
+    u_real, u_imag = ops.rfft(u, fft_length=fft_length)  # (B, C, L + 1)
+    k_real, k_imag = ops.rfft(k, fft_length=fft_length)  # (C, L + 1)
+    y_real, y_imag = complex_multiply(u_real, u_imag, k_real, k_imag)
+    y = ops.irfft((y_real, y_imag), fft_length=fft_length)  # (B, C, 2L)
+    y = ops.transpose(y[:, :, :length], (0, 2, 1))  # (B, L, C)
+    return ops.cast(y, dtype)
