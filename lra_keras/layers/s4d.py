@@ -1,0 +1,180 @@
+"""S4D: the diagonal structured state-space layer.
+
+References:
+- Gu, Gupta, Goel, Re. "On the Parameterization and Initialization of
+  Diagonal State Space Models" (S4D), https://arxiv.org/abs/2206.11893
+- Port of the minimal `s4d.py` of state-spaces/s4 (kernel, ZOH, inits), with
+  the blocked kernel generation of `lra_keras.layers.ssm_kernels`.
+"""
+
+import math
+
+import keras
+import numpy as np
+from keras import ops
+
+from lra_keras.layers import hippo
+from lra_keras.layers.fft_conv import complex_multiply
+from lra_keras.layers.ssm_kernels import complex_exp
+from lra_keras.layers.ssm_kernels import vandermonde_kernel
+from lra_keras.layers.state_space import StateSpaceLayer
+
+
+def log_uniform_dt(dt_min, dt_max):
+    """Initializer of log(dt), dt log-uniform in [dt_min, dt_max]."""
+    return keras.initializers.RandomUniform(
+        minval=math.log(dt_min), maxval=math.log(dt_max)
+    )
+
+
+def check_dt_range(dt_min, dt_max):
+    if not 0 < dt_min <= dt_max:
+        raise ValueError(
+            "Expected 0 < dt_min <= dt_max. Received: "
+            f"dt_min={dt_min}, dt_max={dt_max}"
+        )
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class S4D(StateSpaceLayer):
+    """Diagonal state-space layer with a ZOH-discretised kernel.
+
+    Each of the H channels runs an independent SSM with N/2 complex modes
+    (conjugate pairs, hence `2 Re`): `A = -exp(log_A_real) + i A_imag`,
+    `dt = exp(log_dt)` sampled log-uniformly in `[dt_min, dt_max]`, ZOH
+    `B_bar = (exp(dt A) - 1) / A * B` and the convolution kernel
+    `K_l = 2 Re(sum_n C_n B_bar_n exp(dt A_n l))`, applied with one FFT
+    convolution. Then `+ D u`, GELU and the GLU output of the S4 LRA blocks
+    (see `StateSpaceLayer`). This is the S4D of "Never Train from Scratch"
+    (https://arxiv.org/abs/2310.02980) section 3.
+
+    Args:
+        state_dim: int. State size N (N/2 complex modes). Defaults to 64.
+        init: `"legs"` (S4D-LegS), `"lin"` (S4D-Lin) or `"inv"` (S4D-Inv),
+            the paper's diag-legs / diag-lin / diag-inv. Defaults to
+            `"legs"`.
+        dt_min: float. Smallest initial step. Defaults to 0.001.
+        dt_max: float. Largest initial step. Defaults to 0.1.
+        learn_B: bool. Whether B is trained (else fixed at its init).
+        bidirectional, activation, output_activation, dropout: see
+            `StateSpaceLayer`.
+
+    Call arguments:
+        inputs: tensor (batch, length, hidden_dim).
+        padding_mask: optional (batch, length), nonzero at real tokens.
+        training: bool, for dropout.
+
+    Returns:
+        Tensor (batch, length, hidden_dim).
+
+    Example:
+    >>> layer = S4D(state_dim=64, bidirectional=True)
+    >>> layer(keras.random.normal((2, 1024, 32))).shape
+    (2, 1024, 32)
+    """
+
+    def __init__(
+        self,
+        state_dim=64,
+        init="legs",
+        dt_min=0.001,
+        dt_max=0.1,
+        learn_B=True,
+        bidirectional=False,
+        activation="gelu",
+        output_activation="glu",
+        dropout=0.0,
+        **kwargs,
+    ):
+        super().__init__(
+            state_dim=state_dim,
+            bidirectional=bidirectional,
+            activation=activation,
+            output_activation=output_activation,
+            dropout=dropout,
+            **kwargs,
+        )
+        if self.state_dim < 2 or self.state_dim % 2:
+            raise ValueError(
+                "`state_dim` must be even (conjugate pairs). Received: "
+                f"state_dim={state_dim}"
+            )
+        if init not in hippo.INITS:
+            raise ValueError(
+                f"`init` must be one of {hippo.INITS}. Received: init={init!r}"
+            )
+        check_dt_range(dt_min, dt_max)
+        self.init = init
+        self.dt_min = dt_min
+        self.dt_max = dt_max
+        self.learn_B = bool(learn_B)
+
+    def build_ssm(self, hidden_dim):
+        half = self.state_dim // 2
+        a, b = hippo.diagonal_init(self.init, self.state_dim)  # (N/2,)
+        self.log_dt = self.add_weight(
+            name="ssm_log_dt",
+            shape=(hidden_dim,),
+            initializer=log_uniform_dt(self.dt_min, self.dt_max),
+        )
+
+        def constant(name, value, trainable=True):
+            weight = self.add_weight(
+                name=name,
+                shape=(hidden_dim, half),
+                initializer="zeros",
+                trainable=trainable,
+            )
+            value = np.asarray(value, "float32")
+            weight.assign(np.broadcast_to(value, (hidden_dim, half)))
+            return weight
+
+        # Real parts stay negative through -exp(.), so every mode decays.
+        self.log_A_real = constant("ssm_log_A_real", np.log(-a.real))
+        self.A_imag = constant("ssm_A_imag", a.imag)
+        self.B_real = constant("ssm_B_real", b.real, self.learn_B)
+        self.B_imag = constant("ssm_B_imag", b.imag, self.learn_B)
+        # C ~ CN(0, 1): real and imaginary parts with variance 1/2 each.
+        c_init = keras.initializers.RandomNormal(stddev=math.sqrt(0.5))
+        shape = (self.directions, hidden_dim, half)
+        self.C_real = self.add_weight(
+            name="C_real", shape=shape, initializer=c_init
+        )
+        self.C_imag = self.add_weight(
+            name="C_imag", shape=shape, initializer=c_init
+        )
+
+    def discretize(self):
+        """(C B_bar, dt A) as (real, imag) pairs: C (dirs, H, N/2)."""
+        dt = ops.exp(self.log_dt)[:, None]  # (H, 1)
+        a_real = -ops.exp(self.log_A_real)  # (H, N/2)
+        a_imag = self.A_imag
+        dta_real, dta_imag = a_real * dt, a_imag * dt  # (H, N/2)
+        # ZOH: B_bar = (exp(dt A) - 1) / A * B
+        e_real, e_imag = complex_exp(dta_real, dta_imag)
+        denom = a_real**2 + a_imag**2
+        num_real, num_imag = complex_multiply(
+            e_real - 1.0, e_imag, a_real, -a_imag
+        )
+        bbar = complex_multiply(
+            num_real / denom, num_imag / denom, self.B_real, self.B_imag
+        )  # (H, N/2)
+        coeff = complex_multiply(self.C_real, self.C_imag, *bbar)
+        return coeff, (dta_real, dta_imag)
+
+    def ssm_kernel(self, length):
+        (c_real, c_imag), (dta_real, dta_imag) = self.discretize()
+        # Conjugate pairs: K = 2 Re(sum_n ...).
+        return 2.0 * vandermonde_kernel(
+            c_real, c_imag, dta_real, dta_imag, length
+        )  # (dirs, H, L)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            init=self.init,
+            dt_min=self.dt_min,
+            dt_max=self.dt_max,
+            learn_B=self.learn_B,
+        )
+        return config

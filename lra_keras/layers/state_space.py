@@ -1,0 +1,149 @@
+"""Shared body of the state-space layers (S4D, S4, DLR, S5).
+
+Each SSM layer maps (batch, length, H) to the same shape in the order of the
+S4 LRA blocks: zero the padding, convolve every channel with the SSM kernel
+(one FFT path, `fft_conv`), add the `D u` skip term, GELU, dropout, then the
+output projection (GLU by default). The residual connection and the norm
+belong to the model builder. Subclasses only say how the kernel is made.
+
+References:
+- S4 LRA blocks (GELU, then a linear layer to 2H followed by GLU):
+  https://arxiv.org/abs/2111.00396, and the state-spaces/s4 code base.
+- S5 output activations ("half_glu", "full_glu"):
+  https://arxiv.org/abs/2208.04933
+"""
+
+import keras
+from keras import ops
+
+from lra_keras.layers.fft_conv import fft_conv
+
+OUTPUT_ACTIVATIONS = ("glu", "half_glu", "linear", None)
+
+
+def masked(inputs, padding_mask):
+    """Zeroes padded positions so no sequence mixing can read them."""
+    if padding_mask is None:
+        return inputs
+    return inputs * ops.cast(padding_mask, inputs.dtype)[..., None]
+
+
+class StateSpaceLayer(keras.layers.Layer):
+    """Base class: SSM convolution, D skip, activation, output projection.
+
+    Subclasses implement `build_ssm(hidden_dim)` (create the SSM weights)
+    and `ssm_kernel(length)` returning a float32 tensor
+    (directions, hidden_dim, length): direction 0 is the causal kernel,
+    direction 1 (bidirectional layers) the kernel applied to the future,
+    lag 1 first. Layers whose convolution is not per-channel (S5) override
+    `ssm_convolve(u)` instead.
+
+    Args:
+        state_dim: int. Size of the state (N in the papers).
+        bidirectional: bool. Also convolve with a second kernel over the
+            future (the S4 code base's `bidirectional`). False is causal.
+        activation: activation after the SSM. Defaults to `"gelu"`.
+        output_activation: `"glu"` (linear H -> 2H then GLU, S4's LRA
+            blocks and S5's "full_glu"), `"half_glu"` (S5: `y *
+            sigmoid(W y)`), `"linear"` (linear H -> H) or None.
+        dropout: float. Dropout after the activation.
+    """
+
+    def __init__(
+        self,
+        state_dim=64,
+        bidirectional=False,
+        activation="gelu",
+        output_activation="glu",
+        dropout=0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if int(state_dim) < 1:
+            raise ValueError(
+                f"`state_dim` must be >= 1. Received: state_dim={state_dim}"
+            )
+        if output_activation not in OUTPUT_ACTIVATIONS:
+            raise ValueError(
+                f"`output_activation` must be one of {OUTPUT_ACTIVATIONS}. "
+                f"Received: output_activation={output_activation!r}"
+            )
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(
+                f"`dropout` must be in [0, 1). Received: dropout={dropout}"
+            )
+        self.state_dim = int(state_dim)
+        self.bidirectional = bool(bidirectional)
+        self.activation = keras.activations.get(activation)
+        self.output_activation = output_activation
+        self.dropout = float(dropout)
+
+    @property
+    def directions(self):
+        return 2 if self.bidirectional else 1
+
+    def build_ssm(self, hidden_dim):
+        raise NotImplementedError
+
+    def ssm_kernel(self, length):
+        raise NotImplementedError
+
+    def ssm_convolve(self, u):
+        """Per-channel SSM convolution of u (batch, length, H)."""
+        k = self.ssm_kernel(ops.shape(u)[1])  # (directions, H, L)
+        return fft_conv(u, k[0], k[1] if self.bidirectional else None)
+
+    def build(self, input_shape):
+        hidden_dim = input_shape[-1]
+        if hidden_dim is None:
+            raise ValueError(
+                "The last input dimension must be known. Received: "
+                f"input_shape={input_shape}"
+            )
+        self.hidden_dim = int(hidden_dim)
+        self.build_ssm(self.hidden_dim)
+        self.D = self.add_weight(
+            name="D",
+            shape=(self.hidden_dim,),
+            initializer=keras.initializers.RandomNormal(stddev=1.0),
+        )
+        dtype = self.dtype_policy
+        # Dropout tied along the sequence, as the S4 code base's DropoutNd.
+        self.dropout_layer = keras.layers.Dropout(
+            self.dropout, noise_shape=(None, 1, None), dtype=dtype
+        )
+        width = {"glu": 2 * self.hidden_dim, "half_glu": self.hidden_dim,
+                 "linear": self.hidden_dim}.get(self.output_activation)
+        self.output_dense = None
+        if width is not None:
+            self.output_dense = keras.layers.Dense(
+                width, name="output_dense", dtype=dtype
+            )
+            self.output_dense.build((*input_shape[:-1], self.hidden_dim))
+        self.built = True
+
+    def call(self, inputs, padding_mask=None, training=None):
+        u = masked(inputs, padding_mask)  # (batch, length, H)
+        y = self.ssm_convolve(u) + u * ops.cast(self.D, u.dtype)
+        y = self.dropout_layer(self.activation(y), training=training)
+        if self.output_activation == "glu":
+            y = ops.glu(self.output_dense(y), axis=-1)
+        elif self.output_activation == "half_glu":
+            y = y * ops.sigmoid(self.output_dense(y))
+        elif self.output_activation == "linear":
+            y = self.output_dense(y)
+        return y
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            state_dim=self.state_dim,
+            bidirectional=self.bidirectional,
+            activation=keras.activations.serialize(self.activation),
+            output_activation=self.output_activation,
+            dropout=self.dropout,
+        )
+        return config
