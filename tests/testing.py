@@ -70,3 +70,63 @@ def value_and_grads(fn, *args):
     else:
         raise ValueError(f"Unsupported backend {backend!r}")
     return to_numpy(value), [to_numpy(g) for g in grads]
+
+
+def numpy_gelu(x):
+    """Exact (erf) GELU, Keras's default."""
+    from math import erf
+    from math import sqrt
+
+    x = np.asarray(x, dtype="float64")
+    return 0.5 * x * (1.0 + np.vectorize(erf)(x / sqrt(2.0)))
+
+
+def numpy_causal_conv(u, k, k_back=None):
+    """Direct convolution over time: u (B, L, C), k (C, L) lag 0 first;
+    k_back (C, L) applies to the future, lag 1 first."""
+    u = np.asarray(u, dtype="float64")
+    batch, length, channels = u.shape
+    y = np.zeros_like(u)
+    for t in range(length):
+        for s in range(length):
+            if s <= t:
+                y[:, t] += u[:, s] * k[:, t - s]
+            elif k_back is not None:
+                y[:, t] += u[:, s] * k_back[:, s - t - 1]
+    return y
+
+
+def sequence_model(layer, hidden_dim, with_mask=True):
+    """Wraps a mixer in a functional model with dynamic length."""
+    import keras
+
+    x = keras.Input((None, hidden_dim), name="x")
+    inputs = [x]
+    if with_mask:
+        mask = keras.Input((None,), dtype="bool", name="mask")
+        inputs.append(mask)
+        y = layer(x, padding_mask=mask)
+    else:
+        y = layer(x)
+    return keras.Model(inputs if with_mask else x, y)
+
+
+def fit_one_step(layer, hidden_dim, length=12, batch=2, seed=0):
+    """Fits a dynamic-length model around `layer` for one step.
+
+    Returns (loss, fraction of weights that changed). Padding is at the
+    end of the second row.
+    """
+    rng = np.random.default_rng(seed)
+    model = sequence_model(layer, hidden_dim)
+    x = rng.normal(size=(batch, length, hidden_dim)).astype("float32")
+    mask = np.ones((batch, length), bool)
+    mask[-1, length // 2:] = False
+    y = rng.normal(size=(batch, length, hidden_dim)).astype("float32")
+    model.compile(optimizer="adam", loss="mse")
+    before = [to_numpy(w).copy() for w in model.trainable_weights]
+    history = model.fit([x, mask], y, epochs=1, batch_size=batch, verbose=0)
+    after = [to_numpy(w) for w in model.trainable_weights]
+    changed = np.mean([not np.array_equal(a, b)
+                       for a, b in zip(before, after)])
+    return history.history["loss"][-1], changed

@@ -1,0 +1,93 @@
+import numpy as np
+import pytest
+
+from lra_keras.layers.dlr import DLR
+from tests.testing import assert_allclose
+from tests.testing import assert_config_round_trip
+from tests.testing import assert_saving_round_trip
+from tests.testing import fit_one_step
+from tests.testing import sequence_model
+from tests.testing import to_numpy
+
+
+def dlr_recurrence(layer, u):
+    """x_n = Lambda x_{n-1} + 1 u_n, y_n = Re(C x_n), run step by step
+    (and backwards over the future, from lag 1, when bidirectional)."""
+    w = {v.name: to_numpy(v).astype("float64") for v in layer.weights}
+    lam = np.exp(-np.exp(w["ssm_log_neg_real"]) + 1j * w["ssm_theta"])
+    c = w["C_real"] + 1j * w["C_imag"]  # (dirs, H, N)
+    batch, length, hidden = u.shape
+    y = np.zeros(u.shape)
+    x = np.zeros((batch, hidden, lam.shape[-1]), complex)
+    for t in range(length):
+        x = lam * x + u[:, t, :, None]
+        y[:, t] = np.real((c[0] * x).sum(-1))
+    if layer.bidirectional:
+        x = np.zeros_like(x)
+        for t in reversed(range(length - 1)):
+            x = lam * x + u[:, t + 1, :, None]
+            y[:, t] += np.real((c[1] * x).sum(-1))
+    return y
+
+
+def _inputs(length=20, hidden=3, batch=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(batch, length, hidden)).astype("float32")
+
+
+@pytest.mark.parametrize("init", ["structured", "random"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_dlr_convolution_matches_recurrence(init, bidirectional):
+    layer = DLR(state_dim=16, init=init, bidirectional=bidirectional,
+                output_activation=None, activation="linear")
+    u = _inputs()
+    layer.build(u.shape)
+    expected = dlr_recurrence(layer, u) + u * to_numpy(layer.D)
+    assert_allclose(layer(u), expected, atol=1e-4)
+
+
+def test_structured_init_is_s4d_lin_at_step_dt():
+    layer = DLR(state_dim=8, dt_min=0.01, dt_max=0.1)
+    layer.build((None, None, 4))
+    real = -np.exp(to_numpy(layer.log_neg_real))
+    theta = to_numpy(layer.theta)
+    dt = -2 * real[:, :1]
+    assert np.all((dt > 0.01 - 1e-6) & (dt < 0.1 + 1e-6))
+    np.testing.assert_allclose(theta, np.pi * np.arange(8) * dt, rtol=1e-5,
+                               atol=1e-6)
+    assert np.all(np.exp(real) < 1)  # |Lambda| < 1
+
+
+def test_causal_dlr_ignores_future():
+    layer = DLR(state_dim=16)
+    u = _inputs(length=16)
+    u2 = u.copy()
+    u2[:, 9:] -= 3.0
+    assert_allclose(layer(u)[:, :9], layer(u2)[:, :9], atol=1e-5)
+
+
+def test_padding_does_not_change_real_outputs():
+    layer = DLR(state_dim=16, bidirectional=True)
+    u = _inputs(length=12, batch=1)
+    mask = np.arange(12)[None] < 7
+    noisy = np.where(mask[..., None], u, 9.0).astype("float32")
+    assert_allclose(layer(noisy, padding_mask=mask)[:, :7], layer(u[:, :7]),
+                    atol=1e-4)
+
+
+def test_dlr_trains_one_step():
+    loss, changed = fit_one_step(DLR(state_dim=8, bidirectional=True), 3)
+    assert np.isfinite(loss)
+    assert changed == 1.0
+
+
+def test_dlr_config_and_saving_round_trip(tmp_path):
+    layer = DLR(state_dim=8, init="random", bidirectional=True)
+    assert_config_round_trip(layer)
+    model = sequence_model(layer, 3, with_mask=False)
+    assert_saving_round_trip(model, _inputs(length=5), tmp_path, atol=1e-5)
+
+
+def test_invalid_init_raises():
+    with pytest.raises(ValueError, match="Received: init"):
+        DLR(init="legs")

@@ -1,0 +1,149 @@
+import numpy as np
+import pytest
+
+from lra_keras.layers import hippo
+from lra_keras.layers.s4d import S4D
+from tests.testing import assert_allclose
+from tests.testing import assert_config_round_trip
+from tests.testing import assert_saving_round_trip
+from tests.testing import fit_one_step
+from tests.testing import numpy_causal_conv
+from tests.testing import numpy_gelu
+from tests.testing import sequence_model
+from tests.testing import to_numpy
+
+
+def s4d_system(layer):
+    """(A_bar, B_bar, C) in numpy complex128 from the layer's weights."""
+    w = {v.name: to_numpy(v).astype("float64") for v in layer.weights}
+    dt = np.exp(w["ssm_log_dt"])[:, None]
+    a = -np.exp(w["ssm_log_A_real"]) + 1j * w["ssm_A_imag"]
+    b = w["ssm_B_real"] + 1j * w["ssm_B_imag"]
+    c = w["C_real"] + 1j * w["C_imag"]
+    a_bar = np.exp(dt * a)
+    return a_bar, (a_bar - 1) / a * b, c
+
+
+def recurrence_kernel(a_bar, b_bar, c, length):
+    """Impulse response of x_l = A_bar x_{l-1} + B_bar u_l, y = 2 Re(C x)."""
+    kernel = np.zeros((c.shape[0], c.shape[1], length))
+    x = b_bar.copy()
+    for step in range(length):
+        kernel[:, :, step] = 2 * np.real((c * x).sum(-1))
+        x = a_bar * x
+    return kernel
+
+
+def numpy_ssm_block(layer, u):
+    """conv + D u -> GELU -> GLU, with direct convolution."""
+    kernel = to_numpy(layer.ssm_kernel(u.shape[1]))
+    y = numpy_causal_conv(
+        u, kernel[0], kernel[1] if layer.bidirectional else None
+    ) + u * to_numpy(layer.D)
+    y = numpy_gelu(y)
+    w, b = (to_numpy(t) for t in layer.output_dense.weights)
+    z = y @ w + b
+    h = z.shape[-1] // 2
+    return z[..., :h] / (1 + np.exp(-z[..., h:]))
+
+
+def _inputs(length=24, hidden=4, batch=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(batch, length, hidden)).astype("float32")
+
+
+@pytest.mark.parametrize("init", ["legs", "lin", "inv"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_s4d_kernel_matches_recurrence(init, bidirectional):
+    layer = S4D(state_dim=8, init=init, bidirectional=bidirectional)
+    layer.build((None, None, 3))
+    for length in (1, 7, 40):
+        expected = recurrence_kernel(*s4d_system(layer), length)
+        assert_allclose(layer.ssm_kernel(length), expected, atol=2e-5)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_s4d_layer_matches_numpy_block(bidirectional):
+    u = _inputs()
+    layer = S4D(state_dim=8, bidirectional=bidirectional)
+    assert_allclose(layer(u), numpy_ssm_block(layer, u), atol=1e-4)
+
+
+def test_initialisations_follow_s4d():
+    layer = S4D(state_dim=8, init="lin", dt_min=0.01, dt_max=0.02)
+    layer.build((None, None, 5))
+    a_imag = to_numpy(layer.A_imag)
+    np.testing.assert_allclose(a_imag[0], np.pi * np.arange(4), rtol=1e-6)
+    np.testing.assert_allclose(np.exp(to_numpy(layer.log_A_real)), 0.5,
+                               rtol=1e-6)
+    dt = np.exp(to_numpy(layer.log_dt))
+    assert np.all((dt >= 0.01 - 1e-7) & (dt <= 0.02 + 1e-7))
+    inv = S4D(state_dim=8, init="inv")
+    inv.build((None, None, 2))
+    n = np.arange(4)
+    np.testing.assert_allclose(
+        to_numpy(inv.A_imag)[1], 8 / np.pi * (8 / (2 * n + 1) - 1),
+        rtol=1e-5)
+    legs = S4D(state_dim=8, init="legs")
+    legs.build((None, None, 2))
+    a, b = hippo.diagonal_init("legs", 8)
+    np.testing.assert_allclose(to_numpy(legs.A_imag)[0], a.imag, rtol=1e-5)
+    np.testing.assert_allclose(to_numpy(legs.B_real)[0], b.real, rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_legs_nplr_reconstructs_hippo_spectrum():
+    lam, p, b = hippo.legs_nplr(8)
+    a, b_full = hippo.legs(8)
+    normal = a + np.outer(np.sqrt(0.5 + np.arange(8)),
+                          np.sqrt(0.5 + np.arange(8)))
+    eig = np.linalg.eigvals(normal)
+    for value in lam:
+        assert np.min(np.abs(eig - value)) < 1e-8
+        assert np.min(np.abs(eig - value.conj())) < 1e-8
+    # B = sqrt(2) P for LegS, in every basis.
+    np.testing.assert_allclose(b, np.sqrt(2) * p, atol=1e-10)
+
+
+def test_causal_s4d_ignores_future():
+    u = _inputs(length=20)
+    layer = S4D(state_dim=8)
+    u2 = u.copy()
+    u2[:, 12:] += 5.0
+    assert_allclose(layer(u)[:, :12], layer(u2)[:, :12], atol=1e-5)
+
+
+def test_padding_does_not_change_real_outputs():
+    layer = S4D(state_dim=8, bidirectional=True)
+    u = _inputs(length=16, batch=1)
+    mask = np.ones((1, 16), bool)
+    mask[0, 10:] = False
+    noisy = u.copy()
+    noisy[0, 10:] = 50.0
+    short = layer(u[:, :10])
+    assert_allclose(layer(noisy, padding_mask=mask)[:, :10], short, atol=1e-4)
+
+
+def test_s4d_trains_one_step():
+    loss, changed = fit_one_step(S4D(state_dim=8, bidirectional=True), 4)
+    assert np.isfinite(loss)
+    assert changed == 1.0
+
+
+def test_s4d_config_and_saving_round_trip(tmp_path):
+    layer = S4D(state_dim=6, init="inv", dt_min=0.01, dt_max=0.05,
+                bidirectional=True, output_activation="half_glu",
+                dropout=0.1, learn_B=False)
+    assert_config_round_trip(layer)
+    model = sequence_model(layer, 4, with_mask=False)
+    assert_saving_round_trip(model, _inputs(length=9), tmp_path, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(state_dim=7), dict(init="hippo"), dict(dt_min=0.1, dt_max=0.01),
+     dict(output_activation="swish"), dict(dropout=1.0)],
+)
+def test_invalid_arguments_raise(kwargs):
+    with pytest.raises(ValueError, match="Received"):
+        S4D(**kwargs)

@@ -1,0 +1,64 @@
+import numpy as np
+import pytest
+
+from lra_keras.layers.ssm_kernels import block_size_for
+from lra_keras.layers.ssm_kernels import power_kernel
+from lra_keras.layers.ssm_kernels import vandermonde_kernel
+from tests.testing import assert_allclose
+
+
+def _modes(shape=(3, 5), seed=0):
+    rng = np.random.default_rng(seed)
+    coeff = rng.normal(size=shape) + 1j * rng.normal(size=shape)
+    log_z = -np.abs(rng.normal(size=shape)) * 0.05 + 1j * rng.normal(
+        size=shape)
+    return coeff, log_z
+
+
+def numpy_vandermonde(coeff, log_z, length):
+    positions = np.arange(length)
+    return np.real(
+        np.einsum("...n,...nl->...l", coeff,
+                  np.exp(log_z[..., None] * positions))
+    )
+
+
+@pytest.mark.parametrize("length", [1, 2, 10, 37, 100])
+def test_blocked_vandermonde_matches_direct_product(length):
+    coeff, log_z = _modes()
+    k = vandermonde_kernel(coeff.real, coeff.imag, log_z.real, log_z.imag,
+                           length)
+    assert_allclose(k, numpy_vandermonde(coeff, log_z, length), atol=1e-4)
+
+
+@pytest.mark.parametrize("block_size", [1, 3, 64])
+def test_every_block_size_gives_the_same_kernel(block_size):
+    coeff, log_z = _modes()
+    k = vandermonde_kernel(coeff.real, coeff.imag, log_z.real, log_z.imag,
+                           50, block_size=block_size)
+    assert_allclose(k, numpy_vandermonde(coeff, log_z, 50), atol=1e-4)
+
+
+def test_vandermonde_broadcasts_leading_axes():
+    coeff, log_z = _modes((2, 3, 4))
+    k = vandermonde_kernel(coeff.real, coeff.imag, log_z[0].real,
+                           log_z[0].imag, 9)
+    expected = numpy_vandermonde(coeff, np.broadcast_to(log_z[0], (2, 3, 4)),
+                                 9)
+    assert_allclose(k, expected, atol=1e-4)
+
+
+@pytest.mark.parametrize("length", [1, 8, 30])
+def test_power_kernel_matches_powers(length):
+    _, log_z = _modes((4,))
+    real, imag = power_kernel(log_z.real, log_z.imag, length)
+    z = np.exp(log_z[:, None] * np.arange(length))
+    assert_allclose(real, z.real, atol=1e-5)
+    assert_allclose(imag, z.imag, atol=1e-5)
+
+
+def test_block_size_covers_length():
+    for length in (1, 2, 3, 4, 5, 99, 100, 101, 16384):
+        b = block_size_for(length)
+        assert b * ((length + b - 1) // b) >= length
+        assert (b - 1) ** 2 < length
