@@ -34,7 +34,10 @@ from lra_keras.batching import padding_mask
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
 
-WEIGHT_DECAY_EXCLUDED = ("bias", "gamma", "beta")
+# Regular expressions searched in variable names. Norm scales and offsets,
+# biases, and the state-space / EMA dynamics (named "ssm_*" and "ema_*" by
+# their layers) train without weight decay, as in the S4 and MEGA code.
+WEIGHT_DECAY_EXCLUDED = ("bias", "gamma", "beta", "^ssm_", "^ema_")
 
 
 def make_schedule(hp, total_steps):
@@ -60,7 +63,7 @@ def make_schedule(hp, total_steps):
 
 
 def make_optimizer(hp, total_steps):
-    """AdamW; norms and biases are excluded from weight decay."""
+    """AdamW; norms, biases and SSM/EMA dynamics get no weight decay."""
     optimizer = keras.optimizers.AdamW(
         learning_rate=make_schedule(hp, total_steps),
         weight_decay=float(hp.get("weight_decay") or 0.0),

@@ -72,6 +72,25 @@ def test_weight_decay_skips_norms_and_biases():
             np.testing.assert_array_equal(new, old)
 
 
+def test_weight_decay_skips_ssm_dynamics():
+    from lra_keras.layers import S4D
+
+    hp = dict(learning_rate=0.1, weight_decay=0.5, schedule="constant")
+    inputs = keras.Input((None, 4))
+    model = keras.Model(inputs, S4D(state_dim=4)(inputs))
+    model.compile(optimizer=make_optimizer(hp, 10),
+                  loss=lambda y, p: keras.ops.sum(p) * 0.0)
+    before = {w.path: to_numpy(w).copy() for w in model.weights}
+    x = np.ones((1, 5, 4), "float32")
+    model.train_on_batch(x, x)
+    decayed = set()
+    for w in model.weights:
+        if not np.array_equal(to_numpy(w), before[w.path]):
+            decayed.add(w.path.split("/")[-1])
+    # C, D and the output kernel decay; log_dt, A, B and biases do not.
+    assert decayed == {"C_real", "C_imag", "D", "kernel"}
+
+
 class _StopAfterFirstEpoch(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         raise KeyboardInterrupt

@@ -2,7 +2,9 @@
 
 References:
 - RoFormer (rotary position embedding): https://arxiv.org/abs/2104.09864
-- "You Can Train from Scratch", Table 5 (rotary Transformer on LRA).
+- "You Can Train from Scratch", Table 5 (rotary Transformer on LRA,
+  "Rotary base freq", "Rotary disable half") and Table 4 (position
+  ablation: rotary vs. summed embeddings, for which `use_rotary=False`).
 """
 
 import keras
@@ -12,7 +14,7 @@ from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
 from lra_keras.layers.attention_kernels import attention
 
 
-def apply_rotary(x, max_wavelength=10000, start_index=0):
+def apply_rotary(x, max_wavelength=10000, start_index=0, disable_half=False):
     """Rotates channel pairs of `x` by position-dependent angles.
 
     Channel `i` of the first half is paired with channel `i + D/2` (the
@@ -20,11 +22,20 @@ def apply_rotary(x, max_wavelength=10000, start_index=0):
     `position * max_wavelength ** (-2i / D)`. A dot product of two rotated
     vectors then depends on their positions only through their difference.
 
+    With `disable_half=True` ("Rotary disable half" of "You Can Train from
+    Scratch", Table 5) the `D/4` lowest frequencies (the last `D // 4` of
+    the `D/2` frequencies, rounded down) are set to 0: pairs `i` with
+    `i >= D/2 - D // 4` are not rotated and carry position-free content,
+    while the fast, local rotations are kept. The remaining frequencies keep
+    their values (they are not re-spaced).
+
     Args:
         x: tensor (batch, length, heads, head_dim), head_dim even.
         max_wavelength: float. Base of the geometric frequency sequence.
         start_index: int or scalar tensor. Position of the first element,
             for token-by-token decoding.
+        disable_half: bool. Whether the lowest half of the frequencies is
+            set to 0. Defaults to `False`.
 
     Returns:
         Tensor of the same shape and dtype as `x`.
@@ -34,6 +45,13 @@ def apply_rotary(x, max_wavelength=10000, start_index=0):
     half = depth // 2
     exponent = ops.arange(half, dtype="float32") * (2.0 / depth)
     inv_freq = ops.power(float(max_wavelength), -exponent)  # (D/2,)
+    if disable_half:
+        # Frequencies fall with the index: zeroing the tail keeps the fast
+        # rotations (fine, local position) and turns the slowest ones,
+        # which change least along a sequence, into position-free channels.
+        num_rotated = half - half // 2
+        keep = ops.arange(half) < num_rotated  # (D/2,)
+        inv_freq = ops.where(keep, inv_freq, 0.0)
     positions = ops.arange(length, dtype="float32") + ops.cast(
         start_index, "float32"
     )
@@ -52,21 +70,43 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
     only; values and the residual stream stay position-free. This is the
     attention of the rotary Transformer that reaches state-of-the-art LRA
     accuracy in "You Can Train from Scratch"
-    (https://openreview.net/forum?id=PdaPky8MUn). The softmax attention
-    itself goes through `lra_keras.layers.attention_kernels.attention`:
-    PyTorch's fused kernel under the torch backend, and an exact chunked
-    kernel with a recomputing backward pass under JAX and TensorFlow on CPU.
+    (https://openreview.net/forum?id=PdaPky8MUn). With `use_rotary=False`
+    it is plain multi-head attention, for the paper's Table 4 ablation with
+    summed (learned or sinusoidal) position embeddings.
+
+    The softmax attention itself goes through
+    `lra_keras.layers.attention_kernels.attention`: `"auto"` picks the fused
+    kernel under torch and on any accelerator, an exact chunked kernel with
+    a recomputing backward pass under JAX on CPU, and plain attention under
+    TensorFlow on CPU. The `"fused"` path calls
+    `keras.ops.dot_product_attention` without a `flash_attention` argument,
+    i.e. with `flash_attention=None` ("use it where possible"): the backend
+    takes a flash kernel whenever its own check passes. JAX: cuDNN on
+    Ampere or newer GPUs, for float16/bfloat16 inputs (e.g. a
+    `"mixed_bfloat16"` policy) and head sizes that are multiples of 8.
+    torch: the FLASH SDPA backend, which takes no mask, so padded batches
+    run PyTorch's memory-efficient fused kernel instead. This layer cannot
+    force flash attention on.
 
     Args:
         num_heads: int. Number of attention heads.
-        key_dim: int. Size of each head's queries and keys (even).
+        key_dim: int. Size of each head's queries and keys (even when
+            `use_rotary=True`).
         value_dim: int. Size of each head's values. Defaults to `key_dim`.
-        max_wavelength: float. Rotary base frequency. Defaults to 10000.
+        max_wavelength: float. Rotary base frequency ("Rotary base freq").
+            Defaults to 10000.
         causal: bool. Whether position i attends only to j <= i.
         use_bias: bool. Whether the projections have biases.
         attention_implementation: `"auto"`, `"fused"`, `"chunked"` or
             `"reference"`; see `attention_kernels.attention`.
         block_size: int or None. Queries per block of the chunked kernel.
+        use_rotary: bool. Whether queries and keys are rotated. `False`
+            gives position-free multi-head attention (positions must then be
+            summed into the inputs). Defaults to `True`.
+        rotary_disable_half: bool. Whether the lowest half of the rotary
+            frequencies is set to 0, so those channels are not rotated
+            ("Rotary disable half"; see `apply_rotary`). Defaults to
+            `False`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -92,6 +132,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         use_bias=True,
         attention_implementation="auto",
         block_size=None,
+        use_rotary=True,
+        rotary_disable_half=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -99,10 +141,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             raise ValueError(
                 f"`num_heads` must be >= 1. Received: num_heads={num_heads}"
             )
-        if int(key_dim) < 2 or int(key_dim) % 2:
+        if int(key_dim) < 1 or (use_rotary and int(key_dim) % 2):
             raise ValueError(
-                "`key_dim` must be a positive even number (rotary pairs "
-                f"channels). Received: key_dim={key_dim}"
+                "`key_dim` must be positive, and even when `use_rotary` "
+                f"(rotary pairs channels). Received: key_dim={key_dim}, "
+                f"use_rotary={use_rotary}"
             )
         if attention_implementation not in IMPLEMENTATIONS:
             raise ValueError(
@@ -123,6 +166,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.use_bias = bool(use_bias)
         self.attention_implementation = attention_implementation
         self.block_size = block_size
+        self.use_rotary = bool(use_rotary)
+        self.rotary_disable_half = bool(rotary_disable_half)
         self.supports_masking = False
 
     def _projection(self, name, size):
@@ -157,8 +202,13 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         q = self.query_dense(inputs)  # (batch, length, heads, key_dim)
         k = self.key_dense(inputs)
         v = self.value_dense(inputs)  # (batch, length, heads, value_dim)
-        q = apply_rotary(q, self.max_wavelength)
-        k = apply_rotary(k, self.max_wavelength)
+        if self.use_rotary:
+            q = apply_rotary(
+                q, self.max_wavelength, disable_half=self.rotary_disable_half
+            )
+            k = apply_rotary(
+                k, self.max_wavelength, disable_half=self.rotary_disable_half
+            )
         out = attention(
             q,
             k,
@@ -184,5 +234,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             use_bias=self.use_bias,
             attention_implementation=self.attention_implementation,
             block_size=self.block_size,
+            use_rotary=self.use_rotary,
+            rotary_disable_half=self.rotary_disable_half,
         )
         return config

@@ -2,7 +2,8 @@
 
 References:
 - Pre-norm residual blocks: https://arxiv.org/abs/2002.04745
-- "You Can Train from Scratch", Table 5 (prenorm, LayerNorm, ReLU FFN).
+- "You Can Train from Scratch", Table 5 (prenorm, LayerNorm, ReLU FFN,
+  rotary disable half) and Table 4 (rotary vs. summed positions).
 """
 
 import keras
@@ -29,6 +30,13 @@ class TransformerEncoder(keras.layers.Layer):
         max_wavelength: float. Rotary base frequency. Defaults to 10000.
         causal: bool. Causal self-attention.
         attention_implementation: see `RotaryMultiHeadAttention`.
+        use_rotary: bool. Whether the attention rotates queries and keys.
+            `False` for summed position embeddings (`LearnedPositionEmbedding`,
+            `SinusoidalPositionEmbedding` before the first block). Defaults
+            to `True`.
+        rotary_disable_half: bool. Whether the lowest half of the rotary
+            frequencies is set to 0 ("Rotary disable half"). Defaults to
+            `False`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -54,6 +62,8 @@ class TransformerEncoder(keras.layers.Layer):
         max_wavelength=10000,
         causal=False,
         attention_implementation="auto",
+        use_rotary=True,
+        rotary_disable_half=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -74,6 +84,8 @@ class TransformerEncoder(keras.layers.Layer):
         self.max_wavelength = max_wavelength
         self.causal = bool(causal)
         self.attention_implementation = attention_implementation
+        self.use_rotary = bool(use_rotary)
+        self.rotary_disable_half = bool(rotary_disable_half)
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
@@ -93,6 +105,8 @@ class TransformerEncoder(keras.layers.Layer):
             max_wavelength=self.max_wavelength,
             causal=self.causal,
             attention_implementation=self.attention_implementation,
+            use_rotary=self.use_rotary,
+            rotary_disable_half=self.rotary_disable_half,
             name="attention",
             dtype=dtype,
         )
@@ -139,5 +153,7 @@ class TransformerEncoder(keras.layers.Layer):
             max_wavelength=self.max_wavelength,
             causal=self.causal,
             attention_implementation=self.attention_implementation,
+            use_rotary=self.use_rotary,
+            rotary_disable_half=self.rotary_disable_half,
         )
         return config

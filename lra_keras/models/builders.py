@@ -22,60 +22,192 @@ def model_inputs(sequence_length=None):
     }
 
 
-def build_encoder(
-    model="transformer",
-    *,
-    vocabulary_size,
-    sequence_length,
-    hidden_dim,
-    num_layers,
-    num_heads,
-    intermediate_dim,
-    dropout=0.0,
-    activation="relu",
-    max_wavelength=10000,
-    attention_implementation="auto",
-    name="encoder",
-    **unused,
-):
+FAMILIES = ("transformer", "s4d", "s4", "dlr", "s5", "mega", "gmlp", "conv")
+SSM_FAMILIES = ("s4d", "s4", "dlr", "s5")
+
+
+def _ssm_layer(model, hp, name):
+    """One SSM mixer from the flat hyperparameters."""
+    from lra_keras.layers import DLR
+    from lra_keras.layers import S4
+    from lra_keras.layers import S4D
+    from lra_keras.layers import S5
+
+    common = dict(
+        state_dim=hp["state_dim"],
+        bidirectional=not hp.get("causal", False),
+        output_activation=hp.get("output_activation", "glu"),
+        dropout=hp.get("dropout", 0.0),
+        name=name,
+    )
+    if model == "s4d":
+        return S4D(init=hp["init"], dt_min=hp["dt_min"], dt_max=hp["dt_max"],
+                   **common)
+    if model == "s4":
+        return S4(init=hp["init"], dt_min=hp["dt_min"], dt_max=hp["dt_max"],
+                  **common)
+    if model == "dlr":
+        return DLR(init=hp["init"], dt_min=hp["dt_min"], dt_max=hp["dt_max"],
+                   **common)
+    return S5(blocks=hp["blocks"], dt_min=hp["dt_min"], dt_max=hp["dt_max"],
+              **common)
+
+
+def _mixer(model, hp, index):
+    """The sequence mixer of block `index` (residual and norm excluded)."""
+    from lra_keras.layers import ConvBlock
+    from lra_keras.layers import GatedLongConvolution
+
+    name = f"{model}_mixer_{index}"
+    if model in SSM_FAMILIES:
+        return _ssm_layer(model, hp, name)
+    if model == "gmlp":
+        return GatedLongConvolution(
+            intermediate_dim=hp["intermediate_dim"],
+            sequence_length=hp["sequence_length"],
+            num_kernel_channels=hp["num_kernel_channels"],
+            kernel_size=hp.get("kernel_size"),
+            activation=hp.get("activation", "gelu"),
+            causal=hp.get("causal", False),
+            dropout=hp.get("dropout", 0.0),
+            name=name,
+        )
+    return ConvBlock(
+        kernel_size=hp["kernel_size"],
+        intermediate_dim=hp["intermediate_dim"],
+        groups=hp.get("groups", 1),
+        activation=hp.get("activation", "relu"),
+        causal=hp.get("causal", False),
+        dropout=hp.get("dropout", 0.0),
+        name=name,
+    )
+
+
+def _block(model, hp, index):
+    """Block `index` of the stack: a callable (x, mask) -> x."""
+    from lra_keras.layers import MegaEncoder
+
+    if model == "transformer":
+        layer = TransformerEncoder(
+            num_heads=hp["num_heads"],
+            intermediate_dim=hp["intermediate_dim"],
+            dropout=hp.get("dropout", 0.0),
+            activation=hp.get("activation", "relu"),
+            max_wavelength=hp.get("max_wavelength", 10000),
+            use_rotary=hp.get("position_embedding", "rotary") == "rotary",
+            rotary_disable_half=hp.get("rotary_disable_half", False),
+            causal=hp.get("causal", False),
+            attention_implementation=hp.get(
+                "attention_implementation", "auto"),
+            name=f"transformer_block_{index}",
+        )
+        return lambda x, mask: layer(x, padding_mask=mask)
+    if model == "mega":
+        layer = MegaEncoder(
+            zdim=hp["zdim"],
+            intermediate_dim=hp["intermediate_dim"],
+            ffn_intermediate_dim=hp["ffn_intermediate_dim"],
+            ndim=hp["ndim"],
+            attention_activation=hp["attention_activation"],
+            bidirectional=not hp.get("causal", False),
+            causal=hp.get("causal", False),
+            chunk_size=hp.get("chunk_size"),
+            max_positions=hp.get("max_positions") or hp["sequence_length"],
+            dropout=hp.get("dropout", 0.0),
+            attention_dropout=hp.get("attention_dropout", 0.0),
+            prenorm=hp.get("prenorm", False),
+            name=f"mega_block_{index}",
+        )
+        return lambda x, mask: layer(x, padding_mask=mask)
+    # SSM, gMLP and conv mixers: residual around the mixer, LayerNorm
+    # before (pre-norm) or after (post-norm) it.
+    mixer = _mixer(model, hp, index)
+    norm = keras.layers.LayerNormalization(
+        epsilon=1e-5, name=f"{model}_norm_{index}"
+    )
+    dropout = keras.layers.Dropout(
+        hp.get("dropout", 0.0), name=f"{model}_dropout_{index}"
+    )
+    prenorm = hp.get("prenorm", True)
+
+    def block(x, mask):
+        h = norm(x) if prenorm else x
+        x = x + dropout(mixer(h, padding_mask=mask))
+        return x if prenorm else norm(x)
+
+    return block
+
+
+def _position_embedding(hp):
+    from lra_keras.layers import LearnedPositionEmbedding
+    from lra_keras.layers import SinusoidalPositionEmbedding
+
+    kind = hp.get("position_embedding", "rotary")
+    if kind == "learned":
+        return LearnedPositionEmbedding(
+            hp["sequence_length"], name="position_embedding"
+        )
+    if kind == "sinusoidal":
+        return SinusoidalPositionEmbedding(
+            hp.get("max_wavelength", 10000), name="position_embedding"
+        )
+    if kind in ("rotary", "none"):
+        return None
+    raise ValueError(
+        "`position_embedding` must be 'rotary', 'learned', 'sinusoidal' or "
+        f"'none'. Received: position_embedding={kind!r}"
+    )
+
+
+def build_encoder(model="transformer", *, vocabulary_size, hidden_dim,
+                  num_layers, name="encoder", **hp):
     """Encoder: token ids -> contextual vectors (batch, length, hidden_dim).
 
-    The embedding has `vocabulary_size` rows; positions enter through rotary
-    attention only. A final LayerNorm follows the pre-norm blocks.
+    Token embedding, then `num_layers` residual blocks of the family's
+    mixer (`FAMILIES`), then a final LayerNorm for pre-norm stacks. Only the
+    Transformer with learned or sinusoidal positions adds position
+    embeddings; rotary attention, SSMs, MEGA and convolutions see order
+    through their mixing.
+
+    Args:
+        model: one of `FAMILIES`.
+        vocabulary_size: int. Rows of the token embedding.
+        hidden_dim: int. Model width.
+        num_layers: int. Number of blocks.
+        name: model name.
+        **hp: the family's architecture keys (see `hparams.MODEL_KEYS`);
+            other keys are ignored.
     """
-    if model != "transformer":
+    if model not in FAMILIES:
         raise ValueError(
-            f"Unknown model {model!r}. Known models: ['transformer']"
+            f"Unknown model {model!r}. Known models: {list(FAMILIES)}"
         )
-    # Rotary positions make the Transformer length-agnostic: it accepts the
-    # length-trimmed batches of lra_keras.batching, and exports likewise.
+    # Every family accepts any length: the length-trimmed batches of
+    # lra_keras.batching and exports both rely on it.
     inputs = model_inputs(None)
     # === Layers ===
     embedding = keras.layers.Embedding(
         vocabulary_size, hidden_dim, name="token_embedding"
     )
-    blocks = [
-        TransformerEncoder(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            dropout=dropout,
-            activation=activation,
-            max_wavelength=max_wavelength,
-            attention_implementation=attention_implementation,
-            name=f"transformer_block_{i}",
-        )
-        for i in range(num_layers)
-    ]
+    positions = (
+        _position_embedding(hp) if model == "transformer" else None
+    )
+    blocks = [_block(model, hp, i) for i in range(num_layers)]
+    prenorm = model == "transformer" or hp.get("prenorm", True)
     final_norm = keras.layers.LayerNormalization(
         epsilon=1e-5, name="final_norm"
     )
     # === Functional Model ===
     mask = inputs["padding_mask"]
     x = embedding(inputs["token_ids"])  # (batch, length, hidden_dim)
-    x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
+    if positions is not None:
+        x = positions(x)
+    x = keras.layers.Dropout(hp.get("dropout", 0.0),
+                             name="embedding_dropout")(x)
     for block in blocks:
-        x = block(x, padding_mask=mask)
-    x = final_norm(x)
+        x = block(x, mask)
+    if prenorm:
+        x = final_norm(x)
     return keras.Model(inputs, x, name=name)
 
 

@@ -12,10 +12,13 @@ from tests.testing import assert_saving_round_trip
 from tests.testing import to_numpy
 
 
-def numpy_rotary(x, base=10000.0, start=0):
+def numpy_rotary(x, base=10000.0, start=0, disable_half=False):
     length, depth = x.shape[1], x.shape[-1]
     half = depth // 2
     inv_freq = base ** (-np.arange(half) * 2.0 / depth)
+    if disable_half:
+        # The half // 2 slowest pairs (last in the list) stop rotating.
+        inv_freq[half - half // 2:] = 0.0
     angles = (np.arange(length) + start)[:, None] * inv_freq[None]
     cos, sin = np.cos(angles)[None, :, None], np.sin(angles)[None, :, None]
     x1, x2 = x[..., :half], x[..., half:]
@@ -53,6 +56,43 @@ def test_rotary_token_by_token_equals_full_call():
         np.testing.assert_allclose(step, full[:, i:i + 1], atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    "depth, unrotated",
+    [(8, [2, 3, 6, 7]), (12, [3, 4, 5, 9, 10, 11]), (2, [])],
+)
+def test_disable_half_leaves_slowest_pairs_unrotated(depth, unrotated):
+    x = np.random.default_rng(7).normal(size=(2, 33, 3, depth))
+    x = x.astype("float32")
+    y = to_numpy(apply_rotary(x, disable_half=True))
+    full = to_numpy(apply_rotary(x))
+    rotated = [c for c in range(depth) if c not in unrotated]
+    # Position-free channels are the input itself, at every position...
+    np.testing.assert_allclose(y[..., unrotated], x[..., unrotated], atol=0)
+    # ... the others are exactly the full rotation's ...
+    np.testing.assert_allclose(y[..., rotated], full[..., rotated],
+                               atol=1e-6)
+    # ... which does move them.
+    assert not np.allclose(full[:, 1:, :, rotated], x[:, 1:, :, rotated],
+                           atol=1e-3)
+    np.testing.assert_allclose(
+        y, numpy_rotary(x, disable_half=True), atol=1e-5
+    )
+
+
+def test_disable_half_scores_depend_only_on_relative_position():
+    rng = np.random.default_rng(8)
+    q = np.broadcast_to(rng.normal(size=(1, 1, 1, 16)), (1, 40, 1, 16))
+    k = np.broadcast_to(rng.normal(size=(1, 1, 1, 16)), (1, 40, 1, 16))
+    q, k = (np.ascontiguousarray(a, "float32") for a in (q, k))
+    qr = to_numpy(apply_rotary(q, 100.0, disable_half=True))
+    kr = to_numpy(apply_rotary(k, 100.0, disable_half=True))
+    scores = np.einsum("qd,kd->qk", qr[0, :, 0], kr[0, :, 0])  # (40, 40)
+    for offset in range(-39, 40):
+        diagonal = np.diagonal(scores, offset)
+        np.testing.assert_allclose(diagonal, diagonal[0], atol=1e-4)
+    assert np.ptp([scores[0, j] for j in range(40)]) > 1e-2
+
+
 def _layer_reference(layer, x, mask):
     """The layer's maths by hand in numpy, from its own weights."""
 
@@ -60,8 +100,12 @@ def _layer_reference(layer, x, mask):
         out = np.einsum("bld,dhk->blhk", h, to_numpy(dense.kernel))
         return out + to_numpy(dense.bias)
 
-    q = numpy_rotary(project(layer.query_dense, x), layer.max_wavelength)
-    k = numpy_rotary(project(layer.key_dense, x), layer.max_wavelength)
+    q = project(layer.query_dense, x)
+    k = project(layer.key_dense, x)
+    if layer.use_rotary:
+        half = layer.rotary_disable_half
+        q = numpy_rotary(q, layer.max_wavelength, disable_half=half)
+        k = numpy_rotary(k, layer.max_wavelength, disable_half=half)
     v = project(layer.value_dense, x)
     a = numpy_attention(q, k, v, mask, layer.causal)
     kernel = to_numpy(layer.output_dense.kernel)
@@ -83,6 +127,61 @@ def test_layer_matches_numpy_reference(implementation, causal):
     )
     out = layer(x, padding_mask=mask)
     assert_allclose(out, _layer_reference(layer, x, mask), atol=2e-5)
+
+
+@pytest.mark.parametrize(
+    "implementation, options",
+    [("chunked", dict(rotary_disable_half=True)),
+     ("fused", dict(use_rotary=False))],
+)
+def test_position_options_match_numpy_reference(implementation, options):
+    # Shapes as in test_layer_matches_numpy_reference: JAX reuses the
+    # compiled ops.
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(2, 24, 16)).astype("float32")
+    mask = np.ones((2, 24), bool)
+    mask[0, 13:] = False
+    layer = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=8, max_wavelength=50.0,
+        attention_implementation=implementation, block_size=5, **options,
+    )
+    out = layer(x, padding_mask=mask)
+    assert_allclose(out, _layer_reference(layer, x, mask), atol=2e-5)
+
+
+def test_without_rotary_attention_is_position_free():
+    # Plain attention is permutation equivariant; rotary attention is not.
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(1, 24, 16)).astype("float32")
+    perm = rng.permutation(24)
+    both = np.concatenate([x, x[:, perm]])  # one call per layer
+    plain = RotaryMultiHeadAttention(num_heads=2, key_dim=8,
+                                     use_rotary=False,
+                                     attention_implementation="fused")
+    out = to_numpy(plain(both))
+    np.testing.assert_allclose(out[1], out[0, perm], atol=1e-5)
+    rotary = RotaryMultiHeadAttention(num_heads=2, key_dim=8,
+                                      attention_implementation="fused")
+    out = to_numpy(rotary(both))
+    assert not np.allclose(out[1], out[0, perm], atol=1e-3)
+
+
+def test_fused_path_leaves_flash_attention_to_the_backend(monkeypatch):
+    calls = []
+    original = keras.ops.dot_product_attention
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(keras.ops, "dot_product_attention", spy)
+    layer = RotaryMultiHeadAttention(num_heads=2, key_dim=8,
+                                     attention_implementation="fused")
+    mask = np.ones((2, 24), bool)
+    layer(np.zeros((2, 24, 16), "float32"), padding_mask=mask)
+    assert len(calls) == 1
+    # None (the default) lets the backend take a flash kernel when it can.
+    assert calls[0].get("flash_attention") is None
 
 
 def test_identity_projections_attend_by_hand():
@@ -117,14 +216,42 @@ def test_padding_does_not_change_real_positions():
     np.testing.assert_allclose(a[:, :18], b[:, :18], atol=1e-5)
 
 
-def test_serialization_round_trips(tmp_path):
+@pytest.mark.parametrize(
+    "options",
+    [dict(), dict(rotary_disable_half=True), dict(use_rotary=False)],
+)
+def test_config_round_trips(options):
     layer = RotaryMultiHeadAttention(num_heads=2, key_dim=4,
-                                     max_wavelength=500, causal=True)
-    assert_config_round_trip(layer)
-    inputs = keras.Input((12, 8))
+                                     max_wavelength=500, causal=True,
+                                     **options)
+    rebuilt = assert_config_round_trip(layer)
+    assert rebuilt.use_rotary == options.get("use_rotary", True)
+    assert rebuilt.rotary_disable_half == options.get(
+        "rotary_disable_half", False
+    )
+
+
+def test_odd_key_dim_needs_no_rotary():
+    layer = RotaryMultiHeadAttention(num_heads=2, key_dim=3,
+                                     use_rotary=False)
+    assert layer.key_dim == 3
+
+
+def test_saving_round_trips(tmp_path):
+    layer = RotaryMultiHeadAttention(num_heads=2, key_dim=4,
+                                     max_wavelength=500, causal=True,
+                                     rotary_disable_half=True)
+    inputs = keras.Input((None, 8))
     model = keras.Model(inputs, layer(inputs))
     x = np.random.default_rng(5).normal(size=(3, 12, 8)).astype("float32")
     assert_saving_round_trip(model, x, tmp_path)
+
+
+def test_configs_without_position_options_still_load():
+    config = RotaryMultiHeadAttention(num_heads=2, key_dim=4).get_config()
+    del config["use_rotary"], config["rotary_disable_half"]
+    layer = RotaryMultiHeadAttention.from_config(config)
+    assert layer.use_rotary and not layer.rotary_disable_half
 
 
 @pytest.mark.parametrize(
@@ -132,6 +259,7 @@ def test_serialization_round_trips(tmp_path):
     [
         (dict(num_heads=0, key_dim=4), "num_heads"),
         (dict(num_heads=2, key_dim=3), "key_dim"),
+        (dict(num_heads=2, key_dim=0, use_rotary=False), "key_dim"),
         (dict(num_heads=2, key_dim=4, attention_implementation="x"),
          "attention_implementation"),
         (dict(num_heads=2, key_dim=4, max_wavelength=0), "max_wavelength"),
@@ -142,14 +270,16 @@ def test_bad_arguments_are_rejected(kwargs, match):
         RotaryMultiHeadAttention(**kwargs)
 
 
-def test_gradients_are_finite():
-    layer = RotaryMultiHeadAttention(num_heads=2, key_dim=4)
-    inputs = keras.Input((16, 8))
+def test_fit_one_step():
+    # The other position options train in test_transformer_encoder.py.
+    layer = RotaryMultiHeadAttention(num_heads=2, key_dim=4,
+                                     rotary_disable_half=True)
+    inputs = keras.Input((None, 8))
     model = keras.Model(inputs, ops.mean(layer(inputs), axis=(1, 2)))
     model.compile(optimizer="sgd", loss="mse")
     x = np.random.default_rng(6).normal(size=(4, 16, 8)).astype("float32")
     before = [to_numpy(w).copy() for w in model.trainable_weights]
-    loss = model.train_on_batch(x, np.ones((4,), "float32"))
-    assert np.isfinite(loss)
+    history = model.fit(x, np.ones((4,), "float32"), epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
     after = [to_numpy(w) for w in model.trainable_weights]
     assert any(not np.allclose(a, b) for a, b in zip(before, after))

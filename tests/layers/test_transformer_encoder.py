@@ -1,8 +1,11 @@
 import keras
 import numpy as np
 import pytest
+from keras import ops
 
 from lra_keras.layers import TransformerEncoder
+from lra_keras.layers.position_embedding import LearnedPositionEmbedding
+from lra_keras.layers.position_embedding import SinusoidalPositionEmbedding
 from tests.testing import assert_config_round_trip
 from tests.testing import assert_saving_round_trip
 from tests.testing import to_numpy
@@ -36,12 +39,77 @@ def test_pre_norm_residual_structure():
 
 def test_round_trips(tmp_path):
     block = TransformerEncoder(num_heads=2, intermediate_dim=8, dropout=0.1,
-                               activation="gelu", max_wavelength=100)
+                               activation="gelu", max_wavelength=100,
+                               rotary_disable_half=True)
     assert_config_round_trip(block)
-    inputs = keras.Input((10, 4))
+    inputs = keras.Input((None, 4))
     model = keras.Model(inputs, block(inputs))
     x = np.random.default_rng(2).normal(size=(2, 10, 4)).astype("float32")
-    assert_saving_round_trip(model, x, tmp_path)
+    loaded = assert_saving_round_trip(model, x, tmp_path)
+    attention = loaded.layers[-1].attention
+    assert attention.rotary_disable_half and attention.use_rotary
+
+
+@pytest.mark.parametrize(
+    "options",
+    [dict(), dict(rotary_disable_half=True), dict(use_rotary=False)],
+)
+def test_position_options_reach_the_attention(options):
+    block = TransformerEncoder(num_heads=2, intermediate_dim=8, **options)
+    rebuilt = assert_config_round_trip(block)
+    rebuilt.build((None, None, 4))
+    assert rebuilt.attention.use_rotary == options.get("use_rotary", True)
+    assert rebuilt.attention.rotary_disable_half == options.get(
+        "rotary_disable_half", False
+    )
+
+
+def test_configs_without_position_options_still_load():
+    config = TransformerEncoder(num_heads=2, intermediate_dim=8).get_config()
+    del config["use_rotary"], config["rotary_disable_half"]
+    block = TransformerEncoder.from_config(config)
+    assert block.use_rotary and not block.rotary_disable_half
+
+
+def test_without_rotary_block_is_position_free():
+    # Attention and FFN act per token otherwise: permuting the tokens
+    # permutes the outputs.
+    # Shapes as in test_round_trips: JAX reuses the compiled ops.
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(1, 10, 4)).astype("float32")
+    perm = rng.permutation(10)
+    block = TransformerEncoder(num_heads=2, intermediate_dim=8,
+                               use_rotary=False)
+    out = to_numpy(block(np.concatenate([x, x[:, perm]])))
+    np.testing.assert_allclose(out[1], out[0, perm], atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "position",
+    ["rotary", "rotary_disable_half", "summed_learned", "summed_sinusoidal"],
+)
+def test_fit_one_step_with_each_position_option(position):
+    # Table 4 of "You Can Train from Scratch": rotary vs. summed positions.
+    inputs = keras.Input((None, 8))
+    x = inputs
+    if position == "summed_learned":
+        x = LearnedPositionEmbedding(sequence_length=32)(x)
+    elif position == "summed_sinusoidal":
+        x = SinusoidalPositionEmbedding()(x)
+    x = TransformerEncoder(
+        num_heads=2,
+        intermediate_dim=16,
+        use_rotary=position.startswith("rotary"),
+        rotary_disable_half=position == "rotary_disable_half",
+    )(x)
+    model = keras.Model(inputs, ops.mean(x, axis=(1, 2)))
+    model.compile(optimizer="sgd", loss="mse")
+    data = np.random.default_rng(4).normal(size=(4, 12, 8)).astype("float32")
+    before = [to_numpy(w).copy() for w in model.trainable_weights]
+    history = model.fit(data, np.ones((4,), "float32"), epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    after = [to_numpy(w) for w in model.trainable_weights]
+    assert any(not np.allclose(a, b) for a, b in zip(before, after))
 
 
 def test_bad_arguments_are_rejected():

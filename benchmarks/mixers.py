@@ -1,0 +1,307 @@
+"""Sequence-mixer benchmark: training-step time, tokens/s and peak memory.
+
+    python benchmarks/mixers.py [--backends jax tensorflow torch]
+        [--models transformer s4d ...] [--lengths 1024 4096 16384]
+        [--tokens 16384] [--hidden 128] [--layers 4] [--steps 3]
+    python benchmarks/mixers.py --kernel-study [--lengths ...]
+
+Part 1 (default): for each backend, model family and length, one
+subprocess builds the family's classifier (`build_classifier`, width
+`--hidden`, `--layers` blocks, the family's default sizes otherwise) and
+times `model.train_on_batch` on random tokens, after one untimed step that
+compiles. The batch holds `--tokens` tokens (batch = tokens // L, at least
+1), so every length does the same work per step for a linear-cost mixer.
+Peak memory is the growth of the process's peak resident set during
+training over its size just before the first step. Ratios are against the
+rotary Transformer at the same backend and length, run by the same command.
+
+Part 2 (`--kernel-study`): the S4D kernel alone (H=128, N=64, forward and
+backward), computed with the blocked generation the layers use against the
+plain H x N x L Vandermonde product (`block_size=1`), in one process per
+backend, with each length's ratio printed; and the share of an S4D training
+step (the stack of part 1) that the blocked kernels of its layers take.
+
+Runs that fail (out of memory, timeout) are reported as such, not hidden.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+BACKENDS = ("jax", "tensorflow", "torch")
+MODELS = ("transformer", "s4d", "s4", "dlr", "s5", "mega", "gmlp", "conv")
+# Per-family sizes of the benchmark stack (the rest: hparams defaults).
+SIZES = dict(
+    transformer=dict(num_heads=4, intermediate_dim=256),
+    s4d=dict(state_dim=64),
+    s4=dict(state_dim=64),
+    dlr=dict(state_dim=256),
+    s5=dict(state_dim=64, blocks=4),
+    mega=dict(zdim=64, intermediate_dim=256, ffn_intermediate_dim=256,
+              ndim=16),
+    gmlp=dict(intermediate_dim=256, num_kernel_channels=2),
+    conv=dict(intermediate_dim=256, kernel_size=31),
+)
+
+
+def _rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child_model(model, length, tokens, hidden, layers, steps):
+    import keras
+    import numpy as np
+
+    from lra_keras.hparams import get_hparams
+    from lra_keras.models import build_classifier
+
+    batch = max(1, tokens // length)
+    hp = get_hparams("listops", model, hidden_dim=hidden, num_layers=layers,
+                     sequence_length=length, **SIZES[model])
+    net = build_classifier(**hp)
+    net.compile(
+        optimizer=keras.optimizers.AdamW(1e-4),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    rng = np.random.default_rng(0)
+    x = {
+        "token_ids": rng.integers(1, 17, size=(batch, length)).astype(
+            "int32"),
+        "padding_mask": np.ones((batch, length), bool),
+    }
+    y = rng.integers(0, 10, size=(batch,))
+    before = _rss_mib()
+    start = time.perf_counter()
+    net.train_on_batch(x, y)
+    compile_s = time.perf_counter() - start
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        net.train_on_batch(x, y)
+        times.append(time.perf_counter() - start)
+    step = sorted(times)[len(times) // 2]
+    return dict(step_s=step, tokens_per_s=batch * length / step,
+                memory_mib=_peak_mib() - before, batch=batch,
+                compile_s=compile_s, params=net.count_params())
+
+
+def _timed(fn, repeats):
+    fn()  # compile
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def _grad_runner(loss_fn, weights):
+    """A callable that runs loss_fn's gradient w.r.t. `weights`, compiled."""
+    import keras
+
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        step = jax.jit(jax.grad(loss_fn))
+        return lambda: jax.block_until_ready(step(weights))
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        @tf.function(jit_compile=True)
+        def step():
+            with tf.GradientTape() as tape:
+                tape.watch(weights)
+                loss = loss_fn(weights)
+            return tape.gradient(loss, weights)
+
+        return lambda: [g.numpy() for g in step()]
+    import torch
+
+    def run():
+        ws = [w.detach().requires_grad_(True) for w in weights]
+        torch.autograd.grad(loss_fn(ws), ws)
+
+    return run
+
+
+def child_kernel(length, block_size, hidden, state_dim, repeats):
+    """Forward + backward of the S4D kernel alone."""
+    import keras
+
+    from lra_keras.layers import S4D
+    from lra_keras.layers.ssm_kernels import vandermonde_kernel
+
+    layer = S4D(state_dim=state_dim, bidirectional=True)
+    layer.build((None, None, hidden))
+    # The kernel's own weights (not D or the output projection).
+    variables = [w for w in layer.trainable_weights
+                 if w.path.split("/")[-1].startswith(("ssm_", "C_"))]
+    weights = [w.value for w in variables]
+
+    def loss_fn(ws):
+        (c_re, c_im), (z_re, z_im) = _stateless_discretize(
+            layer, variables, ws)
+        k = vandermonde_kernel(c_re, c_im, z_re, z_im, length,
+                               block_size=block_size)
+        return keras.ops.sum(k**2)
+
+    before = _rss_mib()
+    step = _timed(_grad_runner(loss_fn, weights), repeats)
+    return dict(step_s=step, memory_mib=_peak_mib() - before)
+
+
+def _stateless_discretize(layer, variables, weights):
+    from keras import StatelessScope
+
+    mapping = list(zip(variables, weights))
+    with StatelessScope(state_mapping=mapping):
+        return layer.discretize()
+
+
+def run_child(args, backend, extra, timeout):
+    cmd = [sys.executable, __file__, "--child", *extra]
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout > {timeout}s"}
+    for line in proc.stdout.splitlines()[::-1]:
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["?"]
+    if proc.returncode in (-9, 137):
+        return {"error": "killed (out of memory)"}
+    return {"error": tail[0][:120]}
+
+
+def _fmt_ratio(value, base):
+    if not base or value is None:
+        return "   -  "
+    return f"{value / base:6.2f}"
+
+
+def models_table(args):
+    print(f"Training step of a {args.layers}-block stack, width "
+          f"{args.hidden}, {args.tokens} tokens per batch; ratios vs. the "
+          "rotary Transformer (same backend, same L).")
+    results = {}
+    for backend in args.backends:
+        for length in args.lengths:
+            for model in args.models:
+                extra = ["--mode", "model", "--model", model,
+                         "--length", str(length), "--tokens",
+                         str(args.tokens), "--hidden", str(args.hidden),
+                         "--layers", str(args.layers), "--steps",
+                         str(args.steps)]
+                result = run_child(args, backend, extra, args.timeout)
+                results[(backend, length, model)] = result
+                base = results.get((backend, length, "transformer"))
+                if "error" in result:
+                    print(f"{backend:10s} L={length:6d} {model:11s} "
+                          f"failed: {result['error']}", flush=True)
+                    continue
+                base = base or {}
+                r_step = _fmt_ratio(result["step_s"], base.get("step_s"))
+                r_mem = _fmt_ratio(result["memory_mib"],
+                                   base.get("memory_mib"))
+                print(
+                    f"{backend:10s} L={length:6d} {model:11s} "
+                    f"B={result['batch']:3d} step {result['step_s']:8.3f} s "
+                    f"({r_step}x)  {result['tokens_per_s']:9.0f} tok/s"
+                    f"  mem +{result['memory_mib']:7.0f} MiB ({r_mem}x)",
+                    flush=True,
+                )
+    return results
+
+
+def kernel_study(args):
+    print("S4D kernel generation, forward + backward, H=128, N=64 (32 "
+          "complex modes), 2 directions: blocked vs. plain Vandermonde "
+          "(block_size=1) in the same command.")
+    for backend in args.backends:
+        for length in args.lengths:
+            row = {}
+            for name, block in (("plain", 1), ("blocked", 0)):
+                extra = ["--mode", "kernel", "--length", str(length),
+                         "--block-size", str(block), "--steps",
+                         str(args.steps)]
+                row[name] = run_child(args, backend, extra, args.timeout)
+            plain, blocked = row["plain"], row["blocked"]
+            if "error" in plain or "error" in blocked:
+                print(f"{backend:10s} L={length:6d} plain={plain} "
+                      f"blocked={blocked}")
+                continue
+            extra = ["--mode", "model", "--model", "s4d", "--length",
+                     str(length), "--tokens", str(args.tokens), "--hidden",
+                     "128", "--layers", str(args.layers), "--steps",
+                     str(args.steps)]
+            step = run_child(args, backend, extra, args.timeout)
+            share = (
+                f"{args.layers * blocked['step_s'] / step['step_s']:.0%}"
+                if "error" not in step else step["error"]
+            )
+            print(
+                f"{backend:10s} L={length:6d} plain {plain['step_s']:.4f} s "
+                f"+{plain['memory_mib']:.0f} MiB | blocked "
+                f"{blocked['step_s']:.4f} s +{blocked['memory_mib']:.0f} MiB"
+                f" | time x{blocked['step_s'] / plain['step_s']:.3f}"
+                f" | kernels of {args.layers} layers: {share} of an S4D "
+                "training step",
+                flush=True,
+            )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backends", nargs="*", default=list(BACKENDS))
+    parser.add_argument("--models", nargs="*", default=list(MODELS))
+    parser.add_argument("--lengths", nargs="*", type=int,
+                        default=[1024, 4096, 16384])
+    parser.add_argument("--tokens", type=int, default=16384)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--timeout", type=int, default=900)
+    parser.add_argument("--kernel-study", action="store_true")
+    # child-only arguments
+    parser.add_argument("--child", action="store_true",
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--mode", help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--length", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--block-size", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        if args.mode == "model":
+            result = child_model(args.model, args.length, args.tokens,
+                                 args.hidden, args.layers, args.steps)
+        else:
+            result = child_kernel(args.length, args.block_size or None, 128,
+                                  64, args.steps)
+        print("RESULT " + json.dumps(result), flush=True)
+        return
+    if "transformer" in args.models:  # the baseline runs first
+        args.models = ["transformer"] + [
+            m for m in args.models if m != "transformer"]
+    if args.kernel_study:
+        kernel_study(args)
+    else:
+        models_table(args)
+
+
+if __name__ == "__main__":
+    main()

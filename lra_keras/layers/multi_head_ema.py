@@ -1,0 +1,254 @@
+"""MEGA's multi-dimensional damped exponential moving average (EMA).
+
+References:
+- Mega: Moving Average Equipped Gated Attention, eq. 2-3:
+  https://arxiv.org/abs/2209.10655
+- "You Can Train from Scratch", eq. 4 (the EMA as a diagonal linear
+  recurrence): https://openreview.net/forum?id=PdaPky8MUn
+- Port of `MultiHeadEMA` in facebookresearch/mega,
+  `fairseq/modules/exponential_moving_average.py` (the version that counts
+  lag 0 in both directions of the bidirectional kernel).
+"""
+
+import math
+
+import keras
+import numpy as np
+from keras import ops
+
+from lra_keras.layers.fft_conv import fft_conv
+from lra_keras.layers.ssm_kernels import vandermonde_kernel
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class MultiHeadEMA(keras.layers.Layer):
+    """Multi-dimensional damped EMA along the sequence, as a long convolution.
+
+    Each of the `hidden_dim` channels is expanded into `ndim` EMA dimensions
+    by `beta`, each runs the damped recurrence
+    `h_t = alpha * beta * x_t + (1 - alpha * delta) * h_{t-1}` and they are
+    projected back by `gamma`; `alpha`, `delta` are in (0, 1) through a
+    sigmoid. The outputs are `silu(EMA(x) + omega * x)`. For training the
+    recurrence is unrolled into its kernel
+    `k[d, l] = sum_n alpha beta gamma / sqrt(ndim) * (1 - alpha delta)^l`,
+    generated with `vandermonde_kernel` and applied with `fft_conv`; a
+    step-by-step path (`use_fft=False`, `step`) runs the recurrence itself.
+    This is the EMA sub-layer of MEGA (Ma et al. 2023,
+    https://arxiv.org/abs/2209.10655).
+
+    With `bidirectional=True` a second, independent set of parameters runs
+    the recurrence backwards in time and the two outputs are added; as in
+    the reference implementation both directions see the present token, so
+    lag 0 is counted twice.
+
+    Weights (for `hidden_dim` = D channels; 2D rows when bidirectional, the
+    forward direction first) are named `ema_*` so that the optimizer can
+    exclude them from weight decay: `ema_delta`, `ema_alpha`, `ema_beta`
+    (2D, ndim, 1) and `ema_gamma` (2D, ndim); `ema_omega` (D,) is the
+    residual weight.
+
+    Args:
+        ndim: int. EMA dimensions per channel. Defaults to 16.
+        bidirectional: bool. Whether to add an EMA running backwards in
+            time. Defaults to `False` (causal).
+        truncation: int or None. Kernel length cap: lags >= `truncation`
+            get zero weight. Defaults to `None` (as long as the sequence).
+
+    Call arguments:
+        inputs: tensor (batch, length, hidden_dim).
+        padding_mask: optional (batch, length) tensor, nonzero at real
+            tokens (padding only at the end of rows). Padded positions are
+            zeroed before the convolution.
+        training: unused; for the layer contract.
+        use_fft: bool. `True` (default): FFT convolution. `False`: the
+            recurrence, step by step with `keras.ops.scan` (for checking and
+            for decoding; slow to train).
+
+    Returns:
+        Tensor (batch, length, hidden_dim).
+
+    Example:
+    >>> ema = MultiHeadEMA(ndim=4, bidirectional=True)
+    >>> ema(keras.random.normal((2, 100, 8))).shape
+    (2, 100, 8)
+    """
+
+    def __init__(self, ndim=16, bidirectional=False, truncation=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if int(ndim) < 1:
+            raise ValueError(f"`ndim` must be >= 1. Received: ndim={ndim}")
+        if truncation is not None and int(truncation) < 1:
+            raise ValueError(
+                "`truncation` must be None or >= 1. Received: "
+                f"truncation={truncation}"
+            )
+        self.ndim = int(ndim)
+        self.bidirectional = bool(bidirectional)
+        self.truncation = None if truncation is None else int(truncation)
+        self.scale = math.sqrt(1.0 / self.ndim)
+
+    def _ema_weight(self, name, shape, initializer):
+        # The EMA dynamics stay float32 under mixed precision: q^l for long
+        # l is not representable in float16.
+        return self.add_weight(
+            name=name, shape=shape, initializer=initializer, autocast=False
+        )
+
+    def build(self, input_shape):
+        hidden_dim = input_shape[-1]
+        if hidden_dim is None:
+            raise ValueError(
+                "The last input dimension must be known. Received: "
+                f"input_shape={input_shape}"
+            )
+        self.hidden_dim = int(hidden_dim)
+        rows = 2 * self.hidden_dim if self.bidirectional else self.hidden_dim
+        shape = (rows, self.ndim, 1)
+        normal = keras.initializers.RandomNormal
+        self.ema_delta = self._ema_weight(
+            "ema_delta", shape, normal(stddev=0.2)
+        )
+        self.ema_alpha = self._ema_weight(
+            "ema_alpha", shape, normal(stddev=0.2)
+        )
+        self.ema_beta = self._ema_weight(
+            "ema_beta", shape, normal(stddev=0.02)
+        )
+        # beta ~ N(+-1, 0.02) with signs +1, -1, +1, ... over the EMA
+        # dimensions ("seems more stable" in the reference code).
+        signs = np.where(np.arange(self.ndim) % 2 == 0, 1.0, -1.0)
+        self.ema_beta.assign(
+            self.ema_beta + signs.astype("float32")[None, :, None]
+        )
+        self.ema_gamma = self._ema_weight(
+            "ema_gamma", (rows, self.ndim), normal(stddev=1.0)
+        )
+        self.ema_omega = self._ema_weight(
+            "ema_omega", (self.hidden_dim,), normal(stddev=1.0)
+        )
+        self.built = True
+
+    def coefficients(self):
+        """The recurrence `h_t = q * h_{t-1} + b * x_t`, `y_t = c . h_t`.
+
+        Returns:
+            `(b, q, c)`, float32 tensors (rows, ndim); rows is hidden_dim,
+            or 2 * hidden_dim (forward rows first) when bidirectional.
+        """
+        alpha = ops.sigmoid(self.ema_alpha[..., 0])  # (rows, N)
+        delta = ops.sigmoid(self.ema_delta[..., 0])  # (rows, N)
+        q = 1.0 - alpha * delta  # (rows, N) damped decay, in (0, 1)
+        b = alpha * self.ema_beta[..., 0]  # (rows, N)
+        c = self.ema_gamma * self.scale  # (rows, N)
+        return b, q, c
+
+    def _log_decay(self):
+        # log(1 - alpha delta) without the cancellation of log(q).
+        alpha = ops.sigmoid(self.ema_alpha[..., 0])  # (rows, N)
+        delta = ops.sigmoid(self.ema_delta[..., 0])  # (rows, N)
+        return ops.log1p(-alpha * delta)  # (rows, N)
+
+    def kernel(self, length):
+        """EMA kernel `k[d, l] = sum_n b c q^l` for lags `l < length`.
+
+        Args:
+            length: int or scalar int tensor.
+
+        Returns:
+            float32 tensor (rows, length); rows as in `coefficients`.
+        """
+        b, _, c = self.coefficients()
+        log_q = self._log_decay()  # (rows, N)
+        zeros = ops.zeros_like(log_q)
+        k = vandermonde_kernel(b * c, zeros, log_q, zeros, length)
+        if self.truncation is not None:
+            # Same as a kernel of length min(truncation, L), zero-padded.
+            lags = ops.arange(length)
+            k = k * ops.cast(lags < self.truncation, k.dtype)[None, :]
+        return k  # (rows, L)
+
+    def _fft_path(self, u, length):
+        k = self.kernel(length)  # (rows, L)
+        if not self.bidirectional:
+            return fft_conv(u, k)
+        d = self.hidden_dim
+        k1, k2 = k[:d], k[d:]  # (D, L) forward, backward
+        # Both directions include the present token: lag 0 gets k1 + k2.
+        forward = ops.concatenate([k1[:, :1] + k2[:, :1], k1[:, 1:]], -1)
+        # fft_conv's backward kernel starts at lag 1.
+        backward = ops.concatenate([k2[:, 1:], ops.zeros_like(k2[:, :1])], -1)
+        return fft_conv(u, forward, backward)
+
+    def _scan(self, u, b, q, c, reverse):
+        xs = ops.transpose(ops.cast(u, "float32"), (1, 0, 2))  # (L, B, D)
+
+        def step(h, x_t):
+            h = q * h + b * x_t[..., None]  # (B, D, N)
+            # TensorFlow's scan wants outputs shaped like the carry, so the
+            # states are stacked and projected by c after the loop.
+            return h, h
+
+        h0 = ops.zeros_like(xs[0])[..., None] * ops.zeros_like(q)  # (B,D,N)
+        _, hs = ops.scan(step, h0, xs, reverse=reverse)  # (L, B, D, N)
+        ys = ops.sum(hs * c, axis=-1)  # (L, B, D)
+        return ops.cast(ops.transpose(ys, (1, 0, 2)), u.dtype)
+
+    def _step_path(self, u):
+        b, q, c = self.coefficients()
+        d = self.hidden_dim
+        y = self._scan(u, b[:d], q[:d], c[:d], reverse=False)
+        if self.bidirectional:
+            y = y + self._scan(u, b[d:], q[d:], c[d:], reverse=True)
+        return y
+
+    def call(self, inputs, padding_mask=None, training=None, use_fft=True):
+        u = inputs  # (B, L, D)
+        if padding_mask is not None:
+            # Padding must not leak into real positions through the
+            # backward kernel.
+            u = u * ops.cast(padding_mask, u.dtype)[..., None]
+        if use_fft:
+            y = self._fft_path(u, ops.shape(u)[1])  # (B, L, D)
+        else:
+            y = self._step_path(u)  # (B, L, D)
+        omega = ops.cast(self.ema_omega, u.dtype)  # (D,)
+        return ops.silu(y + omega * u)
+
+    def step(self, inputs, state=None):
+        """One step of the causal recurrence, for decoding.
+
+        Args:
+            inputs: tensor (batch, hidden_dim): the input at time t.
+            state: tensor (batch, hidden_dim, ndim), the EMA state after
+                t - 1, or None at t = 0.
+
+        Returns:
+            `(outputs, state)`: outputs (batch, hidden_dim) equal to the
+            layer's output at t; the new state (batch, hidden_dim, ndim).
+        """
+        if self.bidirectional:
+            raise ValueError(
+                "`step` needs a causal EMA. Received: bidirectional=True"
+            )
+        inputs = ops.convert_to_tensor(inputs)  # (B, D)
+        b, q, c = self.coefficients()  # (D, N)
+        x = ops.cast(inputs, "float32")  # (B, D)
+        h = b * x[..., None]  # (B, D, N)
+        if state is not None:
+            h = h + q * state
+        y = ops.cast(ops.sum(h * c, axis=-1), inputs.dtype)  # (B, D)
+        omega = ops.cast(self.ema_omega, inputs.dtype)
+        return ops.silu(y + omega * inputs), h
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            ndim=self.ndim,
+            bidirectional=self.bidirectional,
+            truncation=self.truncation,
+        )
+        return config

@@ -1,0 +1,296 @@
+"""S5: one multi-input multi-output diagonal state-space layer.
+
+References:
+- Smith, Warrington, Linderman. "Simplified State Space Layers for Sequence
+  Modeling" (S5), ICLR 2023, https://arxiv.org/abs/2208.04933
+- Port of lindermanlab/S5 `s5/ssm.py` (S5SSM, ZOH, `apply_ssm`),
+  `s5/ssm_init.py` (HiPPO-N eigenvalues, `init_VinvB`, `init_CV`) and the
+  block initialisation in `s5/train.py`. S5's parallel scan becomes the
+  equivalent convolution through the shared `fft_conv`:
+  `keras.ops.associative_scan` (Keras 3.15) fails under TensorFlow when the
+  length is dynamic inside `tf.function` (a Python `bool` of a symbolic
+  shape), and its torch version builds buffers with a bare `torch.zeros`.
+"""
+
+import math
+
+import keras
+import numpy as np
+from keras import ops
+
+from lra_keras.layers import hippo
+from lra_keras.layers.fft_conv import complex_multiply
+from lra_keras.layers.fft_conv import fft_conv
+from lra_keras.layers.s4d import check_dt_range
+from lra_keras.layers.s4d import log_uniform_dt
+from lra_keras.layers.ssm_kernels import complex_exp
+from lra_keras.layers.ssm_kernels import power_kernel
+from lra_keras.layers.state_space import StateSpaceLayer
+
+C_INITS = ("trunc_standard_normal", "lecun_normal", "complex_normal")
+# Truncation at 2 std shrinks a normal's std by this factor (jax/Keras).
+TRUNCATED_STD = 0.87962566103423978
+
+
+def block_hippo_n(state_dim, blocks):
+    """S5's block-diagonal HiPPO-N initialisation (numpy, init only).
+
+    Each of the `blocks` blocks holds the eigen-decomposition of the normal
+    part S = A + p p^T of a (state_dim / blocks)-sized HiPPO-LegS matrix,
+    S = V diag(Lambda) V^*. As in S5 with conjugate symmetry, only the half
+    of each block's eigenvalues with negative imaginary part is kept (the
+    other half are their conjugates).
+
+    Returns:
+        (Lambda, V): complex128 arrays of shapes (state_dim // 2,) and
+        (state_dim, state_dim // 2), V block diagonal; V^* is the V^{-1}
+        that projects a real B into the eigenbasis.
+    """
+    size = state_dim // blocks
+    a, _ = hippo.legs(size)
+    p = np.sqrt(0.5 + np.arange(size))
+    s = a + np.outer(p, p)  # normal: -1/2 I + skew-symmetric
+    lambda_imag, v = np.linalg.eigh(s * -1j)  # ascending imaginary parts
+    half = size // 2
+    lam = np.mean(np.diag(s)) + 1j * lambda_imag[:half]  # (size / 2,)
+    v = v[:, :half]  # (size, size / 2)
+    return np.tile(lam, blocks), np.kron(np.eye(blocks), v)
+
+
+def complex_matmul(a, b):
+    """(a_real + i a_imag) @ (b_real + i b_imag) on (real, imag) pairs."""
+    (a_real, a_imag), (b_real, b_imag) = a, b
+    return (
+        ops.matmul(a_real, b_real) - ops.matmul(a_imag, b_imag),
+        ops.matmul(a_real, b_imag) + ops.matmul(a_imag, b_real),
+    )
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class S5(StateSpaceLayer):
+    """S5: a MIMO diagonal state-space layer over all channels at once.
+
+    Where S4D runs H independent single-input SSMs, S5 runs one SSM with P
+    states that reads all H channels and writes all H channels:
+    `x_k = Lambda_bar x_{k-1} + B_bar u_k`, `y_k = 2 Re(C x_k) + D u_k`,
+    with diagonal complex `Lambda` (P/2 states), `B` (P/2, H), `C` (H, P/2)
+    and a timescale `dt` per state. ZOH: `Lambda_bar = exp(Lambda dt)`,
+    `B_bar = (Lambda_bar - 1) / Lambda * B`. As in S5's code with
+    `conj_sym=True`, P counts the states of the real system: only P/2
+    complex states are computed and their conjugates are accounted for by
+    `2 Re(.)`. The bidirectional layer adds a reverse-time pass with the same
+    `Lambda` and `B` and its own `C` (S5's `bidirectional`), both passes
+    including the current step. Then GELU and the output activation (see
+    `StateSpaceLayer`).
+
+    Initialisation as S5: `Lambda` from the eigenvalues of the normal part
+    of HiPPO-LegS ("HiPPO-N"), repeated over `blocks` blocks of size P /
+    blocks; `B = V^{-1} B_0` with `B_0` (P, H) lecun normal; `C` per
+    `C_init`; `dt` log-uniform in `[dt_min, dt_max]`.
+
+    Computed without a time loop, in place of S5's parallel scan: the state
+    of each mode is the causal convolution of `B_bar u` with the complex
+    kernel `Lambda_bar^l`, four real convolutions in the shared `fft_conv`;
+    the reverse-time pass convolves the reversed sequence.
+
+    Paper: Smith, Warrington, Linderman, "Simplified State Space Layers for
+    Sequence Modeling", https://arxiv.org/abs/2208.04933
+
+    Args:
+        state_dim: int. State size P (S5's `ssm_size_base`): P/2 complex
+            states are computed. Must be a multiple of `2 * blocks`.
+            Defaults to 64.
+        blocks: int. Number of blocks J of the HiPPO-N initialisation
+            (S5's `blocks`). Defaults to 1.
+        C_init: how C is initialised (S5's `C_init`):
+            `"trunc_standard_normal"` (S5's default: a real-shaped complex
+            C_0 (H, P), lecun normal per row, i.e. truncated normal with std
+            1/sqrt(P), then `C = C_0 V`), `"lecun_normal"` (lecun normal
+            over the whole (H, P), then `C_0 V`) or `"complex_normal"`
+            (C ~ CN(0, 1) directly in the eigenbasis).
+        dt_min: float. Smallest initial step. Defaults to 0.001.
+        dt_max: float. Largest initial step. Defaults to 0.1.
+        clip_eigs: bool. Clip `Re(Lambda)` at -1e-4 so every mode decays
+            (S5's `clip_eigs`). Defaults to False, as in S5.
+        bidirectional, activation, output_activation, dropout: see
+            `StateSpaceLayer`.
+
+    Call arguments:
+        inputs: tensor (batch, length, hidden_dim).
+        padding_mask: optional (batch, length), nonzero at real tokens.
+        training: bool, for dropout.
+
+    Returns:
+        Tensor (batch, length, hidden_dim).
+
+    Example:
+    >>> layer = S5(state_dim=64, blocks=4, bidirectional=True)
+    >>> layer(keras.random.normal((2, 1024, 32))).shape
+    (2, 1024, 32)
+    """
+
+    def __init__(
+        self,
+        state_dim=64,
+        blocks=1,
+        C_init="trunc_standard_normal",
+        dt_min=0.001,
+        dt_max=0.1,
+        clip_eigs=False,
+        bidirectional=False,
+        activation="gelu",
+        output_activation="glu",
+        dropout=0.0,
+        **kwargs,
+    ):
+        super().__init__(
+            state_dim=state_dim,
+            bidirectional=bidirectional,
+            activation=activation,
+            output_activation=output_activation,
+            dropout=dropout,
+            **kwargs,
+        )
+        if int(blocks) < 1:
+            raise ValueError(
+                f"`blocks` must be >= 1. Received: blocks={blocks}"
+            )
+        if self.state_dim % (2 * int(blocks)):
+            raise ValueError(
+                "`state_dim` must be a multiple of 2 * blocks (conjugate "
+                f"pairs in every block). Received: state_dim={state_dim}, "
+                f"blocks={blocks}"
+            )
+        if C_init not in C_INITS:
+            raise ValueError(
+                f"`C_init` must be one of {C_INITS}. Received: "
+                f"C_init={C_init!r}"
+            )
+        check_dt_range(dt_min, dt_max)
+        self.blocks = int(blocks)
+        self.C_init = C_init
+        self.dt_min = dt_min
+        self.dt_max = dt_max
+        self.clip_eigs = bool(clip_eigs)
+
+    def build_ssm(self, hidden_dim):
+        full, half = self.state_dim, self.state_dim // 2
+        lam, v = block_hippo_n(full, self.blocks)  # (P/2,), (P, P/2)
+        v_real = ops.convert_to_tensor(v.real, "float32")
+        v_imag = ops.convert_to_tensor(v.imag, "float32")
+
+        def weight(name, shape, value):
+            w = self.add_weight(name=name, shape=shape, initializer="zeros")
+            w.assign(value)
+            return w
+
+        self.Lambda_real = weight("ssm_Lambda_real", (half,), lam.real)
+        self.Lambda_imag = weight("ssm_Lambda_imag", (half,), lam.imag)
+        self.log_dt = self.add_weight(
+            name="ssm_log_dt",
+            shape=(half,),
+            initializer=log_uniform_dt(self.dt_min, self.dt_max),
+        )
+        # B_tilde = V^{-1} B_0, V^{-1} = V^* (S is normal: V is orthonormal).
+        b0 = keras.initializers.LecunNormal()((full, hidden_dim))  # (P, H)
+        v_inv_real = ops.transpose(v_real)  # (P/2, P)
+        v_inv_imag = -ops.transpose(v_imag)
+        self.B_real = weight(
+            "ssm_B_real", (half, hidden_dim), ops.matmul(v_inv_real, b0)
+        )
+        self.B_imag = weight(
+            "ssm_B_imag", (half, hidden_dim), ops.matmul(v_inv_imag, b0)
+        )
+        shape = (self.directions, hidden_dim, half)
+        if self.C_init == "complex_normal":
+            # C ~ CN(0, 1): real and imaginary parts with variance 1/2 each.
+            c_init = keras.initializers.RandomNormal(stddev=math.sqrt(0.5))
+            self.C_real = self.add_weight(
+                name="C_real", shape=shape, initializer=c_init
+            )
+            self.C_imag = self.add_weight(
+                name="C_imag", shape=shape, initializer=c_init
+            )
+            return
+        # A real-shaped C_0 (H, P) for each direction, then C_tilde = C_0 V.
+        # S5's lecun normal fans in over (H, P); its "trunc_standard_normal"
+        # is a lecun normal per row, fanning in over P only.
+        fan_in = full * (hidden_dim if self.C_init == "lecun_normal" else 1)
+        c_init = keras.initializers.TruncatedNormal(
+            stddev=math.sqrt(1.0 / fan_in) / TRUNCATED_STD
+        )
+        c0 = c_init((2, self.directions, hidden_dim, full))
+        c_real, c_imag = complex_matmul((c0[0], c0[1]), (v_real, v_imag))
+        self.C_real = weight("C_real", shape, c_real)  # (dirs, H, P/2)
+        self.C_imag = weight("C_imag", shape, c_imag)
+
+    def discretize(self):
+        """ZOH: (B_bar, dt Lambda) as (real, imag) pairs."""
+        a_real = self.Lambda_real
+        if self.clip_eigs:
+            a_real = ops.minimum(a_real, -1e-4)
+        a_imag = self.Lambda_imag  # (P/2,)
+        dt = ops.exp(self.log_dt)  # (P/2,)
+        dta_real, dta_imag = a_real * dt, a_imag * dt  # (P/2,)
+        # ZOH: Lambda_bar = exp(Lambda dt), B_bar = (Lambda_bar - 1) / Lambda B
+        e_real, e_imag = complex_exp(dta_real, dta_imag)  # (P/2,)
+        denom = a_real**2 + a_imag**2
+        g_real, g_imag = complex_multiply(
+            e_real - 1.0, e_imag, a_real / denom, -a_imag / denom
+        )  # (P/2,)
+        bbar = complex_multiply(
+            g_real[:, None], g_imag[:, None], self.B_real, self.B_imag
+        )  # (P/2, H)
+        return bbar, (dta_real, dta_imag)
+
+    def convolve_states(self, v, log_z):
+        """x_k = sum_{j <= k} z^(k - j) v_j (causal), complex, via fft_conv.
+
+        v: (batch, L, P/2) pair; log_z: (P/2,) pair. With the backward pass,
+        the reversed sequence goes through the same causal convolution
+        (padding sits at the end of rows and is zero, so reversing is safe).
+        """
+        v_real, v_imag = v
+        length = ops.shape(v_real)[1]
+        z_real, z_imag = power_kernel(*log_z, length)  # (P/2, L)
+        # A complex convolution is four real ones: channels
+        # [v_re * z_re, v_im * z_re, v_re * z_im, v_im * z_im].
+        w = ops.concatenate([v_real, v_imag, v_real, v_imag], -1)  # (b,L,2P)
+        k = ops.concatenate([z_real, z_real, z_imag, z_imag], 0)  # (2P, L)
+        if self.bidirectional:
+            w = ops.concatenate([w, ops.flip(w, axis=1)], -1)  # (b, L, 4P)
+            k = ops.concatenate([k, k], 0)  # (4P, L)
+        out = fft_conv(w, k)  # (batch, L, 2P * dirs)
+        states = []
+        for d, parts in enumerate(ops.split(out, self.directions, axis=-1)):
+            a, b, c, e = ops.split(parts, 4, axis=-1)  # (batch, L, P/2)
+            x = (a - e, b + c)
+            if d == 1:
+                x = tuple(ops.flip(t, axis=1) for t in x)
+            states.append(x)
+        return states
+
+    def ssm_convolve(self, u):
+        (bbar_real, bbar_imag), log_z = self.discretize()
+        u = ops.cast(u, "float32")  # (batch, L, H)
+        v = (
+            ops.matmul(u, ops.transpose(bbar_real)),
+            ops.matmul(u, ops.transpose(bbar_imag)),
+        )  # B_bar u: (batch, L, P/2) pair
+        y = 0.0
+        for d, (x_real, x_imag) in enumerate(self.convolve_states(v, log_z)):
+            # Conjugate pairs: y = 2 Re(C x) = 2 (C_re x_re - C_im x_im).
+            y = y + ops.matmul(x_real, ops.transpose(self.C_real[d]))
+            y = y - ops.matmul(x_imag, ops.transpose(self.C_imag[d]))
+        return ops.cast(2.0 * y, self.compute_dtype)  # (batch, L, H)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            blocks=self.blocks,
+            C_init=self.C_init,
+            dt_min=self.dt_min,
+            dt_max=self.dt_max,
+            clip_eigs=self.clip_eigs,
+        )
+        return config

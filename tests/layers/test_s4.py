@@ -1,0 +1,272 @@
+import keras
+import numpy as np
+import pytest
+
+from lra_keras.layers import hippo
+from lra_keras.layers.s4 import S4
+from tests.testing import assert_allclose
+from tests.testing import assert_config_round_trip
+from tests.testing import assert_saving_round_trip
+from tests.testing import numpy_causal_conv
+from tests.testing import numpy_gelu
+from tests.testing import sequence_model
+from tests.testing import to_numpy
+
+
+def s4_parameters(layer):
+    """(dt (H,), Lambda, P, B (H, N/2), C (dirs, H, N/2)) in complex128."""
+    w = {v.name: to_numpy(v).astype("float64") for v in layer.weights}
+    dt = np.exp(w["ssm_log_dt"])
+    lam = -np.exp(w["ssm_log_A_real"]) + 1j * w["ssm_A_imag"]
+    p = w["ssm_P_real"] + 1j * w["ssm_P_imag"]
+    b = w["ssm_B_real"] + 1j * w["ssm_B_imag"]
+    c = w["C_real"] + 1j * w["C_imag"]
+    return dt, lam, p, b, c
+
+
+def full_system(lam, p, b):
+    """A = diag(Lambda, conj Lambda) - [P; conj P][P; conj P]^*, [B; conj B].
+
+    The S4 code base keeps half of each conjugate pair but its low-rank
+    term runs over both halves (`_conj` in `_step_state_linear`).
+    """
+    lam_f = np.concatenate([lam, lam.conj()])
+    p_f = np.concatenate([p, p.conj()])
+    return np.diag(lam_f) - np.outer(p_f, p_f.conj()), np.concatenate(
+        [b, b.conj()]
+    )
+
+
+def bilinear(a, b, dt):
+    """Dense bilinear discretisation (numpy inverse, no Woodbury)."""
+    eye = np.eye(a.shape[0])
+    inverse = np.linalg.inv(eye - dt / 2 * a)
+    return inverse @ (eye + dt / 2 * a), inverse @ (dt * b)
+
+
+def recurrence_kernel(layer, length):
+    """Impulse response of x_k = A_bar x_{k-1} + B_bar u_k, y = 2 Re(C x)."""
+    dt, lam, p, b, c = s4_parameters(layer)
+    half = lam.shape[-1]
+    kernel = np.zeros((c.shape[0], c.shape[1], length))
+    for h in range(lam.shape[0]):
+        a_bar, b_bar = bilinear(*full_system(lam[h], p[h], b[h]), dt[h])
+        x = np.zeros(2 * half, complex)
+        for k in range(length):
+            x = a_bar @ x + b_bar * (k == 0)  # u = impulse at 0
+            assert np.allclose(x[half:], x[:half].conj())
+            kernel[:, h, k] = 2 * np.real(c[:, h] @ x[:half])
+    return kernel
+
+
+def numpy_s4_block(layer, u, mask=None):
+    """Direct convolution with the recurrence kernel + D u, GELU, GLU."""
+    u = np.asarray(u, "float64")
+    if mask is not None:
+        u = u * mask[..., None]
+    kernel = recurrence_kernel(layer, u.shape[1])
+    y = numpy_causal_conv(
+        u, kernel[0], kernel[1] if layer.bidirectional else None
+    ) + u * to_numpy(layer.D)
+    y = numpy_gelu(y)
+    w, b = (to_numpy(t) for t in layer.output_dense.weights)
+    z = y @ w + b
+    h = z.shape[-1] // 2
+    return z[..., :h] / (1 + np.exp(-z[..., h:]))
+
+
+def _inputs(length=24, hidden=4, batch=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(batch, length, hidden)).astype("float32")
+
+
+@pytest.mark.parametrize(
+    "init, state_dim, lengths",
+    [("legs", 8, (1, 7, 37, 64)), ("random", 8, (24,)), ("legs", 32, (64,))],
+)
+def test_s4_kernel_matches_numpy_recurrence(init, state_dim, lengths):
+    # Large steps so that the low-rank term matters within a few steps.
+    layer = S4(state_dim=state_dim, init=init, dt_min=0.01, dt_max=0.5,
+               bidirectional=True)
+    layer.build((None, None, 4))
+    for length in lengths:
+        expected = recurrence_kernel(layer, length)
+        kernel = to_numpy(layer.ssm_kernel(length))
+        assert kernel.shape == (2, 4, length)
+        assert_allclose(kernel, expected, atol=2e-5, rtol=1e-4,
+                        err_msg=f"length={length}")
+
+
+def test_legs_init_reproduces_hippo_nplr():
+    layer = S4(state_dim=8, dt_min=0.01, dt_max=0.02)
+    layer.build((None, None, 4))
+    lam, p, b = hippo.legs_nplr(8)
+    dt, lam_w, p_w, b_w, _ = s4_parameters(layer)
+    for h in range(4):
+        np.testing.assert_allclose(lam_w[h], lam, atol=1e-5)
+        np.testing.assert_allclose(p_w[h], p, atol=1e-5)
+        np.testing.assert_allclose(b_w[h], b, atol=1e-5)
+    assert np.all((dt >= 0.01 - 1e-7) & (dt <= 0.02 + 1e-7))
+
+
+def test_legs_init_is_similar_to_hippo_legs():
+    # The full system is V^* A_LegS V (V unitary): same eigenvalues, and
+    # B^* A^k B = b^T A_LegS^k b. Coupling only one half of each conjugate
+    # pair (an (N/2, N/2) Lambda - P P^*) would give other eigenvalues.
+    n = 8
+    lam, p, b = hippo.legs_nplr(n)
+    a_legs, b_legs = hippo.legs(n)
+    a, b_full = full_system(lam, p, b)
+    eig = np.sort(np.linalg.eigvals(a).real)
+    np.testing.assert_allclose(eig, -np.arange(n, 0, -1.0), atol=1e-4)
+    np.testing.assert_allclose(np.sort(np.linalg.eigvals(a_legs).real), eig,
+                               atol=1e-4)
+    for k in range(4):
+        expected = b_legs @ np.linalg.matrix_power(a_legs, k) @ b_legs
+        got = b_full.conj() @ np.linalg.matrix_power(a, k) @ b_full
+        np.testing.assert_allclose(got, expected, rtol=1e-8)
+    half_coupled = np.diag(lam) - np.outer(p, p.conj())
+    half_eig = np.linalg.eigvals(half_coupled)
+    assert np.abs(half_eig.imag).max() > 1.0
+
+
+def test_zero_P_gives_bilinear_diagonal_kernel():
+    layer = S4(state_dim=8, dt_min=0.01, dt_max=0.5)
+    layer.build((None, None, 4))
+    layer.P_real.assign(np.zeros((4, 4), "float32"))
+    layer.P_imag.assign(np.zeros((4, 4), "float32"))
+    dt, lam, _, b, c = s4_parameters(layer)
+    dt = dt[:, None]
+    # S4D with the bilinear transform: z = (1 + dt/2 A) / (1 - dt/2 A).
+    z = (1 + dt / 2 * lam) / (1 - dt / 2 * lam)  # (H, N/2)
+    b_bar = dt * b / (1 - dt / 2 * lam)
+    powers = z[..., None] ** np.arange(64)  # (H, N/2, L)
+    expected = 2 * np.real(np.einsum("dhn,hn,hnl->dhl", c, b_bar, powers))
+    assert_allclose(layer.ssm_kernel(64), expected, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_s4_layer_matches_numpy_block(bidirectional):
+    u = _inputs()
+    mask = np.ones((2, 24), bool)
+    mask[1, 15:] = False
+    layer = S4(state_dim=8, bidirectional=bidirectional, dt_min=0.01,
+               dt_max=0.5)
+    out = layer(u, padding_mask=mask)
+    assert_allclose(out, numpy_s4_block(layer, u, mask), atol=1e-4)
+
+
+def test_causal_s4_ignores_future():
+    u = _inputs()
+    u2 = u.copy()
+    u2[:, 12:] += 5.0
+    causal = S4(state_dim=8)
+    assert_allclose(causal(u)[:, :12], causal(u2)[:, :12], atol=1e-5)
+    # ... while the bidirectional layer reads the future.
+    both = S4(state_dim=8, bidirectional=True)
+    diff = to_numpy(both(u)[:, :12]) - to_numpy(both(u2)[:, :12])
+    assert np.abs(diff).max() > 1e-3
+
+
+def test_padding_does_not_change_real_outputs():
+    layer = S4(state_dim=8, bidirectional=True)
+    u = _inputs(batch=1)
+    mask = np.ones((1, 24), bool)
+    mask[0, 12:] = False
+    noisy = u.copy()
+    noisy[0, 12:] = 50.0
+    short = layer(u[:, :12])
+    assert_allclose(layer(noisy, padding_mask=mask)[:, :12], short, atol=1e-4)
+
+
+def test_random_init_draws_normal_with_std_0_1():
+    layer = S4(state_dim=8, init="random")
+    layer.build((None, None, 64))
+    for weight in (layer.log_A_real, layer.A_imag, layer.P_real,
+                   layer.P_imag, layer.B_real, layer.B_imag):
+        values = to_numpy(weight)
+        assert values.shape == (64, 4)
+        assert abs(values.mean()) < 0.03, weight.name
+        assert 0.08 < values.std() < 0.12, weight.name
+    assert 0.6 < to_numpy(layer.C_real).std() < 0.8  # CN(0, 1)
+
+
+def test_symbolic_length_matches_static_length():
+    # TensorFlow traces `fit` with an unknown length; that path uses a fixed
+    # block size and a while loop.
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("only TensorFlow has symbolic lengths")
+    import tensorflow as tf
+
+    layer = S4(state_dim=8, bidirectional=True, dt_min=0.01, dt_max=0.5)
+    layer.build((None, None, 4))
+    weights = [w for w in layer.trainable_weights
+               if w.name.startswith(("ssm_", "C_"))]
+
+    def kernel_and_grads(length):
+        with tf.GradientTape() as tape:
+            k = layer.ssm_kernel(length)
+            loss = tf.reduce_sum(k * tf.cos(tf.cast(tf.range(length),
+                                                    "float32")))
+        return k, tape.gradient(loss, weights)
+
+    symbolic = tf.function(
+        kernel_and_grads, input_signature=[tf.TensorSpec((), tf.int32)]
+    )
+    for length in (1, 37, 300):
+        k, grads = symbolic(tf.constant(length))
+        k_static, grads_static = kernel_and_grads(length)
+        assert_allclose(k, recurrence_kernel(layer, length), atol=1e-5,
+                        rtol=1e-4)
+        for g, g_static in zip(grads, grads_static):
+            assert_allclose(g, g_static, atol=1e-4, rtol=1e-4)
+
+
+class _VaryingLengths(keras.utils.PyDataset):
+    """Two batches of different lengths, padding in the second row."""
+
+    lengths = (12, 19)
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __getitem__(self, index):
+        rng = np.random.default_rng(index)
+        length = self.lengths[index]
+        x = rng.normal(size=(2, length, 4)).astype("float32")
+        mask = np.ones((2, length), bool)
+        mask[1, length // 2:] = False
+        y = rng.normal(size=(2, length, 4)).astype("float32")
+        return (x, mask), y
+
+
+def test_s4_fits_with_dynamic_lengths():
+    # Under TensorFlow the second length retraces `fit` with an unknown
+    # length (the symbolic path).
+    model = sequence_model(S4(state_dim=8, bidirectional=True), 4)
+    model.compile(optimizer="adam", loss="mse")
+    before = [to_numpy(w).copy() for w in model.trainable_weights]
+    history = model.fit(_VaryingLengths(), epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][-1])
+    after = [to_numpy(w) for w in model.trainable_weights]
+    assert all(np.all(np.isfinite(w)) for w in after)
+    assert all(not np.array_equal(a, b) for a, b in zip(before, after))
+
+
+def test_s4_config_and_saving_round_trip(tmp_path):
+    layer = S4(state_dim=8, init="random", dt_min=0.01, dt_max=0.05,
+               bidirectional=True, output_activation="half_glu",
+               dropout=0.1)
+    assert_config_round_trip(layer)
+    model = sequence_model(layer, 4, with_mask=False)
+    assert_saving_round_trip(model, _inputs(length=12), tmp_path, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(state_dim=7), dict(init="lin"), dict(dt_min=0.1, dt_max=0.01),
+     dict(output_activation="swish"), dict(dropout=1.0)],
+)
+def test_invalid_arguments_raise(kwargs):
+    with pytest.raises(ValueError, match="Received"):
+        S4(**kwargs)

@@ -1,0 +1,249 @@
+import math
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from lra_keras.layers import hippo
+from lra_keras.layers.s5 import S5
+from lra_keras.layers.s5 import block_hippo_n
+from tests.testing import assert_allclose
+from tests.testing import assert_config_round_trip
+from tests.testing import assert_saving_round_trip
+from tests.testing import to_numpy
+
+
+def _make_layer(x, state_dim=16, blocks=2, seed=0, **kwargs):
+    """A built S5 whose modes decay at different rates (a sharper test)."""
+    kwargs = {"dt_min": 0.01, "dt_max": 0.5, **kwargs}
+    layer = S5(state_dim=state_dim, blocks=blocks, **kwargs)
+    layer.build(x.shape)
+    rng = np.random.default_rng(seed)
+    layer.Lambda_real.assign(-rng.uniform(0.05, 1.0, state_dim // 2))
+    return layer
+
+
+def numpy_ssm(layer, u):
+    """The S5 recurrence step by step in complex128, from the weights.
+
+    x_k = Lambda_bar x_{k-1} + B_bar u_k; y_k = 2 Re(C x_k) (conjugate
+    pairs); the backward pass runs the same recurrence from the end.
+    """
+    w = {v.name: to_numpy(v).astype(np.float64) for v in layer.weights}
+    lam = w["ssm_Lambda_real"] + 1j * w["ssm_Lambda_imag"]  # (Q,)
+    if layer.clip_eigs:
+        lam = np.minimum(lam.real, -1e-4) + 1j * lam.imag
+    dt = np.exp(w["ssm_log_dt"])
+    lambda_bar = np.exp(lam * dt)
+    b = w["ssm_B_real"] + 1j * w["ssm_B_imag"]  # (Q, H)
+    b_bar = ((lambda_bar - 1.0) / lam)[:, None] * b
+    c = w["C_real"] + 1j * w["C_imag"]  # (dirs, H, Q)
+    batch, length, _ = u.shape
+    y = np.zeros(u.shape)
+    orders = [range(length), range(length - 1, -1, -1)]
+    for d in range(c.shape[0]):
+        x = np.zeros((batch, lam.shape[0]), np.complex128)
+        for k in orders[d]:
+            x = lambda_bar * x + u[:, k].astype(np.float64) @ b_bar.T
+            y[:, k] += 2.0 * (x @ c[d].T).real
+    return y
+
+
+def numpy_gelu(x):
+    return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+
+
+def numpy_layer(layer, x, mask):
+    """Full layer: mask, SSM + D u, GELU, output activation."""
+    u = x * mask[..., None]
+    y = numpy_ssm(layer, u) + u * to_numpy(layer.D)
+    y = numpy_gelu(y)
+    if layer.output_activation is None:
+        return y
+    dense = layer.output_dense
+    z = y @ to_numpy(dense.kernel) + to_numpy(dense.bias)
+    sigmoid = 1.0 / (1.0 + np.exp(-z))
+    if layer.output_activation == "glu":
+        h = z.shape[-1] // 2
+        return z[..., :h] / (1.0 + np.exp(-z[..., h:]))
+    if layer.output_activation == "half_glu":
+        return y * sigmoid
+    return z
+
+
+@pytest.mark.numpy_only
+def test_block_hippo_n_diagonalises_each_legs_normal_block():
+    lam, v = block_hippo_n(24, 3)  # 3 blocks of size 8, 4 states each
+    assert lam.shape == (12,) and v.shape == (24, 12)
+    expected, _, _ = hippo.legs_nplr(8)
+    np.testing.assert_allclose(lam, np.tile(expected, 3), atol=1e-10)
+    a, _ = hippo.legs(8)
+    p = np.sqrt(0.5 + np.arange(8))
+    s = np.kron(np.eye(3), a + np.outer(p, p))  # block-diagonal normal part
+    np.testing.assert_allclose(s @ v, v * lam, atol=1e-10)
+    np.testing.assert_allclose(v.conj().T @ v, np.eye(12), atol=1e-10)
+    np.testing.assert_allclose(lam.real, -0.5, atol=1e-12)
+    assert np.all(lam.imag < 0)
+
+
+@pytest.mark.parametrize(
+    "C_init, mean_square",
+    [("trunc_standard_normal", lambda p, h: 2.0 / p),
+     ("lecun_normal", lambda p, h: 2.0 / (p * h)),
+     ("complex_normal", lambda p, h: 1.0)],
+)
+def test_init_follows_s5(C_init, mean_square):
+    keras.utils.set_random_seed(0)
+    p, h = 16, 8
+    lam, v = block_hippo_n(p, 2)
+    b0, c = [], []
+    for _ in range(4):  # pool four small layers for the statistics
+        layer = S5(state_dim=p, blocks=2, C_init=C_init, bidirectional=True)
+        layer.build((1, None, h))
+        assert_allclose(layer.Lambda_real, lam.real, atol=1e-6)
+        assert_allclose(layer.Lambda_imag, lam.imag, atol=1e-5)
+        dt = np.exp(to_numpy(layer.log_dt))
+        assert dt.shape == (p // 2,)
+        assert np.all((dt >= 0.001 * 0.999) & (dt <= 0.1 * 1.001))
+        # B_tilde = V^* B_0, B_0 real lecun normal: 2 Re(V B_tilde) = B_0.
+        b = to_numpy(layer.B_real) + 1j * to_numpy(layer.B_imag)
+        b0.append(2.0 * (v @ b).real)  # (P, H)
+        c.append(to_numpy(layer.C_real) + 1j * to_numpy(layer.C_imag))
+        assert c[-1].shape == (2, h, p // 2)
+        assert not np.allclose(c[-1][0], c[-1][1])
+    assert abs(np.std(b0) * math.sqrt(p) - 1.0) < 0.15
+    ratio = np.mean(np.abs(np.array(c)) ** 2) / mean_square(p, h)
+    assert 0.7 < ratio < 1.3, ratio
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+@pytest.mark.parametrize("length", [1, 9, 24])
+def test_ssm_matches_numpy_recurrence(length, bidirectional):
+    rng = np.random.default_rng(length)
+    u = rng.normal(size=(2, length, 8)).astype("float32")
+    layer = _make_layer(u, bidirectional=bidirectional)
+    y = layer.ssm_convolve(ops.convert_to_tensor(u))
+    assert_allclose(y, numpy_ssm(layer, u), atol=1e-4, rtol=1e-4)
+
+
+def test_ssm_with_clipped_eigenvalues_matches_numpy_recurrence():
+    u = np.random.default_rng(7).normal(size=(2, 24, 8)).astype("float32")
+    layer = _make_layer(u, clip_eigs=True, bidirectional=True)
+    layer.Lambda_real.assign(np.linspace(-1.0, 0.5, 8))  # some unstable
+    y = layer.ssm_convolve(ops.convert_to_tensor(u))
+    assert_allclose(y, numpy_ssm(layer, u), atol=1e-4, rtol=1e-4)
+
+
+def test_ssm_with_many_blocks_matches_numpy_recurrence():
+    u = np.random.default_rng(8).normal(size=(2, 24, 8)).astype("float32")
+    layer = _make_layer(u, blocks=4, bidirectional=True, dt_max=1.0)
+    y = layer.ssm_convolve(ops.convert_to_tensor(u))
+    assert_allclose(y, numpy_ssm(layer, u), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("output_activation", ["glu", "half_glu", None])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_layer_matches_numpy_reference(bidirectional, output_activation):
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(2, 24, 8)).astype("float32")
+    mask = np.ones((2, 24), "float32")
+    mask[1, 15:] = 0.0
+    layer = _make_layer(
+        x, bidirectional=bidirectional, output_activation=output_activation
+    )
+    out = layer(x, padding_mask=mask)
+    expected = numpy_layer(layer, x, mask)
+    assert_allclose(out, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_causal_layer_ignores_the_future():
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(2, 24, 8)).astype("float32")
+    x2 = x.copy()
+    x2[:, 12:] = rng.normal(size=(2, 12, 8))
+    causal = _make_layer(x)
+    a, b = to_numpy(causal(x)), to_numpy(causal(x2))
+    np.testing.assert_allclose(a[:, :12], b[:, :12], atol=1e-5)
+    assert not np.allclose(a[:, 12:], b[:, 12:], atol=1e-3)
+    # ... while the bidirectional layer reads it.
+    both = _make_layer(x, bidirectional=True)
+    assert not np.allclose(
+        to_numpy(both(x))[:, :12], to_numpy(both(x2))[:, :12], atol=1e-3
+    )
+
+
+def test_padding_does_not_change_real_positions():
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2, 24, 8)).astype("float32")
+    mask = np.ones((2, 24), bool)
+    mask[0, 20:] = False
+    mask[1, 9:] = False
+    junk = x.copy()
+    junk[~mask] = rng.normal(size=(int((~mask).sum()), 8)) * 10.0
+    layer = _make_layer(x, bidirectional=True)
+    a = to_numpy(layer(x, padding_mask=mask))
+    b = to_numpy(layer(junk, padding_mask=mask))
+    np.testing.assert_allclose(a[mask], b[mask], atol=1e-5)
+    # Equal to running the unpadded row alone.
+    alone = to_numpy(layer(x[:, :9]))
+    np.testing.assert_allclose(a[1, :9], alone[1], atol=1e-5)
+
+
+def _dynamic_model(layer, hidden_dim=8):
+    inputs = keras.Input((None, hidden_dim))
+    return keras.Model(inputs, layer(inputs))
+
+
+def test_serialization_round_trips(tmp_path):
+    layer = S5(state_dim=16, blocks=2, C_init="lecun_normal", dt_min=0.01,
+               dt_max=0.2, clip_eigs=True, bidirectional=True,
+               output_activation="half_glu", dropout=0.1)
+    rebuilt = assert_config_round_trip(layer)
+    assert rebuilt.blocks == 2 and rebuilt.C_init == "lecun_normal"
+    model = _dynamic_model(layer)
+    x = np.random.default_rng(13).normal(size=(2, 24, 8)).astype("float32")
+    loaded = assert_saving_round_trip(model, x, tmp_path, atol=1e-5)
+    # The reloaded model still accepts any length.
+    assert tuple(loaded(x[:, :9]).shape) == (2, 9, 8)
+
+
+def test_fit_with_dynamic_lengths_updates_every_weight():
+    # Finite, nonzero gradients reach every weight: Adam moves each one.
+    layer = S5(state_dim=16, blocks=2, bidirectional=True)
+    inputs = keras.Input((None, 8))
+    outputs = keras.layers.GlobalAveragePooling1D()(layer(inputs))
+    model = keras.Model(inputs, keras.layers.Dense(1)(outputs))
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="mse")
+    before = [to_numpy(w).copy() for w in layer.trainable_weights]
+    rng = np.random.default_rng(14)
+    # Batches of different lengths: TensorFlow retraces with length None.
+    batches = [
+        (rng.normal(size=(2, n, 8)).astype("float32"),
+         rng.normal(size=(2, 1)).astype("float32"))
+        for n in (24, 9)
+    ]
+    history = model.fit(
+        (b for b in batches), steps_per_epoch=2, epochs=1, shuffle=False,
+        verbose=0,
+    )
+    assert np.isfinite(history.history["loss"][0])
+    for old, new in zip(before, layer.trainable_weights):
+        new = to_numpy(new)
+        assert np.all(np.isfinite(new))
+        assert not np.allclose(old, new), new
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(state_dim=12, blocks=4), "state_dim"),
+        (dict(state_dim=7), "state_dim"),
+        (dict(blocks=0), "blocks"),
+        (dict(C_init="normal"), "C_init"),
+        (dict(dt_min=0.1, dt_max=0.01), "dt_min"),
+    ],
+)
+def test_bad_arguments_are_rejected(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        S5(**kwargs)
