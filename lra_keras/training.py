@@ -34,10 +34,11 @@ from lra_keras.batching import padding_mask
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
 
-# Regular expressions searched in variable names. Norm scales and offsets,
+# Regular expressions searched in variable names (TensorFlow prefixes the
+# layer path, hence "(^|/)"). Norm scales and offsets,
 # biases, and the state-space / EMA dynamics (named "ssm_*" and "ema_*" by
 # their layers) train without weight decay, as in the S4 and MEGA code.
-WEIGHT_DECAY_EXCLUDED = ("bias", "gamma", "beta", "^ssm_", "^ema_")
+WEIGHT_DECAY_EXCLUDED = ("bias", "gamma", "beta", "(^|/)ssm_", "(^|/)ema_")
 
 
 def make_schedule(hp, total_steps):
