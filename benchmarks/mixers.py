@@ -44,8 +44,10 @@ SIZES = dict(
     s4=dict(state_dim=64),
     dlr=dict(state_dim=256),
     s5=dict(state_dim=64, blocks=4),
+    # Chunks of 1024, as MEGA's Image and Pathfinder configurations: full
+    # attention would make MEGA quadratic like the Transformer.
     mega=dict(zdim=64, intermediate_dim=256, ffn_intermediate_dim=256,
-              ndim=16),
+              ndim=16, chunk_size=1024),
     gmlp=dict(intermediate_dim=256, num_kernel_channels=2),
     conv=dict(intermediate_dim=256, kernel_size=31),
 )
