@@ -9,6 +9,8 @@ References:
 import keras
 from keras import ops
 
+from lra_keras.layers.state_space import masked
+
 
 @keras.saving.register_keras_serializable(package="lra_keras")
 class ConvBlock(keras.layers.Layer):
@@ -120,10 +122,8 @@ class ConvBlock(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, padding_mask=None, training=None):
-        x = inputs  # (B, L, D)
-        if padding_mask is not None:
-            # Bidirectional windows would otherwise read padding.
-            x = x * ops.cast(padding_mask, x.dtype)[..., None]
+        # Bidirectional windows would otherwise read padding.
+        x = masked(inputs, padding_mask)  # (B, L, D)
         K = self.kernel_size
         if self.causal:
             left, right = K - 1, 0

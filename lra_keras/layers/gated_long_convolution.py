@@ -12,6 +12,7 @@ import keras
 from keras import ops
 
 from lra_keras.layers.fft_conv import fft_conv
+from lra_keras.layers.state_space import masked
 
 # Kernels reaching at most this many lags per direction use a direct
 # depthwise convolution (O(L K), exact, no 2L padding); longer ones go
@@ -258,9 +259,8 @@ class GatedLongConvolution(keras.layers.Layer):
         Z1, Z2 = ops.split(Z, 2, axis=-1)  # (B, L, H) each
         if self.gate_norm:
             Z2 = self.gate_norm_layer(Z2)
-        if padding_mask is not None:
-            # Padding must not leak into real positions through W.
-            Z2 = Z2 * ops.cast(padding_mask, Z2.dtype)[..., None]
+        # Padding must not leak into real positions through W.
+        Z2 = masked(Z2, padding_mask)
         b = ops.cast(self.spatial_bias[:length], Z2.dtype)  # (L,)
         gate = self.spatial_convolution(Z2) + b[None, :, None]  # (B, L, H)
         Z_hat = self.dropout_layer(Z1 * gate, training=training)  # (B, L, H)

@@ -18,6 +18,7 @@ from keras import ops
 
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.ssm_kernels import vandermonde_kernel
+from lra_keras.layers.state_space import masked
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
@@ -203,11 +204,9 @@ class MultiHeadEMA(keras.layers.Layer):
         return y
 
     def call(self, inputs, padding_mask=None, training=None, use_fft=True):
-        u = inputs  # (B, L, D)
-        if padding_mask is not None:
-            # Padding must not leak into real positions through the
-            # backward kernel.
-            u = u * ops.cast(padding_mask, u.dtype)[..., None]
+        # Padding must not leak into real positions through the backward
+        # kernel.
+        u = masked(inputs, padding_mask)  # (B, L, D)
         if use_fft:
             y = self._fft_path(u, ops.shape(u)[1])  # (B, L, D)
         else:
