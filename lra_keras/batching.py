@@ -9,6 +9,11 @@ and trims each batch to its longest row rounded up to a multiple of
 so the outputs are those of the full-length batch (tested in
 tests/test_batching.py); only the cost changes. Rounding bounds the number of
 distinct shapes, hence of JIT compilations, to L / bucket_step.
+
+Rows may also be pairs of sequences, `x` of shape (N, 2, L) (the two
+documents of the retrieval task): a pair's length is that of its longer
+document, and both are trimmed together. Token arrays may be stored in any
+integer dtype (uint8 pixels, uint16 bytes); each batch is cast to int32.
 """
 
 import keras
@@ -26,7 +31,8 @@ class LengthBucketedBatches(keras.utils.PyDataset):
     """A `keras.utils.PyDataset` of `(inputs, y)` batches grouped by length.
 
     Args:
-        x: int array (N, L), right-padded with `padding_id`.
+        x: int array (N, L) or (N, towers, L), right-padded with
+            `padding_id`.
         y: array (N,) of labels, or None for inference.
         batch_size: int.
         padding_id: int or None. None: every position is real (pixel
@@ -45,9 +51,10 @@ class LengthBucketedBatches(keras.utils.PyDataset):
             raise ValueError(
                 f"`batch_size` must be >= 1. Received: batch_size={batch_size}"
             )
-        if x.ndim != 2 or (y is not None and len(y) != len(x)):
+        if x.ndim not in (2, 3) or (y is not None and len(y) != len(x)):
             raise ValueError(
-                "Expected x of shape (N, L) and y of shape (N,). Received: "
+                "Expected x of shape (N, L) or (N, towers, L) and y of shape "
+                "(N,). Received: "
                 f"x.shape={x.shape}, y.shape={None if y is None else y.shape}"
             )
         self.x, self.y = x, y
@@ -55,10 +62,12 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         self.padding_id = padding_id
         self.shuffle = bool(shuffle)
         self.rng = np.random.default_rng(seed)
-        full = x.shape[1]
+        full = x.shape[-1]
         self.bucket_length = np.full(len(x), full)
         if padding_id is not None and bucket_step:
             real = padding_mask(x, padding_id)
+            if real.ndim == 3:  # a pair is as long as its longer document
+                real = real.any(axis=1)
             # Index of the last real token + 1; an empty row keeps 1 column.
             last = full - np.argmax(real[:, ::-1], axis=1)
             last[~real.any(axis=1)] = 1
@@ -95,7 +104,7 @@ class LengthBucketedBatches(keras.utils.PyDataset):
     def __getitem__(self, index):
         rows = self.batches[index]
         length = int(self.bucket_length[rows].max())
-        token_ids = self.x[rows, :length].astype("int32")
+        token_ids = self.x[rows, ..., :length].astype("int32")
         inputs = {"token_ids": token_ids,
                   "padding_mask": padding_mask(token_ids, self.padding_id)}
         if self.y is None:

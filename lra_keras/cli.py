@@ -36,8 +36,10 @@ def parser_for(task):
     )
     parser.add_argument(
         "--data-dir", default=None,
-        help="directory with the official LRA files; without it the data "
-        "is generated (listops, pathfinder) or read from the cache",
+        help="directory with the task's official files (see the recipe's "
+        "docstring); without it ListOps and the Pathfinder tasks are "
+        "generated and cached, text and image are read from TFDS if "
+        "prepared locally",
     )
     parser.add_argument(
         "--out", default=None,

@@ -75,7 +75,7 @@ def make_optimizer(hp, total_steps):
 
 
 def model_inputs(x, hp):
-    """Token array (N, L) -> the models' input dict."""
+    """Token array (N, L) or pairs (N, 2, L) -> the models' input dict."""
     return {
         "token_ids": x.astype("int32"),
         "padding_mask": padding_mask(x, hp.get("padding_id")),
@@ -83,11 +83,14 @@ def model_inputs(x, hp):
 
 
 def load_splits(task, hp, data_dir=None):
-    """Loads {split: (x, y)}; `train_samples`/`val_samples` keep a prefix."""
+    """Loads {split: (x, y)}; `<split>_samples` keeps a prefix of a split."""
+    options = {k: hp[k] for k in data.LOADER_OPTIONS.get(task, ())
+               if hp.get(k) is not None}
     splits = {}
     for split in data.SPLITS:
         x, y = data.load(
-            task, split, data_dir=data_dir, max_length=hp["sequence_length"]
+            task, split, data_dir=data_dir, max_length=hp["sequence_length"],
+            **options,
         )
         keep = hp.get(f"{split}_samples")
         if keep:

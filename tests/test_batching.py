@@ -96,3 +96,26 @@ def test_trimmed_batches_give_the_full_length_logits():
         full = model_inputs(x[rows], hp)
         np.testing.assert_allclose(to_numpy(model(inputs)),
                                    to_numpy(model(full)), atol=1e-5)
+
+
+def test_pairs_are_trimmed_to_their_longer_document():
+    x, y, lengths = _rows(n=30, length=40)
+    pairs = np.stack([x, x[::-1]], axis=1).astype(np.uint16)  # (N, 2, L)
+    longer = np.maximum(lengths, lengths[::-1])
+    data = LengthBucketedBatches(pairs, y, batch_size=4, bucket_step=8,
+                                 shuffle=True)
+    seen = []
+    for i in range(len(data)):
+        inputs, labels = data[i]
+        rows = data.batches[i]
+        seen += list(rows)
+        width = inputs["token_ids"].shape[-1]
+        assert inputs["token_ids"].shape == (len(rows), 2, width)
+        assert inputs["token_ids"].dtype == np.int32
+        assert width >= longer[rows].max()
+        np.testing.assert_array_equal(inputs["token_ids"],
+                                      pairs[rows, :, :width])
+        np.testing.assert_array_equal(inputs["padding_mask"],
+                                      pairs[rows, :, :width] != 0)
+        assert not pairs[rows, :, width:].any()
+    assert sorted(seen) == list(range(len(x)))

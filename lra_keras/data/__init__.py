@@ -2,22 +2,48 @@
 
 `load(task, split)` is the one entry point for every task. Each task module
 reads the official files (`data_dir=...`) or, where the task has a
-generator, generates them into `cache_dir()` on first use.
+generator (ListOps, Pathfinder, Path-X), generates them in the official
+layout into `cache_dir()` on first use.
+
+| task | module | x | official files |
+|---|---|---|---|
+| listops | `listops` | (N, 2000) | `basic_{train,val,test}.tsv` |
+| text | `text` | (N, L) bytes | `aclImdb/` or TFDS `imdb_reviews` |
+| retrieval | `retrieval` | (N, 2, 4000) bytes | `new_aan_pairs.*.tsv` |
+| image | `image` | (N, 1024) pixels | CIFAR-10 batches or TFDS `cifar10` |
+| pathfinder | `pathfinder` | (N, 1024) pixels | `pathfinder32/` |
+| pathx | `pathfinder` | (N, 16384) pixels | `pathfinder128/` |
+| pathx256 | `pathfinder` | (N, 65536) pixels | `pathfinder256/` |
 
 This package imports only numpy and the standard library, so it is fast to
 import and independent of the Keras backend.
 """
 
+import importlib
 import os
 import pathlib
 
-from lra_keras.data import listops
-
-# One line per task: name -> loader(split, data_dir=None, **options).
+# One line per task: name -> "module.loader", a function
+# loader(split, data_dir=None, max_length=..., **options) of
+# lra_keras.data.<module>, imported on first use.
 DATASETS = {
-    "listops": listops.load_listops,
+    "listops": "listops.load_listops",
+    "text": "text.load_text",
+    "retrieval": "retrieval.load_retrieval",
+    "image": "image.load_image",
+    "pathfinder": "pathfinder.load_pathfinder",
+    "pathx": "pathfinder.load_pathx",
+    "pathx256": "pathfinder.load_pathx256",
 }
 SPLITS = ("train", "val", "test")
+
+# Hyperparameter keys (`lra_keras.hparams`) that `lra_keras.training` passes
+# on to a task's loader, besides `max_length`.
+LOADER_OPTIONS = {
+    "pathfinder": ("difficulty", "num_samples"),
+    "pathx": ("difficulty", "num_samples"),
+    "pathx256": ("difficulty", "num_samples"),
+}
 
 
 def cache_dir():
@@ -48,8 +74,10 @@ def load(task, split, data_dir=None, **options):
             or `seed` (see `listops.load_listops`).
 
     Returns:
-        A tuple `(x, y)`: `x` int32 of shape `(N, L)`, padded with 0, and
-        `y` int32 of shape `(N,)`.
+        A tuple `(x, y)`: `x` of shape `(N, L)` (`(N, 2, L)` for retrieval)
+        in the smallest integer dtype that holds the task's ids (uint8
+        pixels, uint16 bytes, int32 ListOps), right-padded with 0 where the
+        task has padding, and `y` int32 of shape `(N,)`.
 
     Example:
 
@@ -67,4 +95,6 @@ def load(task, split, data_dir=None, **options):
             f"Unknown split; expected one of {list(SPLITS)}. "
             f"Received: split={split!r}"
         )
-    return DATASETS[task](split, data_dir=data_dir, **options)
+    module, loader = DATASETS[task].split(".")
+    module = importlib.import_module(f"lra_keras.data.{module}")
+    return getattr(module, loader)(split, data_dir=data_dir, **options)

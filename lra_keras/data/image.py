@@ -15,8 +15,9 @@ float64) gives one less on 237 colours (e.g. (0, 122, 186): exact 92.99998,
 float32 93), so the float32 order is what reproduces LRA.
 
 Splits. LRA reads TFDS `cifar10` with `train[:90%]` / `train[90%:]` /
-`test`: 45,000 / 5,000 / 10,000 images. `load_image` takes the first
-`50000 - val_size` training images as train and the last `val_size` as val.
+`test`: 45,000 / 5,000 / 10,000 images. `load_image` takes the last
+`val_size` training images as val (by default 10%, LRA's `train[90%:]`,
+i.e. 5,000) and the others as train.
 With TFDS (stored order) this is LRA's split exactly; with the original
 batch files the order is data_batch_1..5, so val is data_batch_5 -- the
 same sizes, but not the same 5,000 images as LRA's TFDS split.
@@ -50,7 +51,7 @@ MASK_ID = 256
 VOCABULARY_SIZE = 257
 NUM_CLASSES = 10
 SEQUENCE_LENGTH = 1024
-VAL_SIZE = 5000
+VAL_SIZE = 5000  # 10% of the 50,000 training images
 
 SPLITS = ("train", "val", "test")
 _SIDE = 32
@@ -264,7 +265,7 @@ def _find_batches(data_dir):
 # === Loaders ===
 
 
-def load_cifar10_rgb(split, data_dir=None, val_size=VAL_SIZE):
+def load_cifar10_rgb(split, data_dir=None, val_size=None):
     """Loads a split of CIFAR-10 as colour images (before grayscale).
 
     For augmentations that work on the colour image; `load_image` is this
@@ -279,8 +280,9 @@ def load_cifar10_rgb(split, data_dir=None, val_size=VAL_SIZE):
     Args:
         split: str. One of `"train"`, `"val"`, `"test"`.
         data_dir: str, path-like or None. See above. Defaults to None.
-        val_size: int. Number of images at the end of the training set
-            used as val; train is the rest. Defaults to 5000.
+        val_size: int or None. Number of images at the end of the training
+            set used as val; train is the rest. None: 10% of the training
+            set (LRA's `train[90%:]`), 5000 for CIFAR-10. Defaults to None.
 
     Returns:
         A tuple `(rgb, y)`: uint8 `(N, 32, 32, 3)` and int32 `(N,)`.
@@ -294,7 +296,7 @@ def load_cifar10_rgb(split, data_dir=None, val_size=VAL_SIZE):
             f"Unknown split; expected one of {list(SPLITS)}. "
             f"Received: split={split!r}"
         )
-    if (
+    if val_size is not None and (
         isinstance(val_size, bool)
         or not isinstance(val_size, (int, np.integer))
         or val_size < 0
@@ -308,6 +310,8 @@ def load_cifar10_rgb(split, data_dir=None, val_size=VAL_SIZE):
     images, labels = _read_source(source_split, data_dir)
     if source_split == "test":
         return images, labels
+    if val_size is None:
+        val_size = len(labels) - len(labels) * 9 // 10  # train[90%:]
     if val_size >= len(labels):
         raise ValueError(
             f"val_size={val_size} must be smaller than the {len(labels)} "
@@ -319,7 +323,7 @@ def load_cifar10_rgb(split, data_dir=None, val_size=VAL_SIZE):
     return images[cut:], labels[cut:]
 
 
-def load_image(split, data_dir=None, max_length=None, val_size=VAL_SIZE):
+def load_image(split, data_dir=None, max_length=None, val_size=None):
     """Loads a split of the LRA Image task (grayscale CIFAR-10).
 
     Args:
@@ -329,8 +333,8 @@ def load_image(split, data_dir=None, max_length=None, val_size=VAL_SIZE):
         max_length: None or 1024. The sequence length is fixed by the image
             size; the argument exists for the common loader signature.
             Defaults to None.
-        val_size: int. Images at the end of the training set used as val.
-            Defaults to 5000 (LRA's 45k / 5k / 10k).
+        val_size: int or None. Images at the end of the training set used
+            as val; None: 10%, LRA's 45k / 5k / 10k. Defaults to None.
 
     Returns:
         A tuple `(x, y)`: `x` uint8 `(N, 1024)`, grayscale pixels row-major,

@@ -1,7 +1,10 @@
 """Functional model builders: embedding -> encoder blocks -> pooling -> head.
 
 Every model takes a dict of two inputs, `token_ids` (batch, length) int32
-and `padding_mask` (batch, length) bool, and returns class `logits`.
+and `padding_mask` (batch, length) bool, and returns class `logits`. The
+retrieval model (`towers=2`) takes pairs, (batch, 2, length) each, encodes
+both documents with one shared encoder and classifies
+`[u, v, u * v, u - v]` (LRA appendix A.1.3, eq. 1).
 """
 
 import keras
@@ -10,15 +13,15 @@ from lra_keras.layers import SequencePooling
 from lra_keras.layers import TransformerEncoder
 
 
-def model_inputs(sequence_length=None):
-    """The two model inputs; `sequence_length=None` accepts any length."""
+def model_inputs(sequence_length=None, towers=1):
+    """The two model inputs; `sequence_length=None` accepts any length.
+
+    With `towers=2` each input holds a pair: (batch, 2, length).
+    """
+    shape = (sequence_length,) if towers == 1 else (towers, sequence_length)
     return {
-        "token_ids": keras.Input(
-            (sequence_length,), dtype="int32", name="token_ids"
-        ),
-        "padding_mask": keras.Input(
-            (sequence_length,), dtype="bool", name="padding_mask"
-        ),
+        "token_ids": keras.Input(shape, dtype="int32", name="token_ids"),
+        "padding_mask": keras.Input(shape, dtype="bool", name="padding_mask"),
     }
 
 
@@ -212,8 +215,12 @@ def build_encoder(model="transformer", *, vocabulary_size, hidden_dim,
 
 
 def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
-                     pooling="mean", **hp):
+                     pooling="mean", towers=1, **hp):
     """Sequence classifier: encoder -> padding-aware pooling -> MLP head.
+
+    With `towers=2` (retrieval) both sequences of a pair go through the
+    same encoder and pooling, giving `u` and `v`, and the head sees
+    `[u, v, u * v, u - v]` (LRA appendix A.1.3, eq. 1).
 
     Args:
         task: task name, used to name the model.
@@ -221,6 +228,7 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
         num_classes: int. Number of output logits.
         hidden_dim: int. Model width.
         pooling: `SequencePooling` mode.
+        towers: 1 or 2. Number of sequences per example.
         **hp: the remaining `get_hparams` keys (architecture keys are used,
             others ignored).
 
@@ -228,8 +236,10 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
         A `keras.Model` mapping `{"token_ids", "padding_mask"}` to
         `logits` (batch, num_classes).
     """
+    if towers not in (1, 2):
+        raise ValueError(f"`towers` must be 1 or 2. Received: towers={towers}")
     encoder = build_encoder(model, hidden_dim=hidden_dim, **hp)
-    inputs = model_inputs(encoder.input["token_ids"].shape[1])
+    inputs = model_inputs(encoder.input["token_ids"].shape[1], towers)
     # === Layers ===
     pool = SequencePooling(pooling, name="pooling")
     head_hidden = keras.layers.Dense(
@@ -237,7 +247,24 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
     )
     head = keras.layers.Dense(num_classes, name="logits")
     # === Functional Model ===
-    x = encoder(inputs)
-    x = pool(x, padding_mask=inputs["padding_mask"])  # (batch, hidden_dim)
+
+    def encode(token_ids, mask):  # (batch, length) -> (batch, hidden_dim)
+        x = encoder({"token_ids": token_ids, "padding_mask": mask})
+        return pool(x, padding_mask=mask)
+
+    if towers == 1:
+        x = encode(inputs["token_ids"], inputs["padding_mask"])
+    else:
+        # One encoder call on the 2 * batch documents: the same weights, and
+        # the SSM kernels are generated once per step instead of twice.
+        tokens, mask = inputs["token_ids"], inputs["padding_mask"]
+        both = encode(
+            keras.ops.concatenate([tokens[:, 0], tokens[:, 1]], axis=0),
+            keras.ops.concatenate([mask[:, 0], mask[:, 1]], axis=0),
+        )  # (2 * batch, hidden_dim)
+        u, v = keras.ops.split(both, 2, axis=0)
+        x = keras.layers.Concatenate(name="pair_features")(
+            [u, v, u * v, u - v]
+        )  # (batch, 4 * hidden_dim)
     logits = head(head_hidden(x))
     return keras.Model(inputs, logits, name=f"{task}_{model}")

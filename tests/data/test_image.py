@@ -289,7 +289,10 @@ def test_argument_validation(cifar):
     with pytest.raises(ValueError, match="split"):
         image.load_image("valid", root / "bin")
     with pytest.raises(ValueError, match="smaller than the 20"):
-        image.load_image("train", root / "bin")  # default 5000 > 20
+        image.load_image("train", root / "bin", val_size=5000)
+    # The default holds out the last 10%, as LRA's train[90%:].
+    x, _ = image.load_image("val", root / "bin")
+    assert len(x) == 2
     with pytest.raises(ValueError, match="no validation split"):
         image.load_image("val", root / "bin", val_size=0)
     with pytest.raises(ValueError, match="val_size"):

@@ -1,0 +1,360 @@
+"""Tests of the Pathfinder generator, official-format writer/reader, loader."""
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+from lra_keras.data import pathfinder
+
+pytestmark = pytest.mark.numpy_only
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    # Generated data and decoded arrays go to a per-test cache.
+    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path / "cache"))
+
+
+def _components_touching(mask, seeds):
+    """Pixels 8-connected to `seeds` (list of (y, x)) within `mask`."""
+    reached = np.zeros_like(mask)
+    for y, x in seeds:
+        reached[y, x] = mask[y, x]
+    while True:
+        grown = reached.copy()
+        padded = np.pad(reached, 1)
+        for dy in (-1, 0, 1):
+            for dx in (-1, 0, 1):
+                grown |= padded[1 + dy : 1 + dy + mask.shape[0], 1 + dx :][
+                    :, : mask.shape[1]
+                ]
+        grown &= mask
+        if (grown == reached).all():
+            return reached
+        reached = grown
+
+
+def _draw(num, resolution, seed=0, difficulty="hard"):
+    contour_length = pathfinder.CONTOUR_LENGTHS[difficulty]
+    labels = pathfinder._labels(seed, resolution, contour_length, 0, num)
+    rngs = [
+        pathfinder._sample_rng(seed, resolution, contour_length, i)
+        for i in range(num)
+    ]
+    drawn = pathfinder._draw_samples(
+        rngs, resolution, contour_length, labels, details=True
+    )
+    return labels, drawn
+
+
+# === Generator ===
+
+
+@pytest.mark.parametrize(
+    "resolution, num_samples", [(32, 24), (64, 4), (128, 2)]
+)
+def test_generate_shapes_dtype_and_exact_label_balance(resolution, num_samples):
+    images, labels = pathfinder.generate(
+        num_samples, resolution=resolution, num_workers=1
+    )
+    assert images.shape == (num_samples, resolution, resolution)
+    assert images.dtype == np.uint8
+    assert labels.dtype == np.int32
+    assert set(labels.tolist()) <= {0, 1}
+    assert labels.sum() == num_samples // 2
+    # Scaled as scipy.misc.imsave: black background, maximum 255.
+    assert (images.reshape(num_samples, -1).max(axis=1) == 255).all()
+    assert (images.reshape(num_samples, -1).min(axis=1) == 0).all()
+    # Each pair holds one positive and one negative.
+    assert (labels[0::2] + labels[1::2] == 1).all()
+
+
+def test_generate_is_deterministic_prefix_stable_and_worker_independent(
+    monkeypatch,
+):
+    one, labels_one = pathfinder.generate(40, seed=3, num_workers=1)
+    # Force the process pool even for this short run.
+    monkeypatch.setattr(pathfinder, "_POOL_MIN_SECONDS", 0.0)
+    two, labels_two = pathfinder.generate(40, seed=3, num_workers=2)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(labels_one, labels_two)
+    prefix, prefix_labels = pathfinder.generate(7, seed=3, num_workers=1)
+    np.testing.assert_array_equal(prefix, one[:7])
+    np.testing.assert_array_equal(prefix_labels, labels_one[:7])
+    other, _ = pathfinder.generate(7, seed=4, num_workers=1)
+    assert not np.array_equal(other, prefix)
+    easy, _ = pathfinder.generate(7, seed=3, difficulty="easy", num_workers=1)
+    assert not np.array_equal(easy, prefix)
+
+
+def test_both_markers_are_drawn_at_the_contour_tips():
+    labels, drawn = _draw(12, 32)
+    tables = pathfinder._tables(32, 1)
+    for label, (image, margin, info) in zip(labels, drawn):
+        assert margin == 1
+        for y, x in (info["origin"], info["terminal"]):
+            # At 32 pixels distractors have contrast 2 and markers 1, so a
+            # marker centre is about half the maximum (128).
+            assert image[y, x] >= 100
+            window = image[max(y - 1, 0) : y + 2, max(x - 1, 0) : x + 2].astype(
+                int
+            )
+            assert window.min() > 0
+        assert info["origin"] == info["tips"][info["origin_snake"]][0]
+        assert info["terminal"] == info["tips"][info["terminal_snake"]][1]
+    # The marker template: a disk, saturated at its centre.
+    assert tables.marker[tables.marker_half, tables.marker_half] == 1.0
+
+
+@pytest.mark.parametrize("resolution", [32, 64])
+def test_label_says_whether_markers_share_a_contour(resolution):
+    num = 16 if resolution == 32 else 4
+    labels, drawn = _draw(num, resolution, seed=5)
+    separated = 0
+    for label, (image, margin, info) in zip(labels, drawn):
+        same = info["origin_snake"] == info["terminal_snake"]
+        assert same == (label == 1)
+        paddles = info["paddles"][info["origin_snake"]]
+        mask = pathfinder._render_paddles(paddles, resolution, margin)
+        y, x = info["terminal"]
+        if label == 1:
+            # The dashed contour's paddle masks (dilated by the margin)
+            # join the origin to the terminal marker.
+            assert _components_touching(mask > 0, [info["origin"]])[y, x]
+        else:
+            core = _components_touching(mask > 0.3, [info["origin"]])
+            separated += not core[y, x]
+    # The other contour's tip is off the origin contour, except rarely at
+    # 32 pixels, where the contours are cramped and the official generator
+    # leaves the first contour's last paddle unprotected.
+    negatives = int((labels == 0).sum())
+    assert separated >= negatives - 1
+
+
+def test_sequential_reference_path_draws_valid_images():
+    labels = np.array([1, 0], np.int32)
+    rngs = [np.random.default_rng(i) for i in range(2)]
+    drawn = pathfinder._draw_samples(
+        rngs, 32, 14, labels, details=True, sequential=True
+    )
+    for label, (image, _, info) in zip(labels, drawn):
+        assert image.shape == (32, 32) and image.max() == 255
+        assert len(info["paddles"][0]) == len(info["paddles"][1]) == 14
+        assert (info["origin_snake"] == info["terminal_snake"]) == bool(label)
+
+
+def test_generate_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="Received: resolution=48"):
+        pathfinder.generate(2, resolution=48)
+    with pytest.raises(ValueError, match="Received: difficulty='medium'"):
+        pathfinder.generate(2, difficulty="medium")
+    with pytest.raises(ValueError, match="num_samples=-1"):
+        pathfinder.generate(-1)
+    with pytest.raises(ValueError, match="num_workers=0"):
+        pathfinder.generate(2, num_workers=0)
+
+
+# === Official files ===
+
+
+def _fixture(root, num, difficulty="hard", seed=0, resolution=32):
+    rng = np.random.default_rng(seed)
+    images = rng.integers(0, 256, (num, resolution, resolution), np.uint8)
+    labels = rng.integers(0, 2, num).astype(np.int32)
+    pathfinder.write_official(root, images, labels, difficulty, batch_size=8)
+    return images, labels
+
+
+def test_official_layout_round_trip(tmp_path):
+    images, labels = pathfinder.generate(10, num_workers=1)
+    root = tmp_path / "pathfinder32"
+    pathfinder.write_official(root, images, labels, "hard", batch_size=4)
+    directory = root / "curv_contour_length_14"
+    assert sorted(p.name for p in (directory / "metadata").iterdir()) == [
+        "0.npy",
+        "1.npy",
+        "2.npy",
+    ]
+    assert (directory / "imgs" / "2" / "sample_1.png").is_file()
+    lines = (directory / "metadata" / "1.npy").read_text().split("\n")
+    # The LRA reader: split("\n")[:-1], then split(" "); [3] is the label.
+    assert lines[-1] == ""
+    fields = lines[0].split(" ")
+    assert fields[:4] == ["imgs/1", "sample_0.png", "0", str(labels[4])]
+    assert fields[4:] == ["1.0", "14", "4", "2", "0.5", "1", "1"]
+    from PIL import Image
+
+    with Image.open(directory / "imgs" / "0" / "sample_3.png") as png:
+        assert png.mode == "L" and png.size == (32, 32)
+    x, y = pathfinder.read_official(root, "hard", 32)
+    assert x.dtype == np.uint8 and y.dtype == np.int32
+    np.testing.assert_array_equal(x, images.reshape(10, -1))
+    np.testing.assert_array_equal(y, labels)
+
+
+def test_metadata_files_are_read_in_numeric_order(tmp_path):
+    images, labels = _fixture(tmp_path, 90)  # metadata 0..11
+    x, y = pathfinder.read_official(tmp_path, "hard", 32)
+    np.testing.assert_array_equal(x, images.reshape(90, -1))
+    np.testing.assert_array_equal(y, labels)
+
+
+def test_binary_npy_metadata_is_accepted(tmp_path):
+    images, labels = _fixture(tmp_path, 12)
+    metadata = tmp_path / "curv_contour_length_14" / "metadata"
+    rows0 = [
+        line.split()
+        for line in (metadata / "0.npy").read_text().split("\n")
+        if line
+    ]
+    rows1 = [
+        line.split()
+        for line in (metadata / "1.npy").read_text().split("\n")
+        if line
+    ]
+    # As snakes.save_metadata: np.save of the list of rows, a string array.
+    with open(metadata / "0.npy", "wb") as f:
+        np.save(f, np.array(rows0))
+    # An object array (pickled), read without running arbitrary pickles.
+    mixed = [[r[0], r[1], int(r[2]), int(r[3])] + r[4:] for r in rows1]
+    with open(metadata / "1.npy", "wb") as f:
+        np.save(f, np.array(mixed, dtype=object), allow_pickle=True)
+    x, y = pathfinder.read_official(tmp_path, "hard", 32)
+    np.testing.assert_array_equal(x, images.reshape(12, -1))
+    np.testing.assert_array_equal(y, labels)
+
+
+def test_pickled_metadata_with_code_is_refused(tmp_path):
+    _fixture(tmp_path, 4)
+    path = tmp_path / "curv_contour_length_14" / "metadata" / "0.npy"
+    with open(path, "wb") as f:
+        np.save(f, np.array([[os.getcwd]], dtype=object), allow_pickle=True)
+    with pytest.raises(Exception, match="Refusing to load"):
+        pathfinder.read_official(tmp_path, "hard", 32)
+
+
+def test_empty_image_is_skipped(tmp_path):
+    images, labels = _fixture(tmp_path, 10)
+    png = tmp_path / "curv_contour_length_14" / "imgs" / "0" / "sample_3.png"
+    png.write_bytes(b"")
+    x, y = pathfinder.read_official(tmp_path, "hard", 32)
+    keep = np.arange(10) != 3
+    np.testing.assert_array_equal(x, images.reshape(10, -1)[keep])
+    np.testing.assert_array_equal(y, labels[keep])
+
+
+def test_decoded_cache_is_reused_and_invalidated(tmp_path):
+    images, labels = _fixture(tmp_path, 6)
+    pathfinder.read_official(tmp_path, "hard", 32)
+    cache = pathlib.Path(os.environ["LRA_KERAS_DATA"]) / "pathfinder_decoded"
+    assert len(list(cache.glob("*.meta.npz"))) == 1
+    x, _ = pathfinder.read_official(tmp_path, "hard", 32)
+    np.testing.assert_array_equal(x, images.reshape(6, -1))
+    # Rewriting an image (renamed into place) changes the key.
+    new = images.copy()
+    new[2] = 7
+    pathfinder.write_official(
+        tmp_path, new[2:3], labels[2:3], "hard", start_index=2, batch_size=8
+    )
+    x, _ = pathfinder.read_official(tmp_path, "hard", 32)
+    np.testing.assert_array_equal(x, new.reshape(6, -1))
+
+
+# === Loader ===
+
+
+def test_splits_are_lra_80_10_10_disjoint_after_dropping_empty(tmp_path):
+    images, labels = _fixture(tmp_path / "pathfinder32", 40)
+    # Global index 33 (batch 4 of 8, image 1) lies in val = [32, 36).
+    directory = tmp_path / "pathfinder32" / "curv_contour_length_14"
+    (directory / "imgs" / "4" / "sample_1.png").write_bytes(b"")
+    flat = images.reshape(40, -1)
+    parts = {
+        split: pathfinder.load_pathfinder(split, data_dir=tmp_path)
+        for split in pathfinder.SPLITS
+    }
+    np.testing.assert_array_equal(parts["train"][0], flat[:32])
+    np.testing.assert_array_equal(parts["train"][1], labels[:32])
+    val = [32, 34, 35]
+    np.testing.assert_array_equal(parts["val"][0], flat[val])
+    np.testing.assert_array_equal(parts["test"][0], flat[36:])
+    np.testing.assert_array_equal(parts["test"][1], labels[36:])
+
+
+def test_data_dir_may_be_the_release_or_its_parents(tmp_path):
+    root = tmp_path / "lra_release" / "pathfinder32"
+    images, _ = _fixture(root, 10)
+    for data_dir in (root, tmp_path / "lra_release", tmp_path):
+        x, _ = pathfinder.load_pathfinder("test", data_dir=data_dir)
+        np.testing.assert_array_equal(x, images.reshape(10, -1)[9:])
+
+
+def test_difficulty_all_concatenates_each_split(tmp_path):
+    parts = [
+        _fixture(tmp_path, n, difficulty=d, seed=i)
+        for i, (d, n) in enumerate(
+            [("easy", 10), ("intermediate", 20), ("hard", 10)]
+        )
+    ]
+    x, y = pathfinder.load_pathfinder(
+        "train", data_dir=tmp_path, difficulty="all"
+    )
+    expected = np.concatenate(
+        [
+            images.reshape(len(images), -1)[: round(0.8 * len(images))]
+            for images, _ in parts
+        ]
+    )
+    np.testing.assert_array_equal(x, expected)
+    assert len(y) == 8 + 16 + 8
+    x, _ = pathfinder.load_pathfinder(
+        "val", data_dir=tmp_path, difficulty="easy"
+    )
+    np.testing.assert_array_equal(x, parts[0][0].reshape(10, -1)[8:9])
+
+
+def test_loader_generates_batches_and_extends_them_as_a_prefix():
+    x20, y20 = pathfinder.load_pathfinder(
+        "train", num_samples=20, progress=False, num_workers=1
+    )
+    assert x20.shape == (16, 1024) and x20.dtype == np.uint8
+    assert y20.sum() == 8
+    x30, _ = pathfinder.load_pathfinder(
+        "train", num_samples=30, progress=False, num_workers=1
+    )
+    assert x30.shape == (24, 1024)
+    np.testing.assert_array_equal(x30[:16], x20)
+    images, _ = pathfinder.generate(30, num_workers=1)
+    np.testing.assert_array_equal(x30, images.reshape(30, -1)[:24])
+    root = pathlib.Path(os.environ["LRA_KERAS_DATA"]) / "pathfinder32"
+    metadata = root / "seed0" / "curv_contour_length_14" / "metadata"
+    assert [p.name for p in metadata.iterdir()] == ["0.npy"]
+    assert len((metadata / "0.npy").read_text().splitlines()) == 30
+    x10, _ = pathfinder.load_pathfinder(
+        "test", num_samples=10, progress=False, num_workers=1
+    )
+    np.testing.assert_array_equal(x10, images.reshape(30, -1)[9:10])
+
+
+def test_loader_validates_arguments(tmp_path):
+    with pytest.raises(ValueError, match="max_length=2048"):
+        pathfinder.load_pathfinder("train", max_length=2048)
+    with pytest.raises(ValueError, match="max_length=1024"):
+        pathfinder.load_pathx("train", max_length=1024)
+    with pytest.raises(ValueError, match="Received: split='dev'"):
+        pathfinder.load_pathfinder("dev")
+    with pytest.raises(ValueError, match="Received: difficulty='medium'"):
+        pathfinder.load_pathfinder("train", difficulty="medium")
+    with pytest.raises(ValueError, match="num_samples"):
+        pathfinder.load_pathfinder("train", data_dir=tmp_path, num_samples=5)
+
+
+def test_missing_official_data_says_what_to_download(tmp_path):
+    with pytest.raises(FileNotFoundError) as error:
+        pathfinder.load_pathx("train", data_dir=tmp_path)
+    message = str(error.value)
+    assert "lra_release.gz" in message
+    assert "storage.googleapis.com/long-range-arena" in message
+    assert "pathfinder128" in message
