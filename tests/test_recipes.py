@@ -147,8 +147,9 @@ def _write_cifar_binary(root):
 
 
 TINY_RUN = ["--preset", "quick", "--no-export", "--set", "epochs=1",
-            "batch_size=4", "hidden_dim=8", "num_layers=1",
-            "intermediate_dim=16", "num_heads=2"]
+            "batch_size=4", "hidden_dim=8", "num_layers=1"]
+TINY_FAMILY = {"transformer": ["intermediate_dim=16", "num_heads=2"],
+               "s4d": ["state_dim=4"]}
 
 
 @pytest.mark.parametrize(
@@ -165,7 +166,7 @@ def test_reader_recipes_train_evaluate_and_save(task, writer, extra,
     out, saved = tmp_path / "run", tmp_path / "saved_models"
     monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path / "cache"))
     monkeypatch.setattr(sys, "argv", [
-        f"{task}.py", *TINY_RUN[:-1], *TINY_RUN[-1:], *extra,
+        f"{task}.py", *TINY_RUN, *TINY_FAMILY["transformer"], *extra,
         "train_samples=None", "test_samples=None", "--data-dir",
         str(data_dir), "--out", str(out), "--saved-models", str(saved),
     ])
@@ -179,3 +180,32 @@ def test_reader_recipes_train_evaluate_and_save(task, writer, extra,
                                     safe_mode=True)
     towers = 2 if task == "retrieval" else 1
     assert len(model.input["token_ids"].shape) == 1 + towers
+
+
+@pytest.mark.parametrize(
+    "task, model, num_samples",
+    [("pathfinder", "transformer", 40), ("pathx", "s4d", 10),
+     ("pathx256", "s4d", 10)],
+)
+def test_pathfinder_recipes_generate_train_evaluate_and_save(
+        task, model, num_samples, tmp_path, monkeypatch):
+    out, saved = tmp_path / "run", tmp_path / "saved_models"
+    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys, "argv", [
+        f"{task}.py", "--model", model, *TINY_RUN, *TINY_FAMILY[model],
+        f"num_samples={num_samples}", "--out", str(out), "--saved-models",
+        str(saved),
+    ])
+    runpy.run_path(str(ROOT / "recipes" / f"{task}.py"), run_name="__main__")
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["task"] == task and metrics["epochs_run"] == 1
+    # Generated in the official layout, then read back.
+    resolution = {"pathfinder": 32, "pathx": 128, "pathx256": 256}[task]
+    root = tmp_path / "cache" / f"pathfinder{resolution}" / "seed0"
+    assert list(root.glob("curv_contour_length_14/imgs/*/sample_*.png"))
+    assert list(root.glob("curv_contour_length_14/metadata/*.npy"))
+    import lra_keras.layers  # noqa: F401
+
+    model = keras.saving.load_model(saved / f"{task}_{model}_quick.keras",
+                                    safe_mode=True)
+    assert model.output_shape == (None, 2)

@@ -1,0 +1,12 @@
+"""Path-X-256: Pathfinder at 256x256 pixels, sequences of 65536.
+
+    KERAS_BACKEND=jax python recipes/pathx256.py --model s4d
+
+Data as in recipes/pathfinder.py, at 256 pixels (`pathfinder256/`, or
+generated with LRA's 256-pixel parameters).
+"""
+
+from lra_keras.cli import main
+
+if __name__ == "__main__":
+    main("pathx256")
