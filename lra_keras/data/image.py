@@ -46,6 +46,8 @@ import pickle
 import numpy as np
 
 from lra_keras.data import _tfds
+from lra_keras.data._checks import SPLITS  # noqa: F401 (public)
+from lra_keras.data._checks import check_split as _check_split
 
 MASK_ID = 256
 VOCABULARY_SIZE = 257
@@ -53,7 +55,7 @@ NUM_CLASSES = 10
 SEQUENCE_LENGTH = 1024
 VAL_SIZE = 5000  # 10% of the 50,000 training images
 
-SPLITS = ("train", "val", "test")
+
 _SIDE = 32
 _RECORD_BYTES = 1 + 3 * _SIDE * _SIDE  # label byte + R, G, B planes
 _BINARY_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz"
@@ -291,11 +293,7 @@ def load_cifar10_rgb(split, data_dir=None, val_size=None):
         FileNotFoundError: if no source is found; the message says what to
             download and where to put it.
     """
-    if split not in SPLITS:
-        raise ValueError(
-            f"Unknown split; expected one of {list(SPLITS)}. "
-            f"Received: split={split!r}"
-        )
+    _check_split(split)
     if val_size is not None and (
         isinstance(val_size, bool)
         or not isinstance(val_size, (int, np.integer))

@@ -41,6 +41,9 @@ import time
 
 import numpy as np
 
+from lra_keras.data._checks import available_cpus as _available_cpus
+from lra_keras.data._checks import check_int as _check_int
+
 # === Vocabulary ===
 
 # The vocabulary is fixed (not built from the training data, as the LRA
@@ -988,19 +991,3 @@ def _find_release_file(data_dir, split):
 # === Utilities ===
 
 
-def _check_int(name, value, minimum):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < minimum
-    ):
-        raise ValueError(
-            f"`{name}` must be an int >= {minimum}. Received: {name}={value!r}"
-        )
-
-
-def _available_cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1

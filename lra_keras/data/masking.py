@@ -37,18 +37,18 @@ of IdoAmos/not-from-scratch (NTFS code).
 
 import numpy as np
 
+from lra_keras.data import image
 from lra_keras.data import listops
+from lra_keras.data import text
 
 # === Token ids of every task ===
 
-# The byte and pixel conventions were fixed by the project lead; they are
-# repeated here instead of imported because the text and image modules that
-# also define them are written in parallel with this one. Bytes: padding 0,
-# UTF-8 byte b -> b + 1 (1..256), mask 257. Pixels: value 0..255, every
-# position real (no padding), mask 256.
-BYTE_PADDING_ID = 0
-BYTE_MASK_ID = 257
-PIXEL_MASK_ID = 256
+# Bytes: padding 0, UTF-8 byte b -> b + 1 (1..256), mask 257 (data.text).
+# Pixels: value 0..255, every position real (no padding), mask 256
+# (data.image, data.pathfinder).
+BYTE_PADDING_ID = text.PAD_ID
+BYTE_MASK_ID = text.MASK_ID
+PIXEL_MASK_ID = image.MASK_ID
 
 TASKS = (
     "listops",

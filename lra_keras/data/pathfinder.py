@@ -114,6 +114,11 @@ import time
 
 import numpy as np
 
+from lra_keras.data._checks import SPLITS  # noqa: F401 (public)
+from lra_keras.data._checks import available_cpus as _available_cpus
+from lra_keras.data._checks import check_int as _check_int
+from lra_keras.data._checks import check_split as _check_split
+
 # === Constants ===
 
 RESOLUTIONS = (32, 64, 128, 256)
@@ -131,7 +136,7 @@ NUM_CLASSES = 2
 DATASET_SIZE = 200_000
 # Samples per `imgs/<k>/` folder and `metadata/<k>.npy` file.
 SAMPLES_PER_BATCH = 1000
-SPLITS = ("train", "val", "test")
+
 RELEASE_URL = "https://storage.googleapis.com/long-range-arena/lra_release.gz"
 
 # The LRA parameter blocks (docstrings of `Pathfinder32` ... `Pathfinder256`
@@ -1205,22 +1210,6 @@ def _progress_bar(progress, total, resolution, difficulty):
 # === Utilities ===
 
 
-def _check_int(name, value, minimum):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < minimum
-    ):
-        raise ValueError(
-            f"`{name}` must be an int >= {minimum}. Received: {name}={value!r}"
-        )
-
-
-def _available_cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 # === Official files ===
@@ -1700,11 +1689,7 @@ def load_pathfinder(
         A tuple `(x, y)`: `x` uint8 of shape `(N, resolution**2)`, pixels
         0-255 row by row, and `y` int32 of shape `(N,)`.
     """
-    if split not in SPLITS:
-        raise ValueError(
-            f"Unknown split; expected one of {list(SPLITS)}. "
-            f"Received: split={split!r}"
-        )
+    _check_split(split)
     _check_resolution(resolution)
     _check_difficulty(difficulty, allow_all=True)
     if max_length is not None and max_length != resolution * resolution:

@@ -42,10 +42,10 @@ import pathlib
 
 import numpy as np
 
+from lra_keras.data._checks import check_int as _check_int
 from lra_keras.data.text import MASK_ID
 from lra_keras.data.text import PAD_ID
 from lra_keras.data.text import VOCABULARY_SIZE
-from lra_keras.data.text import _check_int
 from lra_keras.data.text import fill_byte_ids
 
 __all__ = [

@@ -47,6 +47,9 @@ import secrets
 import numpy as np
 
 from lra_keras.data import _tfds
+from lra_keras.data._checks import SPLITS  # noqa: F401 (public)
+from lra_keras.data._checks import check_int as _check_int
+from lra_keras.data._checks import check_split as _check_split
 
 PAD_ID = 0
 MASK_ID = 257
@@ -54,7 +57,7 @@ VOCABULARY_SIZE = 258
 NUM_CLASSES = 2
 MAX_LENGTH = 4096
 
-SPLITS = ("train", "val", "test")
+
 _LABELS = {"neg": 0, "pos": 1}  # TFDS ClassLabel(names=["neg", "pos"])
 _ACLIMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
 # Seed of the fixed row order of the aclImdb/ reader (see `_read_source`).
@@ -289,11 +292,7 @@ def load_text(
         FileNotFoundError: if no source is found; the message says what to
             download and where to put it.
     """
-    if split not in SPLITS:
-        raise ValueError(
-            f"Unknown split; expected one of {list(SPLITS)}. "
-            f"Received: split={split!r}"
-        )
+    _check_split(split)
     _check_int("max_length", max_length, minimum=1)
     _check_int("seed", seed, minimum=0)
     if (
@@ -401,12 +400,4 @@ def _progress(items, progress, description):
     return tqdm(items, desc=description, unit="file")
 
 
-def _check_int(name, value, minimum):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < minimum
-    ):
-        raise ValueError(
-            f"`{name}` must be an int >= {minimum}. Received: {name}={value!r}"
-        )
+
