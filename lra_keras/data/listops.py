@@ -28,21 +28,19 @@ state-spaces/s4 (the reader most later LRA work uses: it drops `(` `)` and
 keeps `]`).
 """
 
-import collections
-import concurrent.futures
 import contextlib
+import itertools
 import json
 import math
-import multiprocessing
 import os
 import pathlib
 import secrets
-import time
 
 import numpy as np
 
 from lra_keras.data._checks import available_cpus as _available_cpus
 from lra_keras.data._checks import check_int as _check_int
+from lra_keras.data._parallel import run_in_order
 
 # === Vocabulary ===
 
@@ -300,41 +298,20 @@ class _RowCollector:
 
 
 def _run_chunks(collector, seed, params, num_workers):
-    # The first chunk runs here: small requests never start a pool, and its
-    # duration tells whether the rest is worth one.
-    start = time.perf_counter()
-    collector.add(_generate_chunk(seed, 0, params))
-    seconds_per_chunk = time.perf_counter() - start
-    next_chunk = 1
-    if collector.done:
-        return
-    rows_per_chunk = max(len(collector.rows), 1)
-    missing = collector.num_samples - len(collector.rows)
-    remaining_seconds = seconds_per_chunk * math.ceil(missing / rows_per_chunk)
-    if num_workers == 1 or remaining_seconds < _POOL_MIN_SECONDS:
-        while not collector.done:
-            collector.add(_generate_chunk(seed, next_chunk, params))
-            next_chunk += 1
-        return
-    # "spawn" starts clean interpreters. "fork" would copy a parent in which
-    # JAX or TensorFlow may already run threads, which can deadlock.
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(
-        max_workers=num_workers, mp_context=context
-    ) as pool:
-        # A bounded window of chunks in flight, consumed in chunk order.
-        futures = collections.deque()
-        try:
-            while not collector.done:
-                while len(futures) < 2 * num_workers:
-                    futures.append(
-                        pool.submit(_generate_chunk, seed, next_chunk, params)
-                    )
-                    next_chunk += 1
-                collector.add(futures.popleft().result())
-        finally:
-            for future in futures:
-                future.cancel()
+    def remaining():  # chunks still needed, judged by the first one
+        rows_per_chunk = max(len(collector.rows), 1)
+        missing = collector.num_samples - len(collector.rows)
+        return math.ceil(missing / rows_per_chunk)
+
+    run_in_order(
+        _generate_chunk,
+        ((seed, index, params) for index in itertools.count()),
+        collector.add,
+        num_workers,
+        remaining,
+        done=lambda: collector.done,
+        pool_min_seconds=_POOL_MIN_SECONDS,
+    )
 
 
 def _generate_chunk(seed, chunk_index, params):

@@ -99,18 +99,15 @@ in `tensorflow_datasets/core/splits.py` (split rounding).
 """
 
 import collections
-import concurrent.futures
 import contextlib
 import functools
 import hashlib
 import io
 import math
-import multiprocessing
 import os
 import pathlib
 import pickle
 import secrets
-import time
 
 import numpy as np
 
@@ -118,6 +115,7 @@ from lra_keras.data._checks import SPLITS  # noqa: F401 (public)
 from lra_keras.data._checks import available_cpus as _available_cpus
 from lra_keras.data._checks import check_int as _check_int
 from lra_keras.data._checks import check_split as _check_split
+from lra_keras.data._parallel import run_in_order
 
 # === Constants ===
 
@@ -1043,39 +1041,11 @@ def _generate_chunk(seed, resolution, contour_length, start, stop):
 
 
 def _run_chunks(tasks, num_workers, on_result):
-    """Runs `_generate_chunk(*task)` for each task; results in task order.
-
-    The first task runs in this process: small requests never start a pool,
-    and its duration tells whether the rest is worth one.
-    """
+    """Runs `_generate_chunk(*task)` for each task; results in task order."""
     tasks = list(tasks)
-    if not tasks:
-        return
-    start = time.perf_counter()
-    on_result(_generate_chunk(*tasks[0]))
-    remaining = (time.perf_counter() - start) * (len(tasks) - 1)
-    if num_workers == 1 or remaining < _POOL_MIN_SECONDS:
-        for task in tasks[1:]:
-            on_result(_generate_chunk(*task))
-        return
-    # "spawn" starts clean interpreters. "fork" would copy a parent in which
-    # JAX or TensorFlow may already run threads, which can deadlock.
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(
-        max_workers=num_workers, mp_context=context
-    ) as pool:
-        futures = collections.deque()
-        pending = iter(tasks[1:])
-        try:
-            for task in pending:
-                futures.append(pool.submit(_generate_chunk, *task))
-                if len(futures) >= 2 * num_workers:
-                    on_result(futures.popleft().result())
-            while futures:
-                on_result(futures.popleft().result())
-        finally:
-            for future in futures:
-                future.cancel()
+    run_in_order(_generate_chunk, tasks, on_result, num_workers,
+                 remaining=lambda: len(tasks) - 1,
+                 pool_min_seconds=_POOL_MIN_SECONDS)
 
 
 def _chunk_tasks(seed, resolution, contour_length, start, stop):

@@ -1,0 +1,54 @@
+"""The worker pool shared by the data generators (ListOps, Pathfinder)."""
+
+import collections
+import concurrent.futures
+import multiprocessing
+import time
+
+
+def run_in_order(function, tasks, on_result, num_workers, remaining,
+                 done=lambda: False, pool_min_seconds=2.0):
+    """Calls `on_result(function(*task))` for each task, in task order.
+
+    The first task runs in this process: small requests never start a pool,
+    and its duration times `remaining()` (the number of tasks still
+    expected after it) tells whether the rest is worth one. Otherwise a pool
+    of `num_workers` processes keeps a bounded window of tasks in flight
+    and results are consumed in task order, so the output does not depend
+    on the number of workers. `tasks` may be endless; it stops as soon as
+    `done()` is true.
+    """
+    tasks = iter(tasks)
+    first = next(tasks, None)
+    if first is None:
+        return
+    start = time.perf_counter()
+    on_result(function(*first))
+    if done():
+        return
+    seconds = (time.perf_counter() - start) * remaining()
+    if num_workers == 1 or seconds < pool_min_seconds:
+        for task in tasks:
+            if done():
+                return
+            on_result(function(*task))
+        return
+    # "spawn" starts clean interpreters. "fork" would copy a parent in which
+    # JAX or TensorFlow may already run threads, which can deadlock.
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=num_workers, mp_context=context
+    ) as pool:
+        futures = collections.deque()
+        try:
+            for task in tasks:
+                if done():
+                    return
+                futures.append(pool.submit(function, *task))
+                if len(futures) >= 2 * num_workers:
+                    on_result(futures.popleft().result())
+            while futures and not done():
+                on_result(futures.popleft().result())
+        finally:
+            for future in futures:
+                future.cancel()
