@@ -23,6 +23,9 @@ import importlib
 import os
 import pathlib
 
+from lra_keras.data._checks import SPLITS
+from lra_keras.data._checks import check_split
+
 # One line per task: name -> "module.loader", a function
 # loader(split, data_dir=None, max_length=..., **options) of
 # lra_keras.data.<module>, imported on first use.
@@ -35,7 +38,6 @@ DATASETS = {
     "pathx": "pathfinder.load_pathx",
     "pathx256": "pathfinder.load_pathx256",
 }
-SPLITS = ("train", "val", "test")
 
 # Hyperparameter keys (`lra_keras.hparams`) that `lra_keras.training` passes
 # on to a task's loader, besides `max_length`.
@@ -90,11 +92,7 @@ def load(task, split, data_dir=None, **options):
             f"Unknown task; expected one of {sorted(DATASETS)}. "
             f"Received: task={task!r}"
         )
-    if split not in SPLITS:
-        raise ValueError(
-            f"Unknown split; expected one of {list(SPLITS)}. "
-            f"Received: split={split!r}"
-        )
+    check_split(split)
     module, loader = DATASETS[task].split(".")
     module = importlib.import_module(f"lra_keras.data.{module}")
     return getattr(module, loader)(split, data_dir=data_dir, **options)
