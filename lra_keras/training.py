@@ -31,47 +31,103 @@ from lra_keras import data
 from lra_keras.backend_utils import list_devices
 from lra_keras.batching import LengthBucketedBatches
 from lra_keras.batching import padding_mask
+from lra_keras.callbacks import ReduceOnTrainingPlateau
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
+from lra_keras.optimizers import ScheduledAdamW
 
 # Regular expressions searched in variable names (TensorFlow prefixes the
-# layer path, hence "(^|/)"). Norm scales and offsets,
-# biases, and the state-space / EMA dynamics (named "ssm_*" and "ema_*" by
-# their layers) train without weight decay, as in the S4 and MEGA code.
-WEIGHT_DECAY_EXCLUDED = ("bias", "gamma", "beta", "(^|/)ssm_", "(^|/)ema_")
+# layer path, hence "(^|/)"). The state-space / EMA dynamics are named
+# "ssm_*" and "ema_*" by their layers; they train without weight decay, as
+# in the S4 and MEGA code, and at `ssm_learning_rate` when it is set.
+SSM_WEIGHTS = ("(^|/)ssm_", "(^|/)ema_")
+# Norm scales and offsets and biases get no weight decay either.
+WEIGHT_DECAY_EXCLUDED = ("bias", "gamma", "beta") + SSM_WEIGHTS
+
+SCHEDULES = ("constant", "cosine", "plateau")
 
 
 def make_schedule(hp, total_steps):
-    """Learning rate: constant or cosine decay, after a linear warmup."""
+    """Learning rate: constant or cosine decay, after a linear warmup.
+
+    "plateau" has the constant shape here; its reductions come from
+    `ScheduledAdamW` and `ReduceOnTrainingPlateau` (see `make_optimizer`).
+    """
     peak = float(hp["learning_rate"])
     warmup = int(hp.get("warmup_steps") or 0)
     schedule = hp.get("schedule", "constant")
-    if schedule not in ("constant", "cosine"):
+    if schedule not in SCHEDULES:
         raise ValueError(
-            "`schedule` must be 'constant' or 'cosine'. "
+            f"`schedule` must be one of {SCHEDULES}. "
             f"Received: schedule={schedule!r}"
         )
-    if schedule == "constant" and warmup == 0:
+    if schedule != "cosine" and warmup == 0:
         return peak
     return keras.optimizers.schedules.CosineDecay(
         initial_learning_rate=0.0 if warmup else peak,
         decay_steps=max(1, total_steps - warmup),
         # alpha=1 keeps the rate at its peak after warmup: "constant".
-        alpha=1.0 if schedule == "constant" else 0.0,
+        alpha=0.0 if schedule == "cosine" else 1.0,
         warmup_target=peak if warmup else None,
         warmup_steps=warmup,
     )
 
 
 def make_optimizer(hp, total_steps):
-    """AdamW; norms, biases and SSM/EMA dynamics get no weight decay."""
-    optimizer = keras.optimizers.AdamW(
+    """AdamW; norms, biases and SSM/EMA dynamics get no weight decay.
+
+    With `ssm_learning_rate`, the SSM/EMA weights train at that rate
+    (times the same schedule shape). With `schedule="plateau"` (YCTFS
+    A.2), the rate is also multiplied by `final_decay_factor` over the
+    last `final_decay_fraction` of the `total_steps`, and the callbacks of
+    `make_callbacks` lower it on training-loss plateaus.
+    """
+    peak = float(hp["learning_rate"])
+    ssm_rate = hp.get("ssm_learning_rate")
+    multipliers = {}
+    if ssm_rate is not None:
+        if not float(ssm_rate) > 0 or not peak > 0:
+            raise ValueError(
+                "`learning_rate` and `ssm_learning_rate` must be positive. "
+                f"Received: learning_rate={peak}, "
+                f"ssm_learning_rate={ssm_rate}"
+            )
+        multipliers = {p: float(ssm_rate) / peak for p in SSM_WEIGHTS}
+    final_decay_step = None
+    if hp.get("schedule") == "plateau":
+        fraction = float(hp.get("final_decay_fraction", 0.1))
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(
+                "`final_decay_fraction` must be in [0, 1]. "
+                f"Received: final_decay_fraction={fraction}"
+            )
+        # The reference trains int(0.9 * steps) steps at the full rate
+        # (SequentialLR milestone, constant_w_cooldown.yaml).
+        final_decay_step = int(round((1.0 - fraction) * total_steps, 6))
+    return ScheduledAdamW(
         learning_rate=make_schedule(hp, total_steps),
         weight_decay=float(hp.get("weight_decay") or 0.0),
         global_clipnorm=hp.get("gradient_clipnorm"),
+        rate_multipliers=multipliers,
+        final_decay_step=final_decay_step,
+        final_decay_factor=float(hp.get("final_decay_factor", 0.1))
+        if final_decay_step is not None else 1.0,
+        weight_decay_excluded=list(WEIGHT_DECAY_EXCLUDED),
     )
-    optimizer.exclude_from_weight_decay(var_names=list(WEIGHT_DECAY_EXCLUDED))
-    return optimizer
+
+
+def make_callbacks(hp):
+    """The schedule's callbacks (place them before `BackupAndRestore`)."""
+    if hp.get("schedule") != "plateau":
+        return []
+    return [
+        ReduceOnTrainingPlateau(
+            factor=float(hp.get("plateau_factor", 0.2)),
+            patience=int(hp.get("plateau_patience", 4)),
+            min_learning_rate=float(hp.get("plateau_min_learning_rate",
+                                           1e-7)),
+        )
+    ]
 
 
 def model_inputs(x, hp):
@@ -165,8 +221,8 @@ def run(
 ):
     """Trains, evaluates and saves one model. Returns (model, metrics).
 
-    `callbacks` are added after the run's own (backup, CSV log, best
-    checkpoint).
+    `callbacks` are added after the run's own (schedule, backup, CSV log,
+    best checkpoint).
     """
     hp = dict(hp) if hp is not None else get_hparams(task)
     name = run_name(hp)
@@ -206,7 +262,9 @@ def run(
     # After a resume, only an epoch better than those already logged may
     # replace the best checkpoint.
     best_so_far = max(_val_accuracies(out_dir), default=None)
-    run_callbacks = [
+    # The schedule's callbacks come first: their state must be updated
+    # before BackupAndRestore writes the epoch's backup.
+    run_callbacks = make_callbacks(hp) + [
         keras.callbacks.BackupAndRestore(str(backup_dir)),
         keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
         keras.callbacks.ModelCheckpoint(

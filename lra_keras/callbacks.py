@@ -1,0 +1,127 @@
+"""Training callbacks.
+
+`ReduceOnTrainingPlateau` is the plateau half of the YCTFS scheduler (A.2:
+"a learning rate scheduler that reduces the learning rate on training
+plateau and during the last 10% of the training epochs"); the other half,
+the final decay, is a function of the step inside
+`lra_keras.optimizers.ScheduledAdamW`. Together they are
+`schedule="plateau"` in `lra_keras.training`.
+
+Semantics follow the authors' PyTorch `ReduceLROnPlateau` (mode "min" on
+the epoch's mean training loss, relative threshold 1e-4, no cooldown, a
+floor `min_lr`), with Keras's meaning of `patience`: the rate drops at the
+end of the `patience`-th epoch in a row without improvement (PyTorch drops
+after `patience + 1` such epochs).
+
+References:
+- "You Can Train from Scratch" (anonymous ICLR submission), appendix A.2.
+- Original files read: pablomiralles22/long-transformers
+  configs/scheduler/train_plateau.yaml (factor 0.2, patience 3, min_lr
+  1e-7, metric train_loss, interval epoch), src/training/
+  scheduler_builder.py; torch.optim.lr_scheduler.ReduceLROnPlateau;
+  keras/src/callbacks/reduce_lr_on_plateau.py.
+"""
+
+import keras
+
+from lra_keras.optimizers import ScheduledAdamW
+
+
+def _value(variable):
+    return float(keras.ops.convert_to_numpy(variable))
+
+
+class ReduceOnTrainingPlateau(keras.callbacks.Callback):
+    """Multiplies the rate by `factor` when the training loss stalls.
+
+    The state (scale, best loss, epochs without improvement) is kept in
+    the variables of the model's `ScheduledAdamW`, so a run resumed by
+    `keras.callbacks.BackupAndRestore` continues it. Place this callback
+    BEFORE `BackupAndRestore` in the list, so that each epoch's update is
+    in the backup written at that epoch's end.
+
+    Args:
+        factor: float in (0, 1). Rate multiplier of one reduction.
+            Defaults to 0.2.
+        patience: int >= 1. Epochs in a row without improvement after
+            which the rate is reduced. Defaults to 4 (PyTorch patience 3).
+        min_learning_rate: float. A reduction never takes the rate below
+            this. Defaults to 1e-7.
+        threshold: float. Relative improvement needed: the loss improves
+            when it is below `best * (1 - threshold)`. Defaults to 1e-4.
+        monitor: str. The logged quantity. Defaults to `"loss"`.
+
+    Example:
+
+    ```python
+    model.compile(optimizer=ScheduledAdamW(1e-3), loss=...)
+    model.fit(x, y, epochs=100, callbacks=[ReduceOnTrainingPlateau()])
+    ```
+    """
+
+    def __init__(self, factor=0.2, patience=4, min_learning_rate=1e-7,
+                 threshold=1e-4, monitor="loss"):
+        super().__init__()
+        if not 0.0 < factor < 1.0:
+            raise ValueError(
+                f"`factor` must be in (0, 1). Received: factor={factor}"
+            )
+        if int(patience) != patience or patience < 1:
+            raise ValueError(
+                f"`patience` must be an integer >= 1. Received: "
+                f"patience={patience}"
+            )
+        if min_learning_rate < 0 or threshold < 0:
+            raise ValueError(
+                "`min_learning_rate` and `threshold` must be >= 0. "
+                f"Received: min_learning_rate={min_learning_rate}, "
+                f"threshold={threshold}"
+            )
+        self.factor = float(factor)
+        self.patience = int(patience)
+        self.min_learning_rate = float(min_learning_rate)
+        self.threshold = float(threshold)
+        self.monitor = monitor
+
+    def _optimizer(self):
+        optimizer = self.model.optimizer
+        if not isinstance(optimizer, ScheduledAdamW):
+            raise TypeError(
+                "ReduceOnTrainingPlateau needs a model compiled with "
+                "lra_keras.optimizers.ScheduledAdamW (it holds the plateau "
+                f"state). Received: {type(optimizer).__name__}"
+            )
+        return optimizer
+
+    def on_train_begin(self, logs=None):
+        self._optimizer()
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        if self.monitor not in logs:
+            raise KeyError(
+                f"ReduceOnTrainingPlateau monitors {self.monitor!r}, which "
+                f"is not logged. Logged: {sorted(logs)}"
+            )
+        optimizer = self._optimizer()
+        loss = float(logs[self.monitor])
+        best = _value(optimizer.plateau_best)
+        wait = _value(optimizer.plateau_wait)
+        if loss < best * (1.0 - self.threshold):
+            best, wait = loss, 0.0
+        else:
+            wait += 1.0
+            if wait >= self.patience:
+                wait = 0.0
+                rate = _value(optimizer.learning_rate)
+                if rate > 0:
+                    # The floor applies to the current rate, as PyTorch's
+                    # min_lr applies to the optimizer's current lr.
+                    step = max(self.factor, self.min_learning_rate / rate)
+                    if step < 1.0:
+                        optimizer.plateau_scale.assign(
+                            _value(optimizer.plateau_scale) * step
+                        )
+        optimizer.plateau_best.assign(best)
+        optimizer.plateau_wait.assign(wait)
+        logs["learning_rate"] = _value(optimizer.learning_rate)

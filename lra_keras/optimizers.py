@@ -1,0 +1,171 @@
+"""AdamW with the learning-rate controls of the LRA recipes.
+
+`ScheduledAdamW` is `keras.optimizers.AdamW` plus three things the papers'
+PyTorch trainers get from learning-rate schedulers and parameter groups:
+
+- a plateau scale: a variable multiplying the rate, lowered by
+  `lra_keras.callbacks.ReduceOnTrainingPlateau` (PyTorch
+  `ReduceLROnPlateau` on the training loss, as in YCTFS A.2);
+- a final decay: the rate times `final_decay_factor` from step
+  `final_decay_step` on (YCTFS: the last 10% of the training steps);
+- rate multipliers per variable name, for a separate rate of the SSM/EMA
+  parameters (S4 `layer.lr`, S5 `ssm_lr`), which keep the global schedule's
+  shape (warmup, decay, plateau) as a PyTorch parameter group does.
+
+The plateau state (scale, best loss, epochs without improvement) lives in
+optimizer variables, so it is saved with the optimizer by `model.save`
+and by `keras.callbacks.BackupAndRestore`, and under JAX it flows through
+the jitted train step like the moment estimates.
+
+One optimizer (rather than `keras.optimizers.MultiOptimizer` with one AdamW
+per group) keeps `global_clipnorm` global over all gradients, as
+`torch.nn.utils.clip_grad_norm_` over all parameters, keeps a single
+`learning_rate` for callbacks and logs, and needs only one plateau state.
+
+References:
+- "You Can Train from Scratch" (anonymous ICLR submission), appendix A.2.
+- Original files read: pablomiralles22/long-transformers
+  configs/scheduler/train_plateau.yaml, configs/scheduler/
+  constant_w_cooldown.yaml, src/training/scheduler_builder.py,
+  src/training/trainer.py; keras/src/optimizers/base_optimizer.py,
+  keras/src/optimizers/multi_optimizer.py (Keras 3.15).
+"""
+
+import re
+
+import keras
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class ScheduledAdamW(keras.optimizers.AdamW):
+    """AdamW with a plateau scale, a final decay and per-group rates.
+
+    The rate at step `t` is `learning_rate(t) * scale`, times
+    `final_decay_factor` once `t >= final_decay_step`. A variable whose
+    path matches a pattern of `rate_multipliers` takes its Adam step with
+    that rate times the multiplier (weight decay keeps the global rate;
+    exclude such variables from weight decay with
+    `weight_decay_excluded`).
+
+    Args:
+        learning_rate: float or `LearningRateSchedule`. The rate before
+            the plateau scale and the final decay.
+        rate_multipliers: dict `{regex: float}`. Patterns searched
+            (`re.search`) in `variable.path`; the first match sets the
+            variable's rate multiplier. Defaults to `None` (all 1).
+        final_decay_step: int or `None`. First step of the final decay.
+            Defaults to `None` (no final decay).
+        final_decay_factor: float. Rate multiplier of the final decay.
+            Defaults to 1.0.
+        weight_decay_excluded: list of regex. Variable names that get no
+            weight decay (`exclude_from_weight_decay(var_names=...)`),
+            kept in the config so that a loaded model keeps them.
+        **kwargs: the arguments of `keras.optimizers.AdamW`.
+
+    Example:
+
+    ```python
+    optimizer = ScheduledAdamW(
+        learning_rate=1e-3, weight_decay=0.05,
+        rate_multipliers={"(^|/)ssm_": 0.1},
+        weight_decay_excluded=["bias", "(^|/)ssm_"],
+        final_decay_step=900, final_decay_factor=0.1,
+    )
+    ```
+    """
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        rate_multipliers=None,
+        final_decay_step=None,
+        final_decay_factor=1.0,
+        weight_decay_excluded=None,
+        **kwargs,
+    ):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        rate_multipliers = dict(rate_multipliers or {})
+        for pattern, multiplier in rate_multipliers.items():
+            re.compile(pattern)
+            if not float(multiplier) > 0:
+                raise ValueError(
+                    "Rate multipliers must be positive. Received: "
+                    f"rate_multipliers={rate_multipliers}"
+                )
+        if final_decay_step is not None and int(final_decay_step) < 0:
+            raise ValueError(
+                "`final_decay_step` must be >= 0 or None. "
+                f"Received: final_decay_step={final_decay_step}"
+            )
+        if not float(final_decay_factor) > 0:
+            raise ValueError(
+                "`final_decay_factor` must be positive. "
+                f"Received: final_decay_factor={final_decay_factor}"
+            )
+        self.rate_multipliers = rate_multipliers
+        self.final_decay_step = (
+            None if final_decay_step is None else int(final_decay_step)
+        )
+        self.final_decay_factor = float(final_decay_factor)
+        self.weight_decay_excluded = list(weight_decay_excluded or [])
+        if self.weight_decay_excluded:
+            self.exclude_from_weight_decay(
+                var_names=self.weight_decay_excluded
+            )
+        # Created here, not in build(), so that a fresh optimizer and a
+        # restored one list the same variables in the same order.
+        self.plateau_scale = keras.Variable(
+            1.0, name="plateau_scale", trainable=False, dtype="float32"
+        )
+        self.plateau_best = keras.Variable(
+            float("inf"), name="plateau_best", trainable=False,
+            dtype="float32",
+        )
+        self.plateau_wait = keras.Variable(
+            0.0, name="plateau_wait", trainable=False, dtype="float32"
+        )
+
+    def _get_current_learning_rate(self):
+        rate = keras.ops.multiply(
+            super()._get_current_learning_rate(),
+            keras.ops.cast(self.plateau_scale, "float32"),
+        )
+        if self.final_decay_step is None or self.final_decay_factor == 1.0:
+            return rate
+        decayed = keras.ops.greater_equal(
+            self._iterations, self.final_decay_step
+        )
+        return keras.ops.where(
+            decayed, rate * self.final_decay_factor, rate
+        )
+
+    def build(self, variables):
+        super().build(variables)
+        # By index: under TensorFlow, update_step receives the backend
+        # variable, which has no Keras path.
+        self._rate_multipliers_by_index = [
+            next(
+                (float(m) for p, m in self.rate_multipliers.items()
+                 if re.search(p, v.path)),
+                1.0,
+            )
+            for v in variables
+        ]
+
+    def update_step(self, gradient, variable, learning_rate):
+        multiplier = self._rate_multipliers_by_index[
+            self._get_variable_index(variable)
+        ]
+        if multiplier != 1.0:
+            learning_rate = learning_rate * multiplier
+        super().update_step(gradient, variable, learning_rate)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            rate_multipliers=dict(self.rate_multipliers),
+            final_decay_step=self.final_decay_step,
+            final_decay_factor=self.final_decay_factor,
+            weight_decay_excluded=list(self.weight_decay_excluded),
+        )
+        return config

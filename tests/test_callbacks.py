@@ -1,0 +1,216 @@
+"""The plateau schedule, the SSM learning rate and their optimizer."""
+
+import keras
+import numpy as np
+import pytest
+
+from lra_keras.callbacks import ReduceOnTrainingPlateau
+from lra_keras.optimizers import ScheduledAdamW
+from lra_keras.training import make_callbacks
+from lra_keras.training import make_optimizer
+from tests.testing import to_numpy
+
+
+@keras.saving.register_keras_serializable(package="lra_keras_tests")
+class _TwoWeights(keras.layers.Layer):
+    """p = sum(x * ssm_w) + 2 sum(x * kernel): constant gradients."""
+
+    def build(self, input_shape):
+        self.ssm_w = self.add_weight(name="ssm_w", shape=(3,),
+                                     initializer="ones")
+        self.kernel = self.add_weight(name="kernel", shape=(3,),
+                                      initializer="ones")
+
+    def call(self, x):
+        return (keras.ops.sum(x * self.ssm_w, axis=-1, keepdims=True)
+                + 2 * keras.ops.sum(x * self.kernel, axis=-1, keepdims=True))
+
+
+@keras.saving.register_keras_serializable(package="lra_keras_tests")
+def _output_as_loss(y, p):
+    return keras.ops.mean(p)
+
+
+def _model(optimizer):
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, _TwoWeights(name="two")(inputs))
+    model.compile(optimizer=optimizer, loss=_output_as_loss)
+    return model
+
+
+X = np.array([[3.0, 0.0, 4.0]], "float32")  # grads: ssm 3,0,4; kernel 6,0,8
+Y = np.zeros((1, 1), "float32")
+
+
+def _weights(model):
+    layer = model.get_layer("two")
+    return to_numpy(layer.ssm_w).copy(), to_numpy(layer.kernel).copy()
+
+
+def _hp(**overrides):
+    hp = dict(learning_rate=0.01, weight_decay=0.0, schedule="constant",
+              warmup_steps=0, ssm_learning_rate=None,
+              gradient_clipnorm=None)
+    hp.update(overrides)
+    return hp
+
+
+def test_ssm_weights_train_at_ssm_rate_without_weight_decay():
+    lr, ssm_lr, wd = 0.01, 0.001, 0.5
+    model = _model(make_optimizer(
+        _hp(learning_rate=lr, ssm_learning_rate=ssm_lr, weight_decay=wd),
+        100))
+    model.train_on_batch(X, Y)
+    ssm, kernel = _weights(model)
+    # First AdamW step: every weight with a gradient moves by its rate
+    # (m/sqrt(v) = sign(g)); decay is w * wd * lr, on the kernel only.
+    np.testing.assert_allclose(1 - ssm, [ssm_lr, 0, ssm_lr], rtol=1e-4)
+    np.testing.assert_allclose(
+        1 - kernel, [lr + wd * lr, wd * lr, lr + wd * lr], rtol=1e-4)
+    # Without ssm_learning_rate both move by the global rate.
+    model = _model(make_optimizer(_hp(learning_rate=lr), 100))
+    model.train_on_batch(X, Y)
+    ssm, kernel = _weights(model)
+    np.testing.assert_allclose(1 - ssm, [lr, 0, lr], rtol=1e-4)
+    np.testing.assert_allclose(1 - kernel, [lr, 0, lr], rtol=1e-4)
+
+
+def test_global_clipnorm_clips_over_both_groups():
+    # A huge epsilon makes Keras's Adam step linear in the (clipped)
+    # gradient: lr * sqrt(1 - beta_2) * g / eps on the first step.
+    lr = eps = 1e4
+    clip = 1.0
+    model = _model(ScheduledAdamW(
+        learning_rate=lr, epsilon=eps, global_clipnorm=clip,
+        weight_decay=0.0, rate_multipliers={"(^|/)ssm_": 0.5},
+    ))
+    model.train_on_batch(X, Y)
+    ssm, kernel = _weights(model)
+    step = lr * np.sqrt(1 - 0.999) / eps
+    scale = clip / np.sqrt(3**2 + 4**2 + 6**2 + 8**2)  # one global norm
+    g_ssm, g_kernel = np.array([3, 0, 4]), np.array([6, 0, 8])
+    np.testing.assert_allclose(
+        (1 - ssm) / step, 0.5 * g_ssm * scale, rtol=1e-3, atol=1e-6)
+    np.testing.assert_allclose(
+        (1 - kernel) / step, g_kernel * scale, rtol=1e-3, atol=1e-6)
+    assert make_optimizer(_hp(gradient_clipnorm=0.5), 10).global_clipnorm \
+        == 0.5
+
+
+class _Record(keras.callbacks.Callback):
+    def on_train_begin(self, logs=None):
+        self.kernels, self.rates = [], []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.kernels.append(_weights(self.model)[1][0])
+        self.rates.append(logs["learning_rate"])
+
+
+def test_final_decay_over_the_last_tenth_of_the_steps():
+    lr, epochs, steps = 0.01, 10, 3
+    hp = _hp(learning_rate=lr, schedule="plateau", final_decay_factor=0.1,
+             plateau_patience=100)
+    model = _model(make_optimizer(hp, epochs * steps))
+    record = _Record()
+    x, y = np.repeat(X, steps, 0), np.repeat(Y, steps, 0)
+    model.fit(x, y, batch_size=1, epochs=epochs, shuffle=False, verbose=0,
+              callbacks=make_callbacks(hp) + [record])
+    moved = -np.diff(np.concatenate([[1.0], record.kernels]))
+    # Steps 0..26 at lr, steps 27..29 (epoch 9) at 0.1 lr; Adam's step
+    # is the rate itself for a constant gradient.
+    np.testing.assert_allclose(moved, [3 * lr] * 9 + [0.3 * lr], rtol=1e-3)
+    # The rate logged at an epoch's end is the next step's.
+    np.testing.assert_allclose(record.rates, [lr] * 8 + [0.1 * lr] * 2,
+                               rtol=1e-6)
+
+
+def _constant_loss_model(hp, total_steps=100):
+    # Zero gradient, constant loss 1: never improves after epoch 0.
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, _TwoWeights(name="two")(inputs))
+    model.compile(optimizer=make_optimizer(hp, total_steps),
+                  loss=lambda y, p: keras.ops.mean(p) * 0.0 + 1.0)
+    return model
+
+
+def test_plateau_reduces_after_patience_epochs_without_improvement():
+    lr = 0.01
+    hp = _hp(learning_rate=lr, schedule="plateau", plateau_factor=0.2,
+             plateau_patience=2, final_decay_fraction=0.0,
+             final_decay_factor=1.0)
+    model = _constant_loss_model(hp)
+    history = model.fit(X, Y, epochs=7, verbose=0,
+                        callbacks=make_callbacks(hp))
+    # Epoch 0 improves on inf; 1, 2 do not -> x0.2 at the end of 2, ...
+    np.testing.assert_allclose(
+        history.history["learning_rate"],
+        lr * np.array([1, 1, 0.2, 0.2, 0.04, 0.04, 0.008]), rtol=1e-5)
+
+
+def test_plateau_counts_on_a_scripted_loss_sequence():
+    model = _model(ScheduledAdamW(learning_rate=1.0))
+    callback = ReduceOnTrainingPlateau(factor=0.5, patience=3,
+                                       min_learning_rate=0.2)
+    callback.set_model(model)
+    callback.on_train_begin()
+    losses = [5, 4, 4, 4.0001, 3.9999, 3.9999, 3.9999, 1, 2, 2, 2, 2, 2, 2,
+              2, 2, 2]
+    rates = []
+    for epoch, loss in enumerate(losses):
+        logs = {"loss": loss}
+        callback.on_epoch_end(epoch, logs)
+        rates.append(logs["learning_rate"])
+    # 3.9999 < 4 * (1 - 1e-4) is no improvement (relative threshold); the
+    # floor of 0.2 caps the third reduction.
+    expected = [1] * 4 + [0.5] * 6 + [0.25] * 3 + [0.2] * 4
+    np.testing.assert_allclose(rates, expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="patience"):
+        ReduceOnTrainingPlateau(patience=0)
+    plain = _model(keras.optimizers.AdamW())
+    callback.set_model(plain)
+    with pytest.raises(TypeError, match="ScheduledAdamW"):
+        callback.on_train_begin()
+
+
+class _Interrupt(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == 3:
+            raise KeyboardInterrupt
+
+
+def test_plateau_state_survives_backup_and_restore(tmp_path):
+    lr = 0.01
+    hp = _hp(learning_rate=lr, schedule="plateau", plateau_patience=2,
+             final_decay_fraction=0.0, final_decay_factor=1.0)
+    backup = str(tmp_path / "backup")
+
+    def callbacks():
+        return make_callbacks(hp) + [keras.callbacks.BackupAndRestore(
+            backup)]
+
+    with pytest.raises(KeyboardInterrupt):
+        _constant_loss_model(hp).fit(
+            X, Y, epochs=6, verbose=0, callbacks=callbacks() + [_Interrupt()])
+    keras.utils.clear_session()
+    model = _constant_loss_model(hp)
+    history = model.fit(X, Y, epochs=6, verbose=0, callbacks=callbacks())
+    # Epochs 4 and 5 only; one wait was left from epoch 3, so epoch 4 is
+    # the second bad epoch in a row and reduces again.
+    np.testing.assert_allclose(history.history["learning_rate"],
+                               [0.04 * lr, 0.04 * lr], rtol=1e-5)
+
+
+def test_optimizer_state_and_config_survive_keras_file(tmp_path):
+    hp = _hp(schedule="plateau", ssm_learning_rate=1e-3, weight_decay=0.1,
+             warmup_steps=5)
+    model = _model(make_optimizer(hp, 50))
+    model.train_on_batch(X, Y)
+    model.optimizer.plateau_scale.assign(0.2)
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")
+    optimizer = loaded.optimizer
+    assert isinstance(optimizer, ScheduledAdamW)
+    assert optimizer.get_config() == model.optimizer.get_config()
+    assert float(to_numpy(optimizer.plateau_scale)) == pytest.approx(0.2)
+    assert optimizer.final_decay_step == 45
+    assert not optimizer._use_weight_decay(loaded.get_layer("two").ssm_w)
