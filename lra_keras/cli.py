@@ -5,6 +5,7 @@ import ast
 
 from lra_keras.hparams import MODEL_KEYS
 from lra_keras.hparams import PRESETS
+from lra_keras.hparams import TECHNIQUES
 from lra_keras.hparams import get_hparams
 
 
@@ -50,6 +51,23 @@ def parser_for(task):
                         help="where the .keras file and SavedModel go")
     parser.add_argument("--no-export", action="store_true",
                         help="skip the SavedModel export")
+    parser.add_argument(
+        "--technique", default="none", choices=TECHNIQUES,
+        help="none: train the classifier; multitask: add the masked-token "
+        "denoising loss on every batch (YCTFS A.4); spt: self-pretrain the "
+        "encoder on the training split, then fine-tune (NTFS)",
+    )
+    parser.add_argument(
+        "--pretrain-objective", default=None, choices=("masked", "causal"),
+        help="SPT objective (default: the table's, masked); causal makes "
+        "every mixer causal",
+    )
+    parser.add_argument(
+        "--augment", action="store_true",
+        help="augment the training batches: ListOps operand permutation, "
+        "CIFAR-10 AutoAugment-derived policy, Pathfinder D4 and all three "
+        "difficulty sets",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--set", nargs="*", default=[], metavar="KEY=VALUE",
@@ -61,8 +79,16 @@ def parser_for(task):
 def main(task, argv=None):
     args = parser_for(task).parse_args(argv)
     try:
-        hp = get_hparams(task, args.model, args.preset,
-                         **parse_overrides(args.set))
+        overrides = parse_overrides(args.set)
+        if args.pretrain_objective is not None:
+            if args.technique != "spt":
+                raise ValueError(
+                    "--pretrain-objective needs --technique spt. Received: "
+                    f"--technique {args.technique}"
+                )
+            overrides["pretrain_objective"] = args.pretrain_objective
+        hp = get_hparams(task, args.model, args.preset, args.technique,
+                         augment=args.augment, **overrides)
     except ValueError as error:
         raise SystemExit(f"error: {error}") from None
     # Imported here so that --help answers without loading a backend.

@@ -50,9 +50,13 @@ Conventions shared by every family (stated once here, not per row):
 
 `EXPECTED` keys: `(task, model)` is the accuracy a paper reports for the
 technique-"none" row (trained from scratch, no extra technique);
-`(task, model, technique)` the accuracy with that technique. Use
-`expected_accuracy(task, model, technique)`. `EXPECTED_LRA` holds the LRA
-paper's own vanilla Transformer (its configuration is not an HPARAMS row).
+`(task, model, technique)` the accuracy with that technique. The
+"multitask" entries are YCTFS's results with its training techniques,
+which per task are the flags of `YCTFS_TECHNIQUES` (the denoising loss for
+the text tasks, augmentation for ListOps, CIFAR-10 and Pathfinder). Use
+`expected_accuracy(task, model, technique, augment)`. `EXPECTED_LRA` holds
+the LRA paper's own vanilla Transformer (its configuration is not an
+HPARAMS row).
 """
 
 import copy
@@ -126,12 +130,27 @@ MODELS = ("transformer", "s4d", "s4", "dlr", "s5", "mega", "gmlp",
 
 PRESETS = ("paper", "quick")
 
-# "none": the HPARAMS row alone. "multitask": YCTFS's training techniques
-# (denoising loss summed with the task loss for text tasks, operand
-# permutation for ListOps, AutoAugment-style CIFAR augmentation, all three
-# Pathfinder difficulties; section 3 and A.4). "spt": NTFS self
-# pretraining on the task's own training split, then fine-tuning.
+# "none": the HPARAMS row alone. "multitask": the masked-token denoising
+# loss summed with the task loss on every batch (YCTFS section 3 and A.4).
+# "spt": NTFS self-pretraining on the task's own training split, then
+# fine-tuning. Augmentation is a separate switch (`augment`), combinable
+# with any technique.
 TECHNIQUES = ("none", "multitask", "spt")
+
+# YCTFS section 3 applies one technique per task: "data augmentation
+# strategies for the image and mathematical domains, and a denoising
+# objective in a multitask learning setting for the text domain";
+# Pathfinder trains on all three difficulty sets. (technique, augment)
+# reproducing its published rows; for Pathfinder also pass
+# `augment_d4=False` (YCTFS trains on the three sets "without
+# augmentation"; D4 is this library's addition).
+YCTFS_TECHNIQUES = dict(
+    listops=("none", True),
+    image=("none", True),
+    pathfinder=("none", True),
+    text=("multitask", False),
+    retrieval=("multitask", False),
+)
 
 # Keys every entry may carry. Model builders read the architecture keys,
 # `lra_keras.training.run` the optimisation and data keys.
@@ -172,12 +191,34 @@ COMMON_KEYS = dict(
     gradient_clipnorm=None,
     # training technique (set by get_hparams from its `technique` argument)
     technique="none",
+    # Label-preserving augmentation of the training batches (set by
+    # get_hparams from its `augment` argument): ListOps operand
+    # permutation, CIFAR-10 AutoAugment-derived policy, Pathfinder D4 and
+    # training on all three difficulty sets.
+    augment=False,
+    augment_d4=True,  # Pathfinder: random D4 symmetry of each image
+    # Pathfinder: difficulty of the training split; None: `difficulty`
+    # (augment sets "all"; val and test keep `difficulty`).
+    train_difficulty=None,
+    # multitask (YCTFS A.4): share of real tokens selected, share of those
+    # replaced by a random token (the rest by the mask token), loss weight,
+    # and where the reconstruction loss is taken: "real" = every real
+    # token (the YCTFS code), "masked" = the selected tokens only (BERT,
+    # NTFS).
+    multitask_mask_rate=0.3,
+    multitask_random_fraction=1 / 3,
+    multitask_loss_weight=1.0,
+    multitask_loss_positions="real",
     spt_mask_rate=0.15,  # masked SPT: share of positions masked
     pretrain_objective="masked",  # "masked" | "causal"
     pretrain_loss="ce",  # "ce" | "l1" (L1 regression of pixel values)
     pretrain_learning_rate=None,  # None: learning_rate
     pretrain_batch_size=None,  # None: batch_size
     pretrain_epochs=None,  # None: epochs
+    # Compute-tied SPT (NTFS Table 8): a total epoch budget of which
+    # `pretrain_share` pretrains; sets pretrain_epochs and epochs.
+    compute_tied_epochs=None,
+    pretrain_share=None,
     # bookkeeping
     source="",
 )
@@ -775,7 +816,7 @@ TECHNIQUE_HPARAMS = {}
 # override is empty, except Pathfinder, where the techniques train on all
 # three difficulty sets for 67 epochs (Table 5 note; same number of steps
 # as 200 epochs on one set). The data side chooses the difficulties.
-# A.4 (the denoising loss) is MULTITASK below.
+# A.4 (the denoising loss) is the `multitask_*` keys of COMMON_KEYS.
 _YCTFS_TABLES = dict(transformer=5, gmlp=6, conv=7)
 for _family, _table in _YCTFS_TABLES.items():
     for _task in _YCTFS_TASKS:
@@ -783,9 +824,6 @@ for _family, _table in _YCTFS_TABLES.items():
             source=f"You Can Train from Scratch, Table {_table}: the "
             "published row is the run with the training techniques",
         )
-    TECHNIQUE_HPARAMS[("pathfinder", _family, "multitask")].update(
-        epochs=67,
-    )
 
 # S4, S5 and MEGA with YCTFS's techniques (Tables 2 and 3, marked with
 # dagger/double dagger), A.2: "we generally replicated their
@@ -798,7 +836,7 @@ for _family, _table in _YCTFS_TABLES.items():
 # epochs were "cut down" by an unstated amount: Table 5's 60 is kept.
 # "When the models did not converge, we reduced the learning rate" (by an
 # unstated amount): not reproduced.
-_YCTFS_EPOCHS = dict(listops=120, image=200, pathfinder=67, text=80,
+_YCTFS_EPOCHS = dict(listops=120, image=200, pathfinder=200, text=80,
                      retrieval=60)
 for _family in ("s4", "s5", "mega"):
     for _task in _YCTFS_TASKS:
@@ -815,13 +853,20 @@ for _family in ("s4", "s5", "mega"):
             _override["output_activation"] = "glu"  # S5's full_glu
         TECHNIQUE_HPARAMS[(_task, _family, "multitask")] = _override
 
-# YCTFS A.4: the denoising loss of the multitask setting.
-MULTITASK = dict(
-    mask_rate=0.3,  # share of input tokens masked
-    random_token_fraction=1 / 3,  # of those, replaced by a random token
-    loss_weight=1.0,  # denoising loss summed with the task loss
-    source="You Can Train from Scratch, A.4",
-)
+# Augmentation overrides. Pathfinder (YCTFS section 3 and Tables 5-7): on
+# all three difficulty sets the YCTFS runs train 67 epochs, "to make the
+# comparison fair and maintain the number of training steps" of 200 epochs
+# on one set; validation and test stay on the hard set.
+AUGMENT_HPARAMS = {}
+for _family in ("transformer", "gmlp", "conv", "s4", "s5", "mega"):
+    AUGMENT_HPARAMS[("pathfinder", _family)] = dict(
+        epochs=67,
+        source="You Can Train from Scratch, section 3 (all three "
+        "Pathfinder sets, 67 epochs)",
+    )
+
+# YCTFS A.4, the denoising loss of the multitask setting: the
+# `multitask_*` keys of COMMON_KEYS.
 
 # SPT, Transformer: NTFS Table 4 rows "Transformer + Rotary + Masked SPT"
 # (pre-norm LayerNorm, C.1; rotary without disabled halves). "(FT, PT)"
@@ -1213,14 +1258,91 @@ EXPECTED_LRA = {
 }
 
 
-def expected_accuracy(task, model, technique="none"):
-    """The `EXPECTED` entry for (task, model, technique), or None."""
+def expected_accuracy(task, model, technique="none", augment=False):
+    """The `EXPECTED` entry for (task, model, technique, augment), or None.
+
+    YCTFS's results with its techniques (the "multitask" entries) answer
+    the flags of `YCTFS_TECHNIQUES[task]`; augmentation without a YCTFS
+    row has no expected accuracy.
+    """
+    if (technique, augment) == YCTFS_TECHNIQUES.get(task):
+        return EXPECTED.get((task, model, "multitask"))
+    if augment or (technique == "multitask" and task in YCTFS_TECHNIQUES):
+        return None
     key = (task, model) if technique == "none" else (task, model, technique)
     return EXPECTED.get(key)
 
 
+def _resolve_techniques(hp):
+    """Checks the technique keys and derives the dependent ones."""
+    task = hp["task"]
+    if hp["augment"]:
+        if task not in ("listops", "image", "pathfinder", "pathx",
+                        "pathx256"):
+            raise ValueError(
+                f"No augmentation is defined for the {task!r} task: YCTFS "
+                "trains the text tasks with the denoising loss instead "
+                "(technique 'multitask')."
+            )
+        if hp.get("difficulty") is not None and hp["train_difficulty"] is None:
+            hp["train_difficulty"] = "all"
+    objective = hp["pretrain_objective"]
+    if objective not in ("masked", "causal"):
+        raise ValueError(
+            "`pretrain_objective` must be 'masked' or 'causal'. "
+            f"Received: pretrain_objective={objective!r}"
+        )
+    if hp["technique"] == "spt" and objective == "causal":
+        # Next-token prediction needs mixers that see only the past; the
+        # fine-tuned classifier keeps the pretrained (causal) encoder.
+        hp["causal"] = True
+    if hp["pretrain_loss"] not in ("ce", "l1"):
+        raise ValueError(
+            "`pretrain_loss` must be 'ce' or 'l1'. "
+            f"Received: pretrain_loss={hp['pretrain_loss']!r}"
+        )
+    if hp["pretrain_loss"] == "l1" and hp.get("padding_id") is not None:
+        raise ValueError(
+            "pretrain_loss='l1' regresses pixel values and needs a pixel "
+            f"task. Received: task={task!r}"
+        )
+    if hp["multitask_loss_positions"] not in ("real", "masked"):
+        raise ValueError(
+            "`multitask_loss_positions` must be 'real' or 'masked'. "
+            "Received: "
+            f"multitask_loss_positions={hp['multitask_loss_positions']!r}"
+        )
+    total = hp["compute_tied_epochs"]
+    if total is not None:
+        share = hp["pretrain_share"]
+        if hp["technique"] != "spt":
+            raise ValueError(
+                "`compute_tied_epochs` splits epochs between self-"
+                "pretraining and fine-tuning; it needs technique 'spt'. "
+                f"Received: technique={hp['technique']!r}"
+            )
+        if (
+            isinstance(total, bool) or not isinstance(total, int)
+            or total < 1 or share is None
+            or not 0.0 <= float(share) < 1.0
+        ):
+            raise ValueError(
+                "Compute-tied SPT needs `compute_tied_epochs` an int >= 1 "
+                "and `pretrain_share` in [0, 1). Received: "
+                f"compute_tied_epochs={total!r}, pretrain_share={share!r}"
+            )
+        hp["pretrain_epochs"] = int(round(float(share) * total))
+        hp["epochs"] = total - hp["pretrain_epochs"]
+        if hp["epochs"] < 1:
+            raise ValueError(
+                f"pretrain_share={share} of {total} epochs leaves no "
+                "fine-tuning epoch."
+            )
+    return hp
+
+
 def get_hparams(task, model="transformer", preset="paper", technique="none",
-                **overrides):
+                augment=False, **overrides):
     """Resolves the hyperparameters of one (task, model, preset, technique).
 
     Merges, in order: `COMMON_KEYS`, `MODEL_KEYS[model]`, `TASKS[task]`,
@@ -1230,19 +1352,30 @@ def get_hparams(task, model="transformer", preset="paper", technique="none",
     for (task, model) keeps the technique-none hyperparameters (for "spt":
     the `COMMON_KEYS` pretraining defaults, i.e. masked objective, CE loss,
     the fine-tuning rate, batch and epochs, and the task's
-    `spt_mask_rate`), and `source` says so.
+    `spt_mask_rate`), and `source` says so. YCTFS's rows
+    (`TECHNIQUE_HPARAMS[(task, model, "multitask")]`) apply with the
+    multitask technique and with `augment`; `augment` then applies
+    `AUGMENT_HPARAMS[(task, model)]` and, for the Pathfinder tasks, trains
+    on all three difficulty sets (`train_difficulty="all"`). Compute-tied
+    SPT (`compute_tied_epochs`, `pretrain_share`) sets `pretrain_epochs`
+    and `epochs`; a causal pretraining objective sets `causal=True`.
 
     Args:
         task: a key of `TASKS`.
         model: a key of `MODEL_KEYS`.
         preset: `"paper"` (the cited table row) or `"quick"`.
         technique: one of `TECHNIQUES`.
-        **overrides: any known key, applied last.
+        augment: bool. Augment the training batches.
+        **overrides: any known key, applied before the technique keys
+            are checked and derived.
 
     Returns:
         A flat dict: task metadata, model architecture, optimisation, data
         and technique keys, plus `task`, `model`, `preset`, `technique`.
     """
+    # `--set technique=... augment=...` mean the arguments.
+    technique = overrides.pop("technique", technique)
+    augment = bool(overrides.pop("augment", augment))
     if task not in TASKS:
         raise ValueError(
             f"Unknown task {task!r}. Known tasks: {sorted(TASKS)}"
@@ -1270,19 +1403,26 @@ def get_hparams(task, model="transformer", preset="paper", technique="none",
     hp.update(TASKS[task])
     hp.update(copy.deepcopy(HPARAMS[(task, model)]))
     sources = [hp["source"]]
-    if technique != "none":
-        row = TECHNIQUE_HPARAMS.get((task, model, technique))
+    if technique == "spt" or technique == "multitask" or augment:
+        # YCTFS rows are its runs with the training techniques: they
+        # apply to the multitask technique and to augmentation alike.
+        name = "spt" if technique == "spt" else "multitask"
+        row = TECHNIQUE_HPARAMS.get((task, model, name))
         if row is None:
             sources.append(
-                f"{technique}: no paper row for ({task}, {model}); the "
+                f"{name}: no paper row for ({task}, {model}); the "
                 "technique-none hyperparameters"
                 + (", Never Train from Scratch generic SPT defaults"
                    if technique == "spt" else "")
             )
         else:
             row = copy.deepcopy(row)
-            sources.append(f"{technique}: {row.pop('source')}")
+            sources.append(f"{name}: {row.pop('source')}")
             hp.update(row)
+    if augment and (task, model) in AUGMENT_HPARAMS:
+        row = copy.deepcopy(AUGMENT_HPARAMS[(task, model)])
+        sources.append(f"augment: {row.pop('source')}")
+        hp.update(row)
     hp["source"] = "; ".join(sources)
     if preset == "quick":
         quick = dict(QUICK[(task, model)])
@@ -1295,5 +1435,6 @@ def get_hparams(task, model="transformer", preset="paper", technique="none",
             f"model={model!r}. Known keys: {sorted(hp)}"
         )
     hp.update(overrides)
-    hp.update(task=task, model=model, preset=preset, technique=technique)
-    return hp
+    hp.update(task=task, model=model, preset=preset, technique=technique,
+              augment=bool(augment))
+    return _resolve_techniques(hp)

@@ -26,14 +26,19 @@ import time
 from pathlib import Path
 
 import keras
+import numpy as np
 
 from lra_keras import data
+from lra_keras import techniques
 from lra_keras.backend_utils import list_devices
 from lra_keras.batching import LengthBucketedBatches
 from lra_keras.batching import padding_mask
 from lra_keras.callbacks import ReduceOnTrainingPlateau
+from lra_keras.data.image import load_cifar10_rgb
+from lra_keras.data.pathfinder import DIFFICULTIES as PATHFINDER_DIFFICULTIES
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
+from lra_keras.models import build_pretrainer
 from lra_keras.optimizers import ScheduledAdamW
 
 # Regular expressions searched in variable names (TensorFlow prefixes the
@@ -104,6 +109,18 @@ def make_optimizer(hp, total_steps):
         # The reference trains int(0.9 * steps) steps at the full rate
         # (SequentialLR milestone, constant_w_cooldown.yaml).
         final_decay_step = int(round((1.0 - fraction) * total_steps, 6))
+    if not multipliers and final_decay_step is None:
+        # Keras's built-in AdamW (fused under PyTorch); nothing needs the
+        # subclass, whose update path is about 10% slower there.
+        optimizer = keras.optimizers.AdamW(
+            learning_rate=make_schedule(hp, total_steps),
+            weight_decay=float(hp.get("weight_decay") or 0.0),
+            global_clipnorm=hp.get("gradient_clipnorm"),
+        )
+        optimizer.exclude_from_weight_decay(
+            var_names=list(WEIGHT_DECAY_EXCLUDED)
+        )
+        return optimizer
     return ScheduledAdamW(
         learning_rate=make_schedule(hp, total_steps),
         weight_decay=float(hp.get("weight_decay") or 0.0),
@@ -139,27 +156,82 @@ def model_inputs(x, hp):
 
 
 def load_splits(task, hp, data_dir=None):
-    """Loads {split: (x, y)}; `<split>_samples` keeps a prefix of a split."""
+    """Loads {split: (x, y)}; `<split>_samples` keeps a prefix of a split.
+
+    Pathfinder tasks train on `train_difficulty` (val and test stay on
+    `difficulty`); with "all", `train_samples` is kept from each of the
+    three sets, as YCTFS trains on three times the hard set's size. With
+    `augment` the Image training split holds the colour images, flattened
+    to (N, 32 * 32 * 3), which the augmentation turns into grayscale
+    sequences batch by batch (`lra_keras.techniques.make_augment`).
+    """
     options = {k: hp[k] for k in data.LOADER_OPTIONS.get(task, ())
                if hp.get(k) is not None}
     splits = {}
     for split in data.SPLITS:
-        x, y = data.load(
-            task, split, data_dir=data_dir, max_length=hp["sequence_length"],
-            **options,
-        )
         keep = hp.get(f"{split}_samples")
-        if keep:
-            x, y = x[:keep], y[:keep]
-        splits[split] = (x, y)
+        split_options = dict(options)
+        if split == "train" and hp.get("train_difficulty"):
+            split_options["difficulty"] = hp["train_difficulty"]
+        parts = [split_options]
+        if split_options.get("difficulty") == "all":
+            parts = [dict(split_options, difficulty=d)
+                     for d in PATHFINDER_DIFFICULTIES]
+        xs, ys = [], []
+        for part in parts:
+            if split == "train" and task == "image" and hp.get("augment"):
+                x, y = load_cifar10_rgb(split, data_dir=data_dir)
+                x = x.reshape(len(x), -1)
+            else:
+                x, y = data.load(
+                    task, split, data_dir=data_dir,
+                    max_length=hp["sequence_length"], **part,
+                )
+            if keep:
+                x, y = x[:keep], y[:keep]
+            xs.append(x)
+            ys.append(y)
+        if len(xs) == 1:
+            splits[split] = (xs[0], ys[0])
+        else:
+            splits[split] = (np.concatenate(xs), np.concatenate(ys))
     return splits
 
 
-def make_batches(x, y, hp, shuffle=False, seed=0):
-    """Length-bucketed batches of one split (see `lra_keras.batching`)."""
-    return LengthBucketedBatches(
-        x, y, batch_size=hp["batch_size"], padding_id=hp.get("padding_id"),
+def make_batches(x, y, hp, shuffle=False, seed=0, *, objective=None,
+                 training=False, batch_size=None):
+    """Batches of one split for the run's technique.
+
+    Length-bucketed (`lra_keras.batching`), then, when the run augments or
+    has a token objective, transformed by
+    `lra_keras.techniques.TechniqueBatches`: `training=True` augments and
+    corrupts; validation and test batches stay clean.
+    """
+    batches = LengthBucketedBatches(
+        x, y, batch_size=batch_size or hp["batch_size"],
+        padding_id=hp.get("padding_id"),
         bucket_step=hp.get("bucket_step"), shuffle=shuffle, seed=seed,
+    )
+    augment = None
+    if training and hp.get("augment"):
+        augment = techniques.make_augment(
+            hp["task"], seed=seed, d4=hp.get("augment_d4", True)
+        )
+    if objective is None and augment is None:
+        return batches
+    if objective == "multitask":
+        mask_rate = hp["multitask_mask_rate"]
+        random_fraction = hp["multitask_random_fraction"]
+        loss_positions = hp["multitask_loss_positions"]
+    else:  # SPT: NTFS masks without random replacements, loss at masks
+        mask_rate, random_fraction = hp["spt_mask_rate"], 0.0
+        loss_positions = "masked"
+    return techniques.TechniqueBatches(
+        batches, hp["task"], objective=objective, augment=augment,
+        mask_rate=mask_rate, random_fraction=random_fraction,
+        loss_positions=loss_positions,
+        pixel_targets=hp.get("pretrain_loss") == "l1",
+        training=training, seed=seed,
     )
 
 
@@ -193,18 +265,103 @@ def _write_json(path, obj):
     os.replace(tmp, path)
 
 
-def _val_accuracies(out_dir):
+def _val_accuracies(out_dir, key="val_accuracy"):
     """Validation accuracy of every logged epoch, resumed ones included."""
     path = Path(out_dir) / "metrics.csv"
     if not path.exists():
         return []
     with open(path, newline="") as f:
-        return [float(row["val_accuracy"]) for row in csv.DictReader(f)]
+        return [float(row[key]) for row in csv.DictReader(f)]
 
 
 def run_name(hp):
-    suffix = "" if hp["preset"] == "paper" else f"_{hp['preset']}"
-    return f"{hp['task']}_{hp['model']}{suffix}"
+    """`<task>_<model>[_<technique>][_augment][_<preset>]`."""
+    name = f"{hp['task']}_{hp['model']}"
+    if hp.get("technique", "none") != "none":
+        name += f"_{hp['technique']}"
+    if hp.get("augment"):
+        name += "_augment"
+    if hp["preset"] != "paper":
+        name += f"_{hp['preset']}"
+    return name
+
+
+def _check_resumable(out_dir, hp):
+    """A run directory may only be resumed with its own hyperparameters."""
+    path = Path(out_dir) / "config.json"
+    if not path.exists():
+        return
+    saved = json.loads(path.read_text()).get("hparams", {})
+    current = json.loads(json.dumps(hp, default=str))
+    differ = sorted(k for k in set(saved) | set(current)
+                    if saved.get(k) != current.get(k))
+    if differ:
+        raise ValueError(
+            f"{out_dir} holds an interrupted run with other "
+            f"hyperparameters (differing keys: {differ}). Resume it with "
+            "the same settings, or pass another --out (or delete the "
+            "directory) to start a new run."
+        )
+
+
+def compile_classifier(model, hp, total_steps):
+    """Compiles a `build_classifier` model for `model.fit`.
+
+    A model with a token head (multitask) gets the task loss plus
+    `multitask_loss_weight` times the token loss, the mean of the per-token
+    cross-entropies weighted by the batch's token weights
+    (`reduction="mean_with_sample_weight"`: sum(w * ce) / sum(w)).
+
+    Returns:
+        The logged name of the classification accuracy: "accuracy", or
+        "logits_accuracy" for the two-output model (Keras prefixes the
+        output's name).
+    """
+    classification = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True
+    )
+    optimizer = make_optimizer(hp, total_steps)
+    if not isinstance(model.output, dict):
+        model.compile(optimizer=optimizer, loss=classification,
+                      metrics=["accuracy"])
+        return "accuracy"
+    model.compile(
+        optimizer=optimizer,
+        loss={
+            "logits": classification,
+            "token_logits": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, reduction="mean_with_sample_weight"
+            ),
+        },
+        loss_weights={"logits": 1.0,
+                      "token_logits": float(hp["multitask_loss_weight"])},
+        metrics={"logits": ["accuracy"]},
+    )
+    return "logits_accuracy"
+
+
+def compile_pretrainer(model, hp, total_steps):
+    """Compiles a `build_pretrainer` model: the weighted mean of the
+    per-position cross-entropy (`pretrain_loss="ce"`) or absolute error
+    of the pixel value (`"l1"`) over the weighted positions, at
+    `hp["learning_rate"]`."""
+    if hp.get("pretrain_loss", "ce") == "l1":
+        loss = keras.losses.MeanAbsoluteError(
+            reduction="mean_with_sample_weight"
+        )
+        weighted_metrics = []
+    else:
+        loss = keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="mean_with_sample_weight"
+        )
+        weighted_metrics = [
+            keras.metrics.SparseCategoricalAccuracy(name="token_accuracy")
+        ]
+    model.compile(
+        optimizer=make_optimizer(hp, total_steps),
+        loss=loss,
+        weighted_metrics=weighted_metrics,
+    )
 
 
 def run(
@@ -221,6 +378,14 @@ def run(
 ):
     """Trains, evaluates and saves one model. Returns (model, metrics).
 
+    The technique (`hp["technique"]`) decides what trains:
+    "none" the classifier; "multitask" the classifier plus a token head on
+    the shared encoder, the two losses summed (`multitask_loss_weight`);
+    "spt" first self-pretrains the encoder (`self_pretrain`, in
+    `<out_dir>/pretrain/`), then fine-tunes the classifier from it.
+    `hp["augment"]` augments the training batches. The returned and saved
+    model is always the classifier alone.
+
     `callbacks` are added after the run's own (schedule, backup, CSV log,
     best checkpoint).
     """
@@ -230,6 +395,8 @@ def run(
     out_dir.mkdir(parents=True, exist_ok=True)
     backup_dir = out_dir / "backup"
     resuming = backup_dir.exists()
+    if resuming or (out_dir / "pretrain").exists():
+        _check_resumable(out_dir, hp)
     if not resuming and (out_dir / "metrics.csv").exists():
         (out_dir / "metrics.csv").unlink()
     keras.utils.set_random_seed(seed)
@@ -243,25 +410,49 @@ def run(
     started = time.time()
     splits = load_splits(task, hp, data_dir)
     x_train, y_train = splits["train"]
-    train = make_batches(x_train, y_train, hp, shuffle=True, seed=seed)
-    val = make_batches(*splits["val"], hp)
-    test = make_batches(*splits["test"], hp)
+    technique = hp.get("technique", "none")
+    if technique not in ("none", "multitask", "spt"):
+        raise ValueError(
+            "`technique` must be 'none', 'multitask' or 'spt'. "
+            f"Received: technique={technique!r}"
+        )
+    multitask = technique == "multitask"
     print(
         f"{task}: {len(y_train)} train / {len(splits['val'][1])} val / "
         f"{len(splits['test'][1])} test rows of length "
-        f"{hp['sequence_length']}; backend {environment['backend']}",
+        f"{hp['sequence_length']}; backend {environment['backend']}; "
+        f"technique {technique}{', augmented' if hp.get('augment') else ''}",
         flush=True,
     )
-    model = build_classifier(**hp)
-    model.compile(
-        optimizer=make_optimizer(hp, len(train) * hp["epochs"]),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=["accuracy"],
-    )
+    pretrain_seconds = 0.0
+    encoder_weights = None
+    if technique == "spt":
+        pretrain_started = time.time()
+        encoder_weights = self_pretrain(
+            task, hp, x_train, splits["val"][0], out_dir / "pretrain",
+            seed=seed, verbose=verbose,
+        )
+        pretrain_seconds = time.time() - pretrain_started
+
+    objective = "multitask" if multitask else None
+    train = make_batches(x_train, y_train, hp, shuffle=True, seed=seed,
+                         objective=objective, training=True)
+    val = make_batches(*splits["val"], hp, objective=objective)
+    test = make_batches(*splits["test"], hp)
+    model = build_classifier(**hp, token_head=multitask)
+    if encoder_weights is not None:
+        model.get_layer("encoder").load_weights(str(encoder_weights))
+    accuracy_key = compile_classifier(model, hp, len(train) * hp["epochs"])
+    classifier = model
+    if multitask:
+        # The classifier alone: the same layers without the token head.
+        classifier = keras.Model(model.input, model.output["logits"],
+                                 name=model.name)
     best_path = out_dir / "best.weights.h5"
     # After a resume, only an epoch better than those already logged may
     # replace the best checkpoint.
-    best_so_far = max(_val_accuracies(out_dir), default=None)
+    best_so_far = max(_val_accuracies(out_dir, f"val_{accuracy_key}"),
+                      default=None)
     # The schedule's callbacks come first: their state must be updated
     # before BackupAndRestore writes the epoch's backup.
     run_callbacks = make_callbacks(hp) + [
@@ -269,7 +460,7 @@ def run(
         keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
         keras.callbacks.ModelCheckpoint(
             str(best_path),
-            monitor="val_accuracy",
+            monitor=f"val_{accuracy_key}",
             mode="max",
             save_best_only=True,
             save_weights_only=True,
@@ -290,23 +481,31 @@ def run(
     fit_seconds = time.time() - fit_started
     if best_path.exists():
         model.load_weights(str(best_path))
-    test = model.evaluate(test, return_dict=True, verbose=0)
-    val_acc = _val_accuracies(out_dir)
+    if multitask:
+        classifier.compile(
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=["accuracy"],
+        )
+    test = classifier.evaluate(test, return_dict=True, verbose=0)
+    val_acc = _val_accuracies(out_dir, f"val_{accuracy_key}")
     metrics = dict(
         task=task,
         model=hp["model"],
         preset=hp["preset"],
+        technique=technique,
+        augment=bool(hp.get("augment")),
         test_accuracy=float(test["accuracy"]),
         test_loss=float(test["loss"]),
         best_val_accuracy=max(val_acc, default=float("nan")),
         epochs_run=len(val_acc),
         wall_seconds=round(time.time() - started, 1),
         fit_seconds=round(fit_seconds, 1),
-        num_parameters=int(model.count_params()),
+        pretrain_seconds=round(pretrain_seconds, 1),
+        num_parameters=int(classifier.count_params()),
         **environment,
     )
     model_path = out_dir / "model.keras"
-    model.save(str(model_path))
+    classifier.save(str(model_path))
     _write_json(out_dir / "metrics.json", metrics)
     if saved_models_dir:
         save_model_card(
@@ -318,7 +517,83 @@ def run(
         f"{environment['backend']}, {metrics['wall_seconds']:.0f} s)",
         flush=True,
     )
-    return model, metrics
+    return classifier, metrics
+
+
+def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
+                  verbose="auto"):
+    """Self-pretrains the encoder on the task's own inputs (NTFS §2).
+
+    Trains `build_pretrainer` on the training split without labels, with
+    the masked (`spt_mask_rate` of the real tokens become the mask token;
+    loss at those positions) or causal (next token; `causal=True`)
+    objective of `hp["pretrain_objective"]`, for `pretrain_epochs` epochs
+    at `pretrain_learning_rate` and `pretrain_batch_size` (None: the
+    fine-tuning values). `pretrain_loss="l1"` regresses the pixel values
+    of a pixel task. Retrieval pretrains on the documents one by one.
+
+    Resumable: `<out_dir>/backup/` holds the interrupted state, and a
+    finished pretraining (`<out_dir>/encoder.weights.h5`) is reused
+    rather than repeated. Writes `metrics.csv` (per epoch) and
+    `metrics.json`.
+
+    Returns:
+        The path of the encoder's weights, or None when `pretrain_epochs`
+        is 0 (compute-tied runs with no pretraining share).
+    """
+    out_dir = Path(out_dir)
+    weights_path = out_dir / "encoder.weights.h5"
+    epochs = hp.get("pretrain_epochs")
+    epochs = hp["epochs"] if epochs is None else int(epochs)
+    if epochs == 0:
+        return None
+    if weights_path.exists():
+        print(f"Self-pretraining already done: {weights_path}", flush=True)
+        return weights_path
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if x_train.ndim == 3:  # retrieval pairs -> single documents
+        x_train = x_train.reshape(-1, x_train.shape[-1])
+        x_val = x_val.reshape(-1, x_val.shape[-1])
+    objective = hp.get("pretrain_objective", "masked")
+    pt_hp = dict(hp)
+    pt_hp["learning_rate"] = (hp.get("pretrain_learning_rate")
+                              or hp["learning_rate"])
+    batch_size = hp.get("pretrain_batch_size") or hp["batch_size"]
+    train = make_batches(x_train, None, pt_hp, shuffle=True, seed=seed,
+                         objective=objective, training=True,
+                         batch_size=batch_size)
+    val = make_batches(x_val, None, pt_hp, seed=seed + 1,
+                       objective=objective, batch_size=batch_size)
+    model = build_pretrainer(**hp)
+    compile_pretrainer(model, pt_hp, len(train) * epochs)
+    print(
+        f"Self-pretraining ({objective}, {hp.get('pretrain_loss', 'ce')} "
+        f"loss) for {epochs} epochs on {len(x_train)} sequences",
+        flush=True,
+    )
+    started = time.time()
+    model.fit(
+        train,
+        epochs=epochs,
+        validation_data=val,
+        callbacks=make_callbacks(pt_hp) + [
+            keras.callbacks.BackupAndRestore(str(out_dir / "backup")),
+            keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"),
+                                      append=True),
+        ],
+        verbose=verbose,
+    )
+    encoder = model.get_layer("encoder")
+    tmp = out_dir / "encoder.tmp.weights.h5"
+    encoder.save_weights(str(tmp))
+    os.replace(tmp, weights_path)
+    _write_json(out_dir / "metrics.json", dict(
+        objective=objective,
+        loss=hp.get("pretrain_loss", "ce"),
+        epochs=epochs,
+        seconds=round(time.time() - started, 1),
+    ))
+    return weights_path
 
 
 def save_model_card(model_path, hp, metrics, saved_models_dir, name, export):

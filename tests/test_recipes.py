@@ -224,3 +224,69 @@ def test_pathfinder_recipes_generate_train_evaluate_and_save(
     model = keras.saving.load_model(saved / f"{task}_{model}_quick.keras",
                                     safe_mode=True)
     assert model.output_shape == (None, 2)
+
+
+@pytest.mark.parametrize(
+    "task, flags, extra",
+    [
+        # The denoising loss on byte tokens.
+        ("text", ["--technique", "multitask"],
+         ["sequence_length=64", "bucket_step=16"]),
+        # Self-pretraining on the documents of the pairs, then fine-tuning.
+        ("retrieval", ["--technique", "spt"],
+         ["sequence_length=48", "bucket_step=16"]),
+        # The colour policy before the grayscale conversion.
+        ("image", ["--augment"], ["val_samples=None"]),
+        # All three difficulty sets with D4, causal self-pretraining.
+        ("pathfinder", ["--augment", "--technique", "spt",
+                        "--pretrain-objective", "causal"],
+         ["num_samples=20"]),
+    ],
+)
+def test_recipes_train_with_the_technique_flags(task, flags, extra,
+                                                tmp_path, monkeypatch):
+    writers = {"text": _write_aclimdb, "retrieval": _write_aan,
+               "image": _write_cifar_binary}
+    data = []
+    if task in writers:
+        data = ["--data-dir", str(writers[task](tmp_path / "data"))]
+    out = tmp_path / "run"
+    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys, "argv", [
+        f"{task}.py", "--no-export", *flags, *TINY_RUN,
+        *TINY_FAMILY["transformer"], *extra, "train_samples=None",
+        "test_samples=None", "pretrain_epochs=1", *data, "--out", str(out),
+        "--saved-models", str(tmp_path / "saved_models"),
+    ])
+    runpy.run_path(str(ROOT / "recipes" / f"{task}.py"), run_name="__main__")
+    metrics = json.loads((out / "metrics.json").read_text())
+    config = json.loads((out / "config.json").read_text())["hparams"]
+    assert metrics["epochs_run"] == 1
+    assert metrics["technique"] == config["technique"]
+    assert metrics["augment"] == ("--augment" in flags)
+    if "spt" in flags:
+        assert (out / "pretrain" / "encoder.weights.h5").exists()
+        assert metrics["pretrain_seconds"] > 0
+    if "causal" in flags:
+        assert config["causal"] is True
+    if task == "pathfinder":
+        # Trained on the three sets, validated and tested on the hard one.
+        assert config["train_difficulty"] == "all"
+        assert config["difficulty"] == "hard"
+
+
+def test_pretrain_objective_needs_spt(tmp_path):
+    cmd = [sys.executable, str(ROOT / "recipes" / "listops.py"),
+           "--pretrain-objective", "causal"]
+    result = subprocess.run(cmd, capture_output=True, text=True,
+                            cwd=tmp_path, timeout=300)
+    assert result.returncode != 0
+    assert "--pretrain-objective needs --technique spt" in result.stderr
+
+
+def test_augment_rejects_text_tasks(tmp_path):
+    cmd = [sys.executable, str(ROOT / "recipes" / "text.py"), "--augment"]
+    result = subprocess.run(cmd, capture_output=True, text=True,
+                            cwd=tmp_path, timeout=300)
+    assert result.returncode != 0
+    assert "No augmentation is defined for the 'text' task" in result.stderr

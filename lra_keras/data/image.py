@@ -53,6 +53,7 @@ MASK_ID = 256
 VOCABULARY_SIZE = 257
 NUM_CLASSES = 10
 SEQUENCE_LENGTH = 1024
+IMAGE_SIZE = 32  # CIFAR-10 images are 32 x 32 x 3
 VAL_SIZE = 5000  # 10% of the 50,000 training images
 
 

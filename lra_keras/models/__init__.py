@@ -2,3 +2,4 @@
 
 from lra_keras.models.builders import build_classifier
 from lra_keras.models.builders import build_encoder
+from lra_keras.models.builders import build_pretrainer

@@ -215,7 +215,7 @@ def build_encoder(model="transformer", *, vocabulary_size, hidden_dim,
 
 
 def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
-                     pooling="mean", towers=1, **hp):
+                     pooling="mean", towers=1, token_head=False, **hp):
     """Sequence classifier: encoder -> padding-aware pooling -> MLP head.
 
     With `towers=2` (retrieval) both sequences of a pair go through the
@@ -229,12 +229,20 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
         hidden_dim: int. Model width.
         pooling: `SequencePooling` mode.
         towers: 1 or 2. Number of sequences per example.
+        token_head: bool. Also return `token_logits`, a linear head on the
+            encoder's per-token outputs predicting every token's id (the
+            masked-token loss of the multitask technique). The classifier
+            alone is `keras.Model(model.input, model.output["logits"])`,
+            which shares every layer. Defaults to False.
         **hp: the remaining `get_hparams` keys (architecture keys are used,
-            others ignored).
+            others ignored); `vocabulary_size` is required for the token
+            head.
 
     Returns:
         A `keras.Model` mapping `{"token_ids", "padding_mask"}` to
-        `logits` (batch, num_classes).
+        `logits` (batch, num_classes); with `token_head`, to a dict of
+        `logits` and `token_logits` (batch, [towers,] length,
+        vocabulary_size).
     """
     if towers not in (1, 2):
         raise ValueError(f"`towers` must be 1 or 2. Received: towers={towers}")
@@ -246,25 +254,77 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
         hidden_dim, activation="gelu", name="head_hidden"
     )
     head = keras.layers.Dense(num_classes, name="logits")
+    tokens_head = (
+        keras.layers.Dense(hp["vocabulary_size"], name="token_logits")
+        if token_head else None
+    )
     # === Functional Model ===
 
     def encode(token_ids, mask):  # (batch, length) -> (batch, hidden_dim)
         x = encoder({"token_ids": token_ids, "padding_mask": mask})
-        return pool(x, padding_mask=mask)
+        return x, pool(x, padding_mask=mask)
 
     if towers == 1:
-        x = encode(inputs["token_ids"], inputs["padding_mask"])
+        sequence, x = encode(inputs["token_ids"], inputs["padding_mask"])
+        token_logits = tokens_head(sequence) if token_head else None
     else:
         # One encoder call on the 2 * batch documents: the same weights, and
         # the SSM kernels are generated once per step instead of twice.
         tokens, mask = inputs["token_ids"], inputs["padding_mask"]
-        both = encode(
+        sequence, both = encode(
             keras.ops.concatenate([tokens[:, 0], tokens[:, 1]], axis=0),
             keras.ops.concatenate([mask[:, 0], mask[:, 1]], axis=0),
-        )  # (2 * batch, hidden_dim)
+        )  # (2 * batch, length, hidden_dim), (2 * batch, hidden_dim)
         u, v = keras.ops.split(both, 2, axis=0)
         x = keras.layers.Concatenate(name="pair_features")(
             [u, v, u * v, u - v]
         )  # (batch, 4 * hidden_dim)
+        token_logits = None
+        if token_head:
+            first, second = keras.ops.split(tokens_head(sequence), 2, axis=0)
+            token_logits = keras.ops.stack([first, second], axis=1)
     logits = head(head_hidden(x))
-    return keras.Model(inputs, logits, name=f"{task}_{model}")
+    outputs = logits
+    if token_head:
+        outputs = {"logits": logits, "token_logits": token_logits}
+    return keras.Model(inputs, outputs, name=f"{task}_{model}")
+
+
+def build_pretrainer(task, model="transformer", *, hidden_dim,
+                     pretrain_loss="ce", **hp):
+    """Self-pretraining model: the classifier's encoder and a token head.
+
+    The encoder is built by `build_encoder`, named `"encoder"` as inside
+    `build_classifier`, so its weights move to a classifier with
+    `classifier.get_layer("encoder").set_weights(...)`. The head predicts
+    one output per position: the token's id (`pretrain_loss="ce"`,
+    `token_logits` (batch, length, vocabulary_size)) or its pixel value
+    (`pretrain_loss="l1"`, `pixel_values` (batch, length, 1), regressed
+    with an L1 loss, NTFS's option for Image). Masked or causal targets
+    are made on the data side (`lra_keras.techniques`); a causal objective
+    needs `causal=True`, which makes every mixer see only the past.
+
+    Args:
+        task: task name, used to name the model.
+        model: encoder family.
+        hidden_dim: int. Model width.
+        pretrain_loss: `"ce"` or `"l1"`.
+        **hp: the remaining `get_hparams` keys.
+
+    Returns:
+        A `keras.Model` from `{"token_ids", "padding_mask"}` (batch,
+        length) to the head's output.
+    """
+    if pretrain_loss not in ("ce", "l1"):
+        raise ValueError(
+            "`pretrain_loss` must be 'ce' or 'l1'. "
+            f"Received: pretrain_loss={pretrain_loss!r}"
+        )
+    encoder = build_encoder(model, hidden_dim=hidden_dim, **hp)
+    inputs = model_inputs(encoder.input["token_ids"].shape[1])
+    if pretrain_loss == "ce":
+        head = keras.layers.Dense(hp["vocabulary_size"], name="token_logits")
+    else:
+        head = keras.layers.Dense(1, name="pixel_values")
+    outputs = head(encoder(inputs))
+    return keras.Model(inputs, outputs, name=f"{task}_{model}_pretrainer")
