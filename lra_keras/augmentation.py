@@ -170,17 +170,9 @@ OPS = (
     "Equalize",
     "Invert",
 )
-_SIGNED = {
-    "ShearX",
-    "ShearY",
-    "TranslateX",
-    "TranslateY",
-    "Rotate",
-    "Brightness",
-    "Color",
-    "Contrast",
-    "Sharpness",
-}
+# The ops whose magnitude has a direction (negated with probability 1/2):
+# ShearX through Sharpness in OPS.
+_SIGNED = frozenset(OPS[OPS.index("ShearX"):OPS.index("Sharpness") + 1])
 _NUM_BINS = 10
 
 

@@ -1313,6 +1313,13 @@ def _resolve_techniques(hp):
             f"multitask_loss_positions={hp['multitask_loss_positions']!r}"
         )
     total = hp["compute_tied_epochs"]
+    if total is None and hp["pretrain_share"] is not None:
+        raise ValueError(
+            "`pretrain_share` is the share of `compute_tied_epochs` spent "
+            "self-pretraining; set both (e.g. compute_tied_epochs=30 "
+            "pretrain_share=0.2), or set `pretrain_epochs` instead. "
+            f"Received: pretrain_share={hp['pretrain_share']!r}"
+        )
     if total is not None:
         share = hp["pretrain_share"]
         if hp["technique"] != "spt":

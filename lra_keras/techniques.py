@@ -165,7 +165,9 @@ class TechniqueBatches(keras.utils.PyDataset):
         augment: `fn(token_ids, rng) -> token_ids` or None, from
             `make_augment`.
         mask_rate, random_fraction, loss_positions, pixel_targets: see
-            `denoising_targets`.
+            `denoising_targets`. The defaults are the multitask rates;
+            `loss_positions=None` is "real" for multitask and "masked"
+            for masked pretraining.
         training: bool. False for validation and test batches: no
             augmentation and no corruption.
         seed: int. Seed of the per-batch random streams.
@@ -173,7 +175,7 @@ class TechniqueBatches(keras.utils.PyDataset):
 
     def __init__(self, batches, task, *, objective=None, augment=None,
                  mask_rate=0.3, random_fraction=1 / 3,
-                 loss_positions="real", pixel_targets=False, training=True,
+                 loss_positions=None, pixel_targets=False, training=True,
                  seed=0, **kwargs):
         super().__init__(**kwargs)
         if objective not in OBJECTIVES:
@@ -181,6 +183,10 @@ class TechniqueBatches(keras.utils.PyDataset):
                 f"`objective` must be one of {OBJECTIVES}. "
                 f"Received: objective={objective!r}"
             )
+        if loss_positions is None:
+            # YCTFS takes its multitask loss over every real token; masked
+            # pretraining (NTFS, BERT) at the masked positions.
+            loss_positions = "real" if objective == "multitask" else "masked"
         if loss_positions not in LOSS_POSITIONS:
             raise ValueError(
                 f"`loss_positions` must be one of {LOSS_POSITIONS}. "

@@ -230,7 +230,10 @@ def make_batches(x, y, hp, shuffle=False, seed=0, *, objective=None,
         batches, hp["task"], objective=objective, augment=augment,
         mask_rate=mask_rate, random_fraction=random_fraction,
         loss_positions=loss_positions,
-        pixel_targets=hp.get("pretrain_loss") == "l1",
+        # L1 pixel regression is a pretraining head; the multitask token
+        # head always predicts ids.
+        pixel_targets=(objective in ("masked", "causal")
+                       and hp.get("pretrain_loss") == "l1"),
         training=training, seed=seed,
     )
 
