@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lra_keras.data import image
+from tests.data.fake_tfds import FakeBuilder
 
 pytestmark = pytest.mark.numpy_only
 
@@ -318,23 +319,6 @@ def test_incomplete_folder_names_the_missing_files(cifar):
 
 
 # === TFDS ===
-
-
-class FakeBuilder:
-    """Stands in for a TFDS builder; returns eager tensors like TFDS."""
-
-    def __init__(self, splits, data_dir):
-        self.splits = splits
-        self.data_dir = data_dir
-
-    def is_prepared(self):
-        return self.splits is not None
-
-    def as_dataset(self, split, batch_size, shuffle_files):
-        import tensorflow as tf
-
-        assert batch_size == -1 and shuffle_files is False
-        return {k: tf.constant(v) for k, v in self.splits[split].items()}
 
 
 def test_tfds_cifar10_when_prepared_splits_like_lra(tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from lra_keras.data import text
+from tests.data.fake_tfds import FakeBuilder
 
 pytestmark = pytest.mark.numpy_only
 
@@ -212,23 +213,6 @@ def test_empty_label_folder_is_an_error(tmp_path, cache):
 
 
 # === TFDS ===
-
-
-class FakeBuilder:
-    """Stands in for a TFDS builder; returns eager tensors like TFDS."""
-
-    def __init__(self, splits, data_dir):
-        self.splits = splits
-        self.data_dir = data_dir
-
-    def is_prepared(self):
-        return self.splits is not None
-
-    def as_dataset(self, split, batch_size, shuffle_files):
-        import tensorflow as tf
-
-        assert batch_size == -1 and shuffle_files is False
-        return {k: tf.constant(v) for k, v in self.splits[split].items()}
 
 
 TFDS_SPLITS = {
