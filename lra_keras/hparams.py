@@ -1273,17 +1273,27 @@ def expected_accuracy(task, model, technique="none", augment=False):
     return EXPECTED.get(key)
 
 
+# Tasks with a label-preserving augmentation (lra_keras.techniques).
+AUGMENTED_TASKS = ("listops", "image", "pathfinder", "pathx", "pathx256")
+
+
+def check_augment(task):
+    """Raises a clear error for a task without a label-preserving augment."""
+    if task not in AUGMENTED_TASKS:
+        raise ValueError(
+            f"No augmentation is defined for the {task!r} task (YCTFS "
+            "augments ListOps, CIFAR-10 and Pathfinder and trains the text "
+            "tasks with the multitask denoising loss instead: use "
+            "--technique multitask). Tasks with an augmentation: "
+            f"{list(AUGMENTED_TASKS)}"
+        )
+
+
 def _resolve_techniques(hp):
     """Checks the technique keys and derives the dependent ones."""
     task = hp["task"]
     if hp["augment"]:
-        if task not in ("listops", "image", "pathfinder", "pathx",
-                        "pathx256"):
-            raise ValueError(
-                f"No augmentation is defined for the {task!r} task: YCTFS "
-                "trains the text tasks with the denoising loss instead "
-                "(technique 'multitask')."
-            )
+        check_augment(task)
         if hp.get("difficulty") is not None and hp["train_difficulty"] is None:
             hp["train_difficulty"] = "all"
     objective = hp["pretrain_objective"]

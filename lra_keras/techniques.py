@@ -43,24 +43,16 @@ from lra_keras.batching import padding_mask
 from lra_keras.data import augment as augment_lib
 from lra_keras.data import image as image_data
 from lra_keras.data import masking
+from lra_keras.hparams import check_augment
 
 OBJECTIVES = (None, "multitask", "masked", "causal")
 LOSS_POSITIONS = ("real", "masked")
-PIXEL_TASKS = ("image", "pathfinder", "pathx", "pathx256")
+# Pixel tasks have no padding: every position is a real token.
+PIXEL_TASKS = tuple(
+    task for task, padding_id in masking.PADDING_IDS.items()
+    if padding_id is None
+)
 PATHFINDER_TASKS = ("pathfinder", "pathx", "pathx256")
-AUGMENTED_TASKS = ("listops", "image") + PATHFINDER_TASKS
-
-
-def check_augment(task):
-    """Raises a clear error for a task without a label-preserving augment."""
-    if task not in AUGMENTED_TASKS:
-        raise ValueError(
-            f"No augmentation is defined for the {task!r} task (YCTFS "
-            "augments ListOps, CIFAR-10 and Pathfinder and trains the text "
-            "tasks with the multitask denoising loss instead: use "
-            "--technique multitask). Tasks with an augmentation: "
-            f"{list(AUGMENTED_TASKS)}"
-        )
 
 
 def make_augment(task, *, seed=0, d4=True):

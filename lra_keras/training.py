@@ -36,6 +36,7 @@ from lra_keras.batching import padding_mask
 from lra_keras.callbacks import ReduceOnTrainingPlateau
 from lra_keras.data.image import load_cifar10_rgb
 from lra_keras.data.pathfinder import DIFFICULTIES as PATHFINDER_DIFFICULTIES
+from lra_keras.hparams import TECHNIQUES
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
 from lra_keras.models import build_pretrainer
@@ -109,22 +110,21 @@ def make_optimizer(hp, total_steps):
         # The reference trains int(0.9 * steps) steps at the full rate
         # (SequentialLR milestone, constant_w_cooldown.yaml).
         final_decay_step = int(round((1.0 - fraction) * total_steps, 6))
+    adamw = dict(
+        learning_rate=make_schedule(hp, total_steps),
+        weight_decay=float(hp.get("weight_decay") or 0.0),
+        global_clipnorm=hp.get("gradient_clipnorm"),
+    )
     if not multipliers and final_decay_step is None:
         # Keras's built-in AdamW (fused under PyTorch); nothing needs the
         # subclass, whose update path is about 10% slower there.
-        optimizer = keras.optimizers.AdamW(
-            learning_rate=make_schedule(hp, total_steps),
-            weight_decay=float(hp.get("weight_decay") or 0.0),
-            global_clipnorm=hp.get("gradient_clipnorm"),
-        )
+        optimizer = keras.optimizers.AdamW(**adamw)
         optimizer.exclude_from_weight_decay(
             var_names=list(WEIGHT_DECAY_EXCLUDED)
         )
         return optimizer
     return ScheduledAdamW(
-        learning_rate=make_schedule(hp, total_steps),
-        weight_decay=float(hp.get("weight_decay") or 0.0),
-        global_clipnorm=hp.get("gradient_clipnorm"),
+        **adamw,
         rate_multipliers=multipliers,
         final_decay_step=final_decay_step,
         final_decay_factor=float(hp.get("final_decay_factor", 0.1))
@@ -414,9 +414,9 @@ def run(
     splits = load_splits(task, hp, data_dir)
     x_train, y_train = splits["train"]
     technique = hp.get("technique", "none")
-    if technique not in ("none", "multitask", "spt"):
+    if technique not in TECHNIQUES:
         raise ValueError(
-            "`technique` must be 'none', 'multitask' or 'spt'. "
+            f"`technique` must be one of {TECHNIQUES}. "
             f"Received: technique={technique!r}"
         )
     multitask = technique == "multitask"
