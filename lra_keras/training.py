@@ -41,6 +41,7 @@ from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
 from lra_keras.models import build_pretrainer
 from lra_keras.optimizers import ScheduledAdamW
+from lra_keras.saving import save_model
 
 # Regular expressions searched in variable names (TensorFlow prefixes the
 # layer path, hence "(^|/)"). The state-space / EMA dynamics are named
@@ -508,7 +509,7 @@ def run(
         **environment,
     )
     model_path = out_dir / "model.keras"
-    classifier.save(str(model_path))
+    save_model(classifier, model_path)
     _write_json(out_dir / "metrics.json", metrics)
     if saved_models_dir:
         save_model_card(
@@ -602,7 +603,9 @@ def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
 def save_model_card(model_path, hp, metrics, saved_models_dir, name, export):
     """Copies the model to `saved_models/` with a JSON card and SavedModel."""
     saved_models_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(model_path, saved_models_dir / f"{name}.keras")
+    tmp = saved_models_dir / f".{name}.partial.keras"
+    shutil.copyfile(model_path, tmp)
+    os.replace(tmp, saved_models_dir / f"{name}.keras")
     _write_json(
         saved_models_dir / f"{name}.json", dict(hparams=hp, metrics=metrics)
     )

@@ -1,0 +1,105 @@
+"""Saving and loading `.keras` files: atomic writes, checked reads.
+
+A `.keras` file is a zip archive holding `config.json` (the architecture)
+and `model.weights.h5`. Keras reports a truncated archive as "File not
+found" and a damaged one with a bare zip or HDF5 error; `load_model` checks
+the archive first and names what is wrong. `save_model` writes next to the
+target and renames, so an interrupted save never leaves a partial file
+where a model was.
+"""
+
+import os
+import zipfile
+from pathlib import Path
+
+import keras
+
+REQUIRED_MEMBERS = ("config.json", "model.weights.h5")
+
+
+class ModelFileError(ValueError):
+    """A `.keras` file that cannot be read: truncated, corrupt or not one."""
+
+
+def _bad(path, why):
+    return ModelFileError(
+        f"{path} is not a readable .keras file: {why}. Save the model "
+        "again (or copy the file again from where it was saved)."
+    )
+
+
+def check_keras_file(path):
+    """Raises `FileNotFoundError` or `ModelFileError` unless `path` is a
+    complete `.keras` archive whose members pass their CRC checks."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"No model file at {path}")
+    if path.is_dir():
+        raise ModelFileError(
+            f"{path} is a directory, not a .keras file. A SavedModel "
+            "directory is for serving: load it with tf.saved_model.load."
+        )
+    if path.name.endswith(".weights.h5"):
+        raise ModelFileError(
+            f"{path} holds weights only. Build the model (for a run, from "
+            "the hyperparameters in its config.json) and call "
+            "model.load_weights on it."
+        )
+    if path.stat().st_size == 0:
+        raise _bad(path, "the file is empty")
+    if not zipfile.is_zipfile(path):
+        raise _bad(
+            path,
+            "it is not a complete zip archive (a truncated file, from an "
+            "interrupted save or copy, or another format)",
+        )
+    try:
+        with zipfile.ZipFile(path) as archive:
+            missing = [m for m in REQUIRED_MEMBERS
+                       if m not in archive.namelist()]
+            if missing:
+                raise _bad(path, f"the archive lacks {missing}")
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise _bad(path, f"the archive is damaged ({error})") from error
+    if damaged is not None:
+        raise _bad(path, f"its member {damaged!r} fails the CRC check "
+                         "(the file is corrupt)")
+
+
+def load_model(path, *, safe_mode=True, compile=True):
+    """Loads a `.keras` file written by lra_keras (or any Keras 3 model
+    built from registered layers), with `safe_mode=True` by default.
+
+    Raises:
+        FileNotFoundError: nothing at `path`.
+        ModelFileError: a truncated, corrupt or non-`.keras` file.
+    """
+    check_keras_file(path)
+    # Registers every lra_keras layer and optimizer for deserialisation.
+    import lra_keras.layers  # noqa: F401
+    import lra_keras.optimizers  # noqa: F401
+
+    try:
+        return keras.saving.load_model(
+            str(path), safe_mode=safe_mode, compile=compile
+        )
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise _bad(path, f"reading it failed ({error})") from error
+
+
+def save_model(model, path):
+    """`model.save(path)` through a temporary file and a rename."""
+    path = Path(path)
+    if path.suffix != ".keras":
+        raise ValueError(
+            f"A model file must end in .keras. Received: path={path}"
+        )
+    tmp = path.with_name(f".{path.stem}.partial.keras")
+    try:
+        model.save(str(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,125 @@
+"""`.keras` files: safe-mode loading, clear errors on damaged files, atomic
+saves. Under every backend."""
+
+import zipfile
+
+import keras
+import numpy as np
+import pytest
+
+from lra_keras.models import build_classifier
+from lra_keras.saving import ModelFileError
+from lra_keras.saving import check_keras_file
+from lra_keras.saving import load_model
+from lra_keras.saving import save_model
+from tests.testing import to_numpy
+
+HP = dict(task="listops", model="conv", num_classes=3, hidden_dim=8,
+          num_layers=1, vocabulary_size=17, kernel_size=3,
+          intermediate_dim=8, sequence_length=16)
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 17, size=(2, 16)).astype("int32")
+    mask = np.ones((2, 16), bool)
+    mask[1, 10:] = False
+    return {"token_ids": np.where(mask, x, 0), "padding_mask": mask}
+
+
+@pytest.fixture
+def saved(tmp_path):
+    model = build_classifier(**HP)
+    return model, save_model(model, tmp_path / "model.keras")
+
+
+def test_load_model_round_trip_in_safe_mode(saved):
+    model, path = saved
+    loaded = load_model(path)
+    np.testing.assert_array_equal(to_numpy(loaded(_inputs())),
+                                  to_numpy(model(_inputs())))
+
+
+def test_safe_mode_is_the_default(tmp_path):
+    # A Lambda layer holds Python bytecode: safe mode must refuse it.
+    x = keras.Input((4,))
+    model = keras.Model(x, keras.layers.Lambda(lambda t: t * 2.0)(x))
+    path = save_model(model, tmp_path / "lambda.keras")
+    with pytest.raises(ValueError, match="safe_mode"):
+        load_model(path)
+    assert load_model(path, safe_mode=False) is not None
+
+
+def test_truncated_file_is_a_clear_error(saved, tmp_path):
+    _, path = saved
+    data = path.read_bytes()
+    for size in (len(data) // 2, len(data) - 10, 100):
+        cut = tmp_path / f"cut_{size}.keras"
+        cut.write_bytes(data[:size])
+        with pytest.raises(ModelFileError, match="truncated"):
+            load_model(cut)
+
+
+def test_empty_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "empty.keras"
+    path.write_bytes(b"")
+    with pytest.raises(ModelFileError, match="empty"):
+        load_model(path)
+
+
+def test_corrupt_member_is_a_clear_error(saved, tmp_path):
+    _, path = saved
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("model.weights.h5")
+        offset = info.header_offset + 30 + len(info.filename)
+    data = bytearray(path.read_bytes())
+    for i in range(offset + 200, offset + 264):
+        data[i] ^= 0xFF  # inside the stored weights
+    bad = tmp_path / "corrupt.keras"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="model.weights.h5.*CRC"):
+        load_model(bad)
+
+
+def test_archive_without_weights_is_a_clear_error(saved, tmp_path):
+    _, path = saved
+    partial = tmp_path / "partial.keras"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(partial, "w") as dst:
+        dst.writestr("config.json", src.read("config.json"))
+    with pytest.raises(ModelFileError, match="lacks.*model.weights.h5"):
+        load_model(partial)
+
+
+def test_wrong_kinds_of_path_are_clear_errors(saved, tmp_path):
+    model, _ = saved
+    with pytest.raises(FileNotFoundError, match="No model file"):
+        load_model(tmp_path / "missing.keras")
+    with pytest.raises(ModelFileError, match="directory"):
+        load_model(tmp_path)
+    weights = tmp_path / "model.weights.h5"
+    model.save_weights(str(weights))
+    with pytest.raises(ModelFileError, match="weights only"):
+        check_keras_file(weights)
+
+
+def test_interrupted_save_keeps_the_previous_file(saved, monkeypatch):
+    model, path = saved
+    before = path.read_bytes()
+
+    def failing_save(filepath, *args, **kwargs):
+        with open(filepath, "wb") as f:
+            f.write(b"PK\x03\x04 half a file")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(model, "save", failing_save)
+    with pytest.raises(KeyboardInterrupt):
+        save_model(model, path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["model.keras"]
+    assert load_model(path) is not None
+
+
+def test_save_model_wants_a_keras_suffix(saved, tmp_path):
+    model, _ = saved
+    with pytest.raises(ValueError, match=r"\.keras"):
+        save_model(model, tmp_path / "model.h5")
