@@ -1,6 +1,8 @@
 """AdamW with the learning-rate controls of the LRA recipes.
 
-`ScheduledAdamW` is `keras.optimizers.AdamW` plus three things the papers'
+`AdamW` is `keras.optimizers.AdamW` on dense gradients (the same update
+under TensorFlow as under JAX and PyTorch; see its docstring).
+`ScheduledAdamW` is that AdamW plus three things the papers'
 PyTorch trainers get from learning-rate schedulers and parameter groups:
 
 - a plateau scale: a variable multiplying the rate, lowered by
@@ -35,9 +37,32 @@ import re
 
 import keras
 
+from lra_keras.backend_utils import dense_gradient
+
 
 @keras.saving.register_keras_serializable(package="lra_keras")
-class ScheduledAdamW(keras.optimizers.AdamW):
+class AdamW(keras.optimizers.AdamW):
+    """`keras.optimizers.AdamW` on dense gradients under every backend.
+
+    Under TensorFlow the gradient of an `Embedding` is a `tf.IndexedSlices`
+    with one slice per occurrence of a token, and Keras's Adam squares the
+    slices one by one: a token seen n times in a batch gets a second moment
+    of sum(g_i^2) instead of (sum g_i)^2 (and global-norm clipping sums
+    squares the same way), so its first step is up to sqrt(n) times the
+    learning rate, where JAX and PyTorch (and the papers' PyTorch code)
+    move it by the learning rate. This class sums the slices first
+    (`backend_utils.dense_gradient`); under JAX and PyTorch it changes
+    nothing. The embeddings of LRA are at most 258 rows, so the dense
+    update costs nothing measurable.
+    """
+
+    def apply(self, grads, trainable_variables=None):
+        grads = [None if g is None else dense_gradient(g) for g in grads]
+        return super().apply(grads, trainable_variables)
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class ScheduledAdamW(AdamW):
     """AdamW with a plateau scale, a final decay and per-group rates.
 
     The rate at step `t` is `learning_rate(t) * scale`, times
