@@ -4,9 +4,10 @@
 
 The backend is fixed when Keras is imported, so each backend gets its own
 pytest process with KERAS_BACKEND set. Tests marked `numpy_only` touch no
-backend and run in the first pass only. Any failure, a missing backend, or a
-pass that runs no test makes the exit status non-zero. The last line is the
-total, "N passed, N failed".
+backend, and tests marked `cross_backend` start a process per backend
+themselves: both run in the first pass only. Any failure, a missing
+backend, or a pass that runs no test makes the exit status non-zero. The
+last line is the total, "N passed, N failed".
 """
 
 import os
@@ -40,7 +41,8 @@ def main(argv):
     problems = [] if lint.returncode == 0 else ["ruff check"]
     with tempfile.TemporaryDirectory() as tmp:
         for i, backend in enumerate(BACKENDS):
-            marks = "not large" if i == 0 else "not large and not numpy_only"
+            marks = ("not large" if i == 0 else
+                     "not large and not numpy_only and not cross_backend")
             junit = Path(tmp) / f"{backend}.xml"
             cmd = [sys.executable, "-m", "pytest", "-m", marks,
                    f"--junitxml={junit}", *argv]

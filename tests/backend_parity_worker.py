@@ -1,0 +1,444 @@
+"""Cross-backend parity and export checks, one process per backend.
+
+The Keras backend is fixed when Keras is imported, so the backends run in
+three processes at once (`work`, with `KERAS_BACKEND` set), each of which:
+
+1. builds every case (family x head) from its seed and saves its
+   `.weights.h5`, and a `.keras` file for the EXPORTED cases;
+2. waits until the other backends have saved theirs;
+3. loads the weights saved by *every* backend into its models and records
+   the outputs, then takes one optimizer step (the library's compile:
+   AdamW, clipping, the multitask and pretraining losses) from the first
+   backend's weights on a fixed batch;
+4. exports its `.keras` files with `lra_keras.export` (a TensorFlow
+   subprocess under JAX and PyTorch).
+
+Then `serve` loads every SavedModel with `tf.saved_model.load` in a process
+that imports neither Keras nor lra_keras, as a server would, and calls the
+`serve` endpoint.
+
+`tests/test_backend_parity.py` runs them and asserts. To print the parity
+table and the export matrix:
+
+    python tests/backend_parity_worker.py all [DIR]     # run, then report
+    python tests/backend_parity_worker.py report DIR
+
+Only numpy is imported at module level: the parent test must not fix a
+backend.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+BACKENDS = ("jax", "tensorflow", "torch")
+FAMILIES = ("transformer", "s4d", "s4", "dlr", "s5", "mega", "gmlp", "conv")
+
+# Tiny models: every family's own architecture keys at small sizes. Dropout
+# is off so that a training step is deterministic (each backend draws its
+# own dropout masks).
+TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
+            sequence_length=32, state_dim=8, blocks=2, zdim=8, ndim=2,
+            ffn_intermediate_dim=16, kernel_size=5, num_kernel_channels=2,
+            chunk_size=None, dropout=0.0, attention_dropout=0.0,
+            warmup_steps=0, learning_rate=1e-3, ssm_learning_rate=None)
+BATCH, LENGTH = 4, 32
+
+# Every head on every family, from the task row that takes the most paths:
+# (task, options). `classifier` is one tower with the plain task loss;
+# `retrieval_token_head` two towers through one encoder call, with the
+# multitask token head ((batch, 2, length, vocabulary)) and loss;
+# `causal_pixel_pretrainer` the self-pretraining head on unpadded pixels,
+# causal mixers and the L1 loss.
+HEADS = {
+    "classifier": ("listops", {}),
+    "retrieval_token_head": ("retrieval", {"token_head": True}),
+    "causal_pixel_pretrainer": ("image", {"pretrain_loss": "l1",
+                                          "causal": True}),
+}
+# Options of the classifier case that take a family's other paths.
+CLASSIFIER_OPTIONS = {
+    "s4d": {"pooling": "last"},
+    "dlr": {"pooling": "max"},
+    "mega": {"chunk_size": 8},
+    "conv": {"groups": 2},
+}
+VARIANTS = {
+    "transformer/learned_positions": ("transformer", "listops",
+                                      {"position_embedding": "learned"}),
+    "transformer/sinusoidal_positions": ("transformer", "listops",
+                                         {"position_embedding":
+                                          "sinusoidal"}),
+    "transformer/token_head": ("transformer", "text", {"token_head": True}),
+}
+CASES = {
+    **{f"{family}/{head}": (
+        family, task,
+        {**options, **(CLASSIFIER_OPTIONS.get(family, {})
+                       if head == "classifier" else {})})
+       for family in FAMILIES for head, (task, options) in HEADS.items()},
+    **VARIANTS,
+}
+# The models `run` saves as `.keras` files: exported from every backend.
+EXPORTED = tuple(f"{family}/{head}" for family in FAMILIES
+                 for head in ("classifier", "retrieval_token_head"))
+
+
+def _file(case):
+    return case.replace("/", "__")
+
+
+def _case_rng(case):
+    return np.random.default_rng(zlib.crc32(case.encode()))
+
+
+def case_hparams(case):
+    """The case's resolved hyperparameters (imports lra_keras.hparams)."""
+    from lra_keras.hparams import get_hparams
+
+    family, task, options = CASES[case]
+    known = get_hparams(task, family)
+    overrides = {k: v for k, v in {**TINY, **options}.items()
+                 if k in known}
+    return get_hparams(task, family, **overrides)
+
+
+def case_batch(case, hp):
+    """Inputs, targets and sample weights of the case, from numpy only."""
+    from lra_keras import techniques
+
+    family, task, options = CASES[case]
+    rng = _case_rng(case)
+    shape = (BATCH, LENGTH) if hp.get("towers", 1) == 1 else (
+        BATCH, 2, LENGTH)
+    padding_id = hp.get("padding_id")
+    low = 0 if padding_id is None else padding_id + 1
+    # The mask token (the last id, where there is one) is not an input.
+    token_ids = rng.integers(low, hp["vocabulary_size"] - 1, size=shape)
+    mask = np.ones(shape, bool)
+    if padding_id is not None:
+        mask[1::2, ..., LENGTH - 12:] = False
+        token_ids[~mask] = padding_id
+    token_ids = token_ids.astype("int32")
+    inputs = {"token_ids": token_ids, "padding_mask": mask}
+    labels = rng.integers(0, hp["num_classes"], size=BATCH)
+    if "pretrain_loss" in options:
+        objective = "causal" if options.get("causal") else "masked"
+        corrupted, targets, weights = techniques.denoising_targets(
+            token_ids, task, rng, objective, mask_rate=0.3,
+            random_fraction=0.0, pixel_targets=options["pretrain_loss"] == "l1",
+        )
+        return ({"token_ids": corrupted, "padding_mask": mask}, targets,
+                weights)
+    if options.get("token_head"):
+        corrupted, targets, weights = techniques.denoising_targets(
+            token_ids, task, rng, "multitask", mask_rate=0.3,
+            random_fraction=1 / 3, loss_positions="real",
+        )
+        return (
+            {"token_ids": corrupted, "padding_mask": mask},
+            {"logits": labels, "token_logits": targets},
+            {"logits": np.ones(BATCH, np.float32),
+             "token_logits": weights},
+        )
+    return inputs, labels, None
+
+
+def build(case, hp):
+    import keras
+
+    from lra_keras.models import build_classifier
+    from lra_keras.models import build_pretrainer
+
+    family, task, options = CASES[case]
+    keras.utils.clear_session()
+    keras.utils.set_random_seed(zlib.crc32(case.encode()))
+    if "pretrain_loss" in options:
+        return build_pretrainer(**hp)
+    return build_classifier(**hp, token_head=options.get("token_head",
+                                                         False))
+
+
+def _outputs(model, inputs):
+    import keras
+
+    out = model(inputs, training=False)
+    if isinstance(out, dict):
+        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
+    return {"output": keras.ops.convert_to_numpy(out)}
+
+
+def _save_npz(path, arrays):
+    tmp = path.with_name(path.name + ".partial.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def work(workdir, backends=BACKENDS, timeout=1800):
+    """Everything one backend does, in one process (one build per case):
+
+    1. builds every case from its seed and saves `.weights.h5` (and
+       `.keras` for the EXPORTED cases) under `workdir/<backend>/`;
+    2. waits until every backend has saved;
+    3. loads the weights saved by each backend into its models and
+       records the outputs, then takes one step from the first backend's;
+    4. exports the EXPORTED `.keras` files with `lra_keras.export`.
+    """
+    import keras
+
+    from lra_keras.export import export_saved_models
+    from lra_keras.models.builders import FAMILIES as BUILT_FAMILIES
+    from lra_keras.training import compile_classifier
+    from lra_keras.training import compile_pretrainer
+
+    assert tuple(BUILT_FAMILIES) == FAMILIES, "update FAMILIES here"
+    workdir = Path(workdir)
+    backend = keras.backend.backend()
+    started = time.monotonic()
+    here = workdir / backend
+    here.mkdir(parents=True, exist_ok=True)
+    models, inputs_to_serve = {}, {}
+    for case in CASES:
+        hp = case_hparams(case)
+        model = build(case, hp)
+        model.save_weights(str(here / f"{_file(case)}.weights.h5"))
+        if case in EXPORTED:
+            model.save(str(here / f"{_file(case)}.keras"))
+            inputs, _, _ = case_batch(case, hp)
+            for key, value in inputs.items():
+                inputs_to_serve[f"{case}|{key}"] = value
+        models[case] = (hp, model)
+    _save_npz(here / "inputs.npz", inputs_to_serve)
+    (here / "saved").write_text("")
+    print(f"built and saved: {time.monotonic() - started:.0f} s", flush=True)
+    _wait_for([workdir / b / "saved" for b in backends], timeout)
+    print(f"all saved: {time.monotonic() - started:.0f} s", flush=True)
+
+    arrays, names = {}, {}
+    for case, (hp, model) in models.items():
+        inputs, targets, weights = case_batch(case, hp)
+        for source in backends:
+            model.load_weights(
+                str(workdir / source / f"{_file(case)}.weights.h5")
+            )
+            for name, value in _outputs(model, inputs).items():
+                arrays[f"{case}|{source}|{name}"] = value
+        model.load_weights(
+            str(workdir / backends[0] / f"{_file(case)}.weights.h5")
+        )
+        if "pretrain_loss" in CASES[case][2]:
+            compile_pretrainer(model, hp, total_steps=10)
+        else:
+            compile_classifier(model, hp, total_steps=10)
+        names[case] = [w.path for w in model.weights]
+        for i, w in enumerate(model.weights):
+            arrays[f"{case}|start|{i}"] = keras.ops.convert_to_numpy(w)
+        loss = model.train_on_batch(inputs, targets, sample_weight=weights)
+        arrays[f"{case}|loss"] = np.asarray(loss, np.float64).reshape(-1)[:1]
+        for i, w in enumerate(model.weights):
+            arrays[f"{case}|step|{i}"] = keras.ops.convert_to_numpy(w)
+    _save_npz(workdir / f"run_{backend}.npz", arrays)
+    (workdir / f"weight_names_{backend}.json").write_text(json.dumps(names))
+    print(f"outputs and steps: {time.monotonic() - started:.0f} s",
+          flush=True)
+    export_saved_models(
+        [(here / f"{_file(c)}.keras", here / "saved_models" / _file(c))
+         for c in EXPORTED]
+    )
+    print(f"exported: {time.monotonic() - started:.0f} s", flush=True)
+
+
+def _wait_for(paths, timeout):
+    deadline = time.monotonic() + timeout
+    while not all(p.exists() for p in paths):
+        if time.monotonic() > deadline:
+            missing = [str(p) for p in paths if not p.exists()]
+            raise TimeoutError(f"other backends did not save: {missing}")
+        time.sleep(0.5)
+
+
+def serve(workdir, sources=BACKENDS):
+    """Calls every exported SavedModel from plain TensorFlow."""
+    import tensorflow as tf
+
+    arrays = {}
+    for source in sources:
+        inputs = np.load(Path(workdir) / source / "inputs.npz")
+        for case in EXPORTED:
+            path = Path(workdir) / source / "saved_models" / _file(case)
+            loaded = tf.saved_model.load(str(path))
+            out = loaded.serve({
+                "token_ids": tf.constant(inputs[f"{case}|token_ids"]),
+                "padding_mask": tf.constant(inputs[f"{case}|padding_mask"]),
+            })
+            if not isinstance(out, dict):
+                out = {"output": out}
+            for name, value in out.items():
+                arrays[f"{case}|{source}|{name}"] = np.asarray(value)
+    # A server has neither: the SavedModels must stand alone.
+    assert "lra_keras" not in sys.modules
+    _save_npz(Path(workdir) / "serve.npz", arrays)
+
+
+def _start(phase, backend, workdir):
+    log = open(Path(workdir) / f"{phase}_{backend}.log", "w")
+    return subprocess.Popen(
+        [sys.executable, str(Path(__file__)), phase, str(workdir)],
+        env={**os.environ, "KERAS_BACKEND": backend,
+             "PYTHONPATH": os.pathsep.join(
+                 filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def _finish(workdir, processes):
+    """Waits for `processes` [(phase, backend, Popen)]; on the first
+    failure stops the others and raises with its log."""
+    running = list(processes)
+    while running:
+        for item in list(running):
+            phase, backend, process = item
+            code = process.poll()
+            if code is None:
+                continue
+            running.remove(item)
+            if code != 0:
+                for _, _, other in running:
+                    other.kill()
+                log = (Path(workdir) / f"{phase}_{backend}.log").read_text()
+                raise RuntimeError(
+                    f"{phase} under {backend} failed (exit {code}):\n"
+                    f"{log[-6000:]}"
+                )
+        time.sleep(0.5)
+
+
+def run_all(workdir):
+    """Every phase (the three backends at once, then serving); returns
+    the results."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    _finish(workdir, [("work", b, _start("work", b, workdir))
+                      for b in BACKENDS])
+    _finish(workdir, [("serve", "tensorflow",
+                       _start("serve", "tensorflow", workdir))])
+    return load_results(workdir)
+
+
+def load_results(workdir):
+    workdir = Path(workdir)
+    run = {b: dict(np.load(workdir / f"run_{b}.npz")) for b in BACKENDS}
+    # What each backend's own model gave: its outputs on its own weights.
+    keras_outputs = {
+        b: {k.replace(f"|{b}|", "|"): v for k, v in run[b].items()
+            if k.count("|") == 2 and k.split("|")[1] == b}
+        for b in BACKENDS
+    }
+    return dict(
+        keras=keras_outputs,
+        run=run,
+        names={b: json.loads(
+            (workdir / f"weight_names_{b}.json").read_text())
+            for b in BACKENDS},
+        serve=dict(np.load(workdir / "serve.npz")),
+    )
+
+
+def output_names(results, case):
+    return sorted(key.split("|")[-1] for key in results["keras"]["jax"]
+                  if key.split("|")[0] == case)
+
+
+def max_output_difference(results, case, a, b):
+    """Max abs difference of the outputs under backends a and b, over the
+    weights saved by every backend, and the largest output magnitude."""
+    diff = scale = 0.0
+    for source in BACKENDS:
+        for name in output_names(results, case):
+            x = results["run"][a][f"{case}|{source}|{name}"]
+            y = results["run"][b][f"{case}|{source}|{name}"]
+            diff = max(diff, float(np.max(np.abs(x - y))))
+            scale = max(scale, float(np.max(np.abs(y))))
+    return diff, scale
+
+
+def max_step_difference(results, case, a, b):
+    """Max abs difference of the weights after one step under a and b."""
+    keys = [k for k in results["run"][a] if k.startswith(f"{case}|step|")]
+    return max(float(np.max(np.abs(results["run"][a][k]
+                                   - results["run"][b][k]))) for k in keys)
+
+
+PAIRS = (("jax", "tensorflow"), ("jax", "torch"), ("tensorflow", "torch"))
+
+
+def _table(header, rows):
+    print("| " + " | ".join(header) + " |")
+    print("|---" * len(header) + "|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    print()
+
+
+def _served_difference(results, cases, source):
+    return max(
+        float(np.max(np.abs(results["serve"][f"{case}|{source}|{name}"]
+                            - results["keras"][source][f"{case}|{name}"])))
+        for case in cases for name in output_names(results, case)
+    )
+
+
+def report(workdir):
+    """Prints the parity tables (per case, per family) and the export
+    matrix: max abs differences of outputs / of one-step weights."""
+    results = load_results(workdir)
+    header = [f"{a}–{b} out / step" for a, b in PAIRS]
+
+    def cells(cases):
+        row = []
+        for a, b in PAIRS:
+            out = max(max_output_difference(results, c, a, b)[0]
+                      for c in cases)
+            step = max(max_step_difference(results, c, a, b) for c in cases)
+            row.append(f"{out:.1e} / {step:.1e}")
+        return row
+
+    _table(["case", *header], [[c, *cells([c])] for c in CASES])
+    by_family = {f: [c for c in CASES if c.split("/")[0] == f]
+                 for f in FAMILIES}
+    _table(["family (cases)", *header],
+           [[f"{f} ({len(cases)})", *cells(cases)]
+            for f, cases in by_family.items()])
+    exported = {f: [c for c in EXPORTED if c.split("/")[0] == f]
+                for f in FAMILIES}
+    _table(["exported family", *(f"from {b}" for b in BACKENDS)],
+           [[f, *(f"{_served_difference(results, cases, b):.1e}"
+                  for b in BACKENDS)] for f, cases in exported.items()])
+
+
+def main(argv):
+    phase, workdir = argv[0], (argv[1] if len(argv) > 1 else
+                               "/tmp/lra_keras_parity")
+    if phase == "work":
+        work(workdir)
+    elif phase == "serve":
+        serve(workdir)
+    elif phase == "all":
+        run_all(workdir)
+        report(workdir)
+    elif phase == "report":
+        report(workdir)
+    else:
+        raise SystemExit(f"unknown phase {phase!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
