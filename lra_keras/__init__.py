@@ -4,9 +4,10 @@ The same layers, models, training techniques and recipes run under JAX,
 TensorFlow and PyTorch; the backend comes from `KERAS_BACKEND`.
 
 Submodules load on first use, so `lra_keras.data` (pure numpy) never pays
-for importing a Keras backend. Import `lra_keras.layers` (or touch
-`lra_keras.layers`) before `keras.saving.load_model` on a file we wrote, to
-register our layers.
+for importing a Keras backend. Load a `.keras` file we wrote with
+`lra_keras.saving.load_model` (safe mode, clear errors on damaged files),
+or import `lra_keras.layers` before `keras.saving.load_model` to register
+our layers.
 """
 
 import importlib
@@ -14,7 +15,7 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = ("cli", "data", "export", "hparams", "layers", "models",
-               "training")
+               "optimizers", "saving", "training")
 
 
 def __getattr__(name):

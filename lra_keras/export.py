@@ -136,6 +136,8 @@ def export_saved_models(jobs, *, verify=True):
         RuntimeError: the export, or its check, failed.
     """
     jobs = [(Path(model), Path(out)) for model, out in jobs]
+    if not jobs:
+        return []
     for model_path, _ in jobs:
         check_keras_file(model_path)
     if keras.backend.backend() == "tensorflow":

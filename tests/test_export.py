@@ -121,3 +121,4 @@ def test_cli_errors(tmp_path, capsys):
     assert export.main([str(missing), "--out", str(tmp_path / "x")]) == 1
     assert "No model file" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+    assert export.export_saved_models([]) == []
