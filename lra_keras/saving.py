@@ -8,11 +8,12 @@ target and renames, so an interrupted save never leaves a partial file
 where a model was.
 """
 
-import os
 import zipfile
 from pathlib import Path
 
 import keras
+
+from lra_keras._atomic import atomic_path
 
 REQUIRED_MEMBERS = ("config.json", "model.weights.h5")
 
@@ -95,11 +96,7 @@ def save_model(model, path):
         raise ValueError(
             f"A model file must end in .keras. Received: path={path}"
         )
-    tmp = path.with_name(f".{path.stem}.partial.keras")
-    try:
-        model.save(str(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    # Keras checks the extension, so the temporary name ends in .keras too.
+    with atomic_path(path, suffix=".keras") as temporary:
+        model.save(str(temporary))
     return path

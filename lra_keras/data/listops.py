@@ -28,16 +28,14 @@ state-spaces/s4 (the reader most later LRA work uses: it drops `(` `)` and
 keeps `]`).
 """
 
-import contextlib
 import itertools
 import json
 import math
-import os
 import pathlib
-import secrets
 
 import numpy as np
 
+from lra_keras._atomic import atomic_open
 from lra_keras.data._checks import available_cpus as _available_cpus
 from lra_keras.data._checks import check_int as _check_int
 from lra_keras.data._parallel import run_in_order
@@ -720,7 +718,7 @@ def write_tsv(path, rows):
         rows: iterable of `(source, target)`; `source` a str without tabs or
             line breaks, `target` an int in `[0, 9]`.
     """
-    with _atomic_open(path) as f:
+    with atomic_open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write("Source\tTarget\n")
         for i, (source, target) in enumerate(rows):
             if any(c in source for c in "\t\r\n"):
@@ -738,24 +736,6 @@ def write_tsv(path, rows):
                     f"Received: target={target!r}"
                 )
             f.write(f"{source}\t{int(target)}\n")
-
-
-@contextlib.contextmanager
-def _atomic_open(path):
-    # Write next to the destination, then rename: a rename within one
-    # directory is atomic, so readers see the old file or the whole new one.
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(
-        f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    )
-    try:
-        with open(temporary, "x", encoding="utf-8", newline="\n") as f:
-            yield f
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def read_tsv(path, max_length=MAX_LENGTH):
@@ -939,7 +919,9 @@ def _generate_files(directory, seed, sizes, params, num_workers):
         begin += size
     # Written last: a directory without it is regenerated, never half-read.
     marker = {"seed": seed, **sizes, **params}
-    with _atomic_open(directory / _COMPLETE_MARKER) as f:
+    with atomic_open(
+        directory / _COMPLETE_MARKER, "w", encoding="utf-8", newline="\n"
+    ) as f:
         json.dump(marker, f, indent=2, sort_keys=True)
 
 

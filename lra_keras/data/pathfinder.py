@@ -104,13 +104,12 @@ import functools
 import hashlib
 import io
 import math
-import os
 import pathlib
 import pickle
-import secrets
 
 import numpy as np
 
+from lra_keras._atomic import atomic_open
 from lra_keras.data._checks import SPLITS  # noqa: F401 (public)
 from lra_keras.data._checks import available_cpus as _available_cpus
 from lra_keras.data._checks import check_int as _check_int
@@ -1277,9 +1276,8 @@ def write_official(
     for n, image in enumerate(images):
         batch, i = divmod(start_index + n, batch_size)
         path = directory / "imgs" / str(batch) / f"sample_{i}.png"
-        buffer = io.BytesIO()
-        Image.fromarray(image, mode="L").save(buffer, format="PNG")
-        _atomic_write(path, buffer.getvalue())
+        with atomic_open(path, "wb") as f:
+            Image.fromarray(image, mode="L").save(f, format="PNG")
         lines[batch][i] = _metadata_line(
             batch, i, labels[n], resolution, difficulty, paddle_margins[n]
         )
@@ -1291,7 +1289,8 @@ def write_official(
                 if number is not None and number not in new:
                     new[number] = " ".join(fields)
         text = "".join(new[i] + "\n" for i in sorted(new))
-        _atomic_write(path, text.encode("utf-8"))
+        with atomic_open(path, "wb") as f:
+            f.write(text.encode("utf-8"))
 
 
 def _image_number(name):
@@ -1299,23 +1298,6 @@ def _image_number(name):
     if name.startswith("sample_") and name.endswith(".png") and stem.isdigit():
         return int(stem)
     return None
-
-
-def _atomic_write(path, payload):
-    # Write next to the destination, then rename: a rename within one
-    # directory is atomic, so readers see the old file or the whole new one.
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(
-        f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    )
-    try:
-        with open(temporary, "xb") as f:
-            f.write(payload)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 class _ArrayUnpickler(pickle.Unpickler):
@@ -1490,13 +1472,11 @@ def _read_difficulty(root, difficulty, resolution, progress=False):
                 x[n] = pixels.reshape(-1)
             if bar is not None:
                 bar.update(1)
-    buffer = io.BytesIO()
-    np.save(buffer, x)
-    _atomic_write(x_path, buffer.getvalue())
-    buffer = io.BytesIO()
-    np.savez(buffer, y=y, valid=valid)
+    with atomic_open(x_path, "wb") as f:
+        np.save(f, x)
     # Written last: the cache counts only once this file exists.
-    _atomic_write(meta_path, buffer.getvalue())
+    with atomic_open(meta_path, "wb") as f:
+        np.savez(f, y=y, valid=valid)
     return x, y, valid
 
 

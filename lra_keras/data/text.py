@@ -42,10 +42,10 @@ state-spaces/s4 (val_split=0 uses test as val).
 import hashlib
 import os
 import pathlib
-import secrets
 
 import numpy as np
 
+from lra_keras._atomic import atomic_open
 from lra_keras.data import _tfds
 from lra_keras.data._checks import SPLITS  # noqa: F401 (public)
 from lra_keras.data._checks import check_int as _check_int
@@ -219,30 +219,17 @@ def _read_aclimdb_cached(directory, split, progress):
     offsets = np.zeros(len(texts) + 1, np.int64)
     np.cumsum([len(text) for text in texts], out=offsets[1:])
     try:
-        _atomic_save_npz(
-            cache,
-            bytes=np.frombuffer(b"".join(texts), np.uint8),
-            offsets=offsets,
-            labels=labels,
-            fingerprint=np.asarray(fingerprint),
-        )
+        with atomic_open(cache, "wb") as f:
+            np.savez(
+                f,
+                bytes=np.frombuffer(b"".join(texts), np.uint8),
+                offsets=offsets,
+                labels=labels,
+                fingerprint=np.asarray(fingerprint),
+            )
     except OSError as error:
         print(f"Could not cache the IMDB arrays in {cache}: {error}")
     return texts, labels
-
-
-def _atomic_save_npz(path, **arrays):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(
-        f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    )
-    try:
-        with open(temporary, "xb") as f:
-            np.savez(f, **arrays)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 # === Loader ===

@@ -1,0 +1,87 @@
+"""Atomic file writes: a temporary file next to the destination, renamed.
+
+A rename within one directory is atomic (`os.replace`), so a reader sees the
+old file or the whole new one, never a partial write, and a write that fails
+or is interrupted leaves the old file in place and no temporary file behind.
+Every writer of lra_keras goes through `atomic_path`: the data package (text
+and binary files, decoded caches) and `saving.save_model`.
+
+Standard library only: `lra_keras.data` imports nothing but numpy and the
+standard library, and must stay that way.
+"""
+
+import contextlib
+import json
+import os
+import pathlib
+import secrets
+
+
+@contextlib.contextmanager
+def atomic_path(path, suffix=""):
+    """Yields a temporary path that replaces `path` when the block succeeds.
+
+    The temporary path is `.<name>.<pid>.<random>.tmp<suffix>` in the
+    directory of `path` (created if missing), so that the rename stays
+    within one file system and two processes never share a temporary. If
+    the block raises anything (`KeyboardInterrupt` included), the temporary
+    is removed, `path` is left as it was, and the exception propagates.
+
+    Args:
+        path: str or path-like. The destination.
+        suffix: str. End of the temporary name, for writers that check it
+            (`model.save` wants `.keras`). Defaults to `""`.
+
+    Yields:
+        A `pathlib.Path` to write, which does not exist yet.
+
+    Example:
+
+    >>> with atomic_path("model.keras", suffix=".keras") as temporary:
+    ...     model.save(temporary)  # doctest: +SKIP
+    """
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(
+        f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp{suffix}"
+    )
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(path, mode="w", **kwargs):
+    """`open(path, mode, **kwargs)` through `atomic_path`.
+
+    Args:
+        path: str or path-like. The destination.
+        mode: str. `"w"` (or `"wt"`) for text, `"wb"` for bytes. Defaults to
+            `"w"`.
+        **kwargs: passed to `open()`, e.g. `encoding`, `newline`.
+
+    Yields:
+        The open file; it is closed, then renamed to `path`, when the block
+        succeeds.
+    """
+    if mode not in ("w", "wt", "wb"):
+        raise ValueError(
+            f"`mode` must be 'w', 'wt' or 'wb'. Received: mode={mode!r}"
+        )
+    with atomic_path(path) as temporary:
+        # "x": the temporary name is new, and must not be someone else's.
+        with open(temporary, mode.replace("w", "x"), **kwargs) as f:
+            yield f
+
+
+def write_json(path, obj):
+    """Writes `obj` as indented JSON (then a newline) atomically.
+
+    Values that JSON cannot hold (paths, numpy scalars) are written as
+    their `str()`.
+    """
+    with atomic_open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(obj, indent=2, default=str) + "\n")
