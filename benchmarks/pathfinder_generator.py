@@ -31,6 +31,8 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from lra_keras.data import pathfinder  # noqa: E402
+from lra_keras.data._checks import available_cpus  # noqa: E402
+from lra_keras.data.pathfinder import generator  # noqa: E402
 
 # Seconds per image of the official generator on one core (the issue).
 OFFICIAL_SECONDS = {32: 0.1, 128: 2.5}
@@ -41,7 +43,7 @@ COUNTS[256] = (200, 200, 12)
 
 def measure_generate(resolution, num_samples, num_workers, seed):
     # Force the pool even for short runs, so that W workers are measured.
-    pathfinder._POOL_MIN_SECONDS = 0.0
+    generator._POOL_MIN_SECONDS = 0.0
     start = time.perf_counter()
     images, _ = pathfinder.generate(
         num_samples, resolution=resolution, seed=seed, num_workers=num_workers
@@ -54,13 +56,13 @@ def measure_generate(resolution, num_samples, num_workers, seed):
 
 def measure_sequential(resolution, num_samples, seed):
     length = pathfinder.CONTOUR_LENGTHS["hard"]
-    labels = pathfinder._labels(seed, resolution, length, 0, num_samples)
+    labels = generator._labels(seed, resolution, length, 0, num_samples)
     rngs = [
-        pathfinder._sample_rng(seed, resolution, length, i)
+        generator._sample_rng(seed, resolution, length, i)
         for i in range(num_samples)
     ]
     start = time.perf_counter()
-    pathfinder._draw_samples(rngs, resolution, length, labels, sequential=True)
+    generator._draw_samples(rngs, resolution, length, labels, sequential=True)
     return (time.perf_counter() - start) / num_samples
 
 
@@ -77,8 +79,8 @@ def main():
         "--resolutions", type=int, nargs="+", default=list(COUNTS)
     )
     args = parser.parse_args()
-    workers = args.workers or pathfinder._available_cpus()
-    print(f"CPUs available: {pathfinder._available_cpus()}")
+    workers = args.workers or available_cpus()
+    print(f"CPUs available: {available_cpus()}")
     for resolution in args.resolutions:
         one_n, many_n, seq_n = (
             max(1, int(n * args.scale)) for n in COUNTS[resolution]

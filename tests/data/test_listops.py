@@ -503,10 +503,14 @@ def test_load_rejects_bad_task_split_and_options(tmp_path):
 
 def test_data_package_imports_no_backend():
     # Checked on the source: importing lra_keras itself is another module's
-    # business, but these files must stay backend-free.
+    # business, but these files must stay backend-free: every module of the
+    # data package, its subpackages (listops, pathfinder) included, and the
+    # atomic-write helper it uses.
     backends = {"keras", "jax", "torch", "tensorflow"}
-    folder = pathlib.Path(listops.__file__).parent
-    for path in folder.glob("*.py"):
+    folder = pathlib.Path(data.__file__).parent
+    paths = sorted(folder.rglob("*.py"))
+    assert folder / "pathfinder" / "generator.py" in paths
+    for path in paths + [folder.parent / "_atomic.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -516,3 +520,8 @@ def test_data_package_imports_no_backend():
                 continue
             for name in names:
                 assert name.split(".")[0] not in backends, (path, name)
+                # Other lra_keras modules may import Keras.
+                if name.split(".")[0] == "lra_keras":
+                    assert name.startswith(
+                        ("lra_keras.data", "lra_keras._atomic")
+                    ), (path, name)

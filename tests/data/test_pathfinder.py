@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from lra_keras.data import pathfinder
+from lra_keras.data.pathfinder import generator
+from lra_keras.data.pathfinder import paddles
 
 pytestmark = pytest.mark.numpy_only
 
@@ -38,12 +40,12 @@ def _components_touching(mask, seeds):
 
 def _draw(num, resolution, seed=0, difficulty="hard"):
     contour_length = pathfinder.CONTOUR_LENGTHS[difficulty]
-    labels = pathfinder._labels(seed, resolution, contour_length, 0, num)
+    labels = generator._labels(seed, resolution, contour_length, 0, num)
     rngs = [
-        pathfinder._sample_rng(seed, resolution, contour_length, i)
+        generator._sample_rng(seed, resolution, contour_length, i)
         for i in range(num)
     ]
-    drawn = pathfinder._draw_samples(
+    drawn = generator._draw_samples(
         rngs, resolution, contour_length, labels, details=True
     )
     return labels, drawn
@@ -76,7 +78,7 @@ def test_generate_is_deterministic_prefix_stable_and_worker_independent(
 ):
     one, labels_one = pathfinder.generate(40, seed=3, num_workers=1)
     # Force the process pool even for this short run.
-    monkeypatch.setattr(pathfinder, "_POOL_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(generator, "_POOL_MIN_SECONDS", 0.0)
     two, labels_two = pathfinder.generate(40, seed=3, num_workers=2)
     np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(labels_one, labels_two)
@@ -91,7 +93,7 @@ def test_generate_is_deterministic_prefix_stable_and_worker_independent(
 
 def test_both_markers_are_drawn_at_the_contour_tips():
     labels, drawn = _draw(12, 32)
-    tables = pathfinder._tables(32, 1)
+    tables = paddles._tables(32, 1)
     for label, (image, margin, info) in zip(labels, drawn):
         assert margin == 1
         for y, x in (info["origin"], info["terminal"]):
@@ -116,8 +118,8 @@ def test_label_says_whether_markers_share_a_contour(resolution):
     for label, (image, margin, info) in zip(labels, drawn):
         same = info["origin_snake"] == info["terminal_snake"]
         assert same == (label == 1)
-        paddles = info["paddles"][info["origin_snake"]]
-        mask = pathfinder._render_paddles(paddles, resolution, margin)
+        contour = info["paddles"][info["origin_snake"]]
+        mask = paddles._render_paddles(contour, resolution, margin)
         y, x = info["terminal"]
         if label == 1:
             # The dashed contour's paddle masks (dilated by the margin)
@@ -136,7 +138,7 @@ def test_label_says_whether_markers_share_a_contour(resolution):
 def test_sequential_reference_path_draws_valid_images():
     labels = np.array([1, 0], np.int32)
     rngs = [np.random.default_rng(i) for i in range(2)]
-    drawn = pathfinder._draw_samples(
+    drawn = generator._draw_samples(
         rngs, 32, 14, labels, details=True, sequential=True
     )
     for label, (image, _, info) in zip(labels, drawn):
