@@ -20,11 +20,13 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from lra_keras.data import listops  # noqa: E402
+from lra_keras.data._checks import available_cpus  # noqa: E402
+from lra_keras.data.listops import generator  # noqa: E402
 
 
 def measure(num_samples, num_workers, seed):
     # Force the pool even for short runs, so that W workers are measured.
-    listops._POOL_MIN_SECONDS = 0.0
+    generator._POOL_MIN_SECONDS = 0.0
     start = time.perf_counter()
     rows = listops.generate(num_samples, seed, num_workers=num_workers)
     seconds = time.perf_counter() - start
@@ -34,7 +36,7 @@ def measure(num_samples, num_workers, seed):
 
 
 def acceptance_rate(num_chunks, seed):
-    params = listops._generator_params(
+    params = generator._generator_params(
         max_depth=10,
         max_args=10,
         min_length=500,
@@ -42,9 +44,10 @@ def acceptance_rate(num_chunks, seed):
         operator_probability=0.25,
     )
     accepted = sum(
-        len(listops._generate_chunk(seed, i, params)) for i in range(num_chunks)
+        len(generator._generate_chunk(seed, i, params))
+        for i in range(num_chunks)
     )
-    return accepted / (num_chunks * listops._CHUNK_DRAWS)
+    return accepted / (num_chunks * generator._CHUNK_DRAWS)
 
 
 def main():
@@ -53,7 +56,7 @@ def main():
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    workers = args.workers or listops._available_cpus()
+    workers = args.workers or available_cpus()
 
     one = measure(args.num_samples, 1, args.seed)
     many = measure(args.num_samples, workers, args.seed + 1)

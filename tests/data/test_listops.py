@@ -10,6 +10,7 @@ import pytest
 
 from lra_keras import data
 from lra_keras.data import listops
+from lra_keras.data.listops import generator
 
 pytestmark = pytest.mark.numpy_only
 
@@ -120,7 +121,7 @@ def test_generate_is_deterministic_unique_and_prefix_stable():
 
 def test_generate_does_not_depend_on_num_workers(monkeypatch):
     # Three LRA chunks; force the pool (normally skipped for short jobs).
-    monkeypatch.setattr(listops, "_POOL_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(generator, "_POOL_MIN_SECONDS", 0.0)
     pools = []
 
     class SpyPool(concurrent.futures.ProcessPoolExecutor):
@@ -510,6 +511,7 @@ def test_data_package_imports_no_backend():
     folder = pathlib.Path(data.__file__).parent
     paths = sorted(folder.rglob("*.py"))
     assert folder / "pathfinder" / "generator.py" in paths
+    assert folder / "listops" / "generator.py" in paths
     for path in paths + [folder.parent / "_atomic.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
