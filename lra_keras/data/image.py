@@ -54,7 +54,6 @@ VOCABULARY_SIZE = 257
 NUM_CLASSES = 10
 SEQUENCE_LENGTH = 1024
 IMAGE_SIZE = 32  # CIFAR-10 images are 32 x 32 x 3
-VAL_SIZE = 5000  # 10% of the 50,000 training images
 
 
 _SIDE = 32
