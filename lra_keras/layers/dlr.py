@@ -43,7 +43,7 @@ class DLR(StateSpaceLayer):
         init: `"structured"` or `"random"`.
         dt_min: float. Defaults to 0.0001.
         dt_max: float. Defaults to 0.1.
-        bidirectional, activation, output_activation, dropout: see
+        causal, activation, output_activation, dropout: see
             `StateSpaceLayer`.
 
     Call arguments:
@@ -66,7 +66,7 @@ class DLR(StateSpaceLayer):
         init="structured",
         dt_min=0.0001,
         dt_max=0.1,
-        bidirectional=False,
+        causal=True,
         activation="gelu",
         output_activation="glu",
         dropout=0.0,
@@ -74,7 +74,7 @@ class DLR(StateSpaceLayer):
     ):
         super().__init__(
             state_dim=state_dim,
-            bidirectional=bidirectional,
+            causal=causal,
             activation=activation,
             output_activation=output_activation,
             dropout=dropout,

@@ -16,6 +16,7 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
 
 ATTENTION_ACTIVATIONS = ("softmax", "laplace")
@@ -55,10 +56,10 @@ def relative_position_bias(table, length):
     return ops.take(table, offsets + (positions - 1))  # (L, L)
 
 
-def _check_mega_args(zdim, intermediate_dim, ndim, attention_activation,
+def _check_mega_args(key_dim, intermediate_dim, ema_dim, attention_activation,
                      chunk_size, max_positions, truncation, dropout,
                      attention_dropout, hidden_dropout):
-    for name, value in (("zdim", zdim), ("ndim", ndim),
+    for name, value in (("key_dim", key_dim), ("ema_dim", ema_dim),
                         ("max_positions", max_positions)):
         if int(value) < 1:
             raise ValueError(
@@ -118,20 +119,21 @@ class MovingAverageGatedAttention(keras.layers.Layer):
     `chunk_size`: the last chunk is padded internally.
 
     Args:
-        zdim: int. Width of the shared query/key representation (`z` in
-            the paper). Defaults to 64.
+        key_dim: int. Width of the shared query/key representation (`z`
+            in the paper, `zdim` in the MEGA code). Defaults to 64.
         intermediate_dim: int or None. Width of the values and of the reset
             gate (`v` in the paper, `hdim` in the MEGA code). Defaults to
             `2 * hidden_dim`.
-        ndim: int. EMA dimensions per channel. Defaults to 16.
+        ema_dim: int. EMA dimensions per channel (`ndim` in the MEGA
+            code). Defaults to 16.
         attention_activation: `"softmax"` (scores scaled by
-            `zdim ** -0.5`) or `"laplace"` (scores divided by the number of
+            `key_dim ** -0.5`) or `"laplace"` (scores divided by the number of
             real keys, then `laplace_attention_function`).
-        bidirectional: bool. Whether the EMA also runs backwards in time.
-            Defaults to `True`.
         causal: bool. Whether position t depends only on inputs <= t:
-            future keys are masked and the EMA is forced unidirectional
-            (overriding `bidirectional`). Defaults to `False`.
+            future keys are masked and the EMA runs forwards only (the MEGA
+            code's decoders); `False` attends to every key with an EMA in
+            both directions (its encoders, `bidirectional=True`). Defaults
+            to `False`.
         chunk_size: int or None. Attention chunk length; `None` attends over
             the whole sequence. Defaults to `None`.
         max_positions: int. Longest sequence the relative position bias
@@ -145,7 +147,9 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         hidden_dropout: float. Dropout on the values (MEGA's
             `hidden_dropout`). Defaults to 0.
         prenorm: bool. LayerNorm before the block (`True`) or after the
-            residual update (`False`). Defaults to `True`.
+            residual update (`False`). Defaults to `False`, the MEGA code's
+            `encoder_normalize_before` (its LRA architectures set it per
+            task).
         layer_norm_epsilon: float. Defaults to 1e-5.
 
     Call arguments:
@@ -159,18 +163,17 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         Tensor (batch, length, hidden_dim).
 
     Example:
-    >>> mega = MovingAverageGatedAttention(zdim=16, ndim=4, chunk_size=32)
+    >>> mega = MovingAverageGatedAttention(key_dim=16, ema_dim=4, chunk_size=32)
     >>> mega(keras.random.normal((2, 100, 8))).shape
     (2, 100, 8)
     """
 
     def __init__(
         self,
-        zdim=64,
+        key_dim=64,
         intermediate_dim=None,
-        ndim=16,
+        ema_dim=16,
         attention_activation="softmax",
-        bidirectional=True,
         causal=False,
         chunk_size=None,
         max_positions=1024,
@@ -178,21 +181,21 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         dropout=0.0,
         attention_dropout=0.0,
         hidden_dropout=0.0,
-        prenorm=True,
+        prenorm=False,
         layer_norm_epsilon=1e-5,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        _check_mega_args(zdim, intermediate_dim, ndim, attention_activation,
+        _check_mega_args(key_dim, intermediate_dim, ema_dim,
+                         attention_activation,
                          chunk_size, max_positions, truncation, dropout,
                          attention_dropout, hidden_dropout)
-        self.zdim = int(zdim)
+        self.key_dim = int(key_dim)
         self.intermediate_dim = (
             None if intermediate_dim is None else int(intermediate_dim)
         )
-        self.ndim = int(ndim)
+        self.ema_dim = int(ema_dim)
         self.attention_activation = attention_activation
-        self.bidirectional = bool(bidirectional)
         self.causal = bool(causal)
         self.chunk_size = None if chunk_size is None else int(chunk_size)
         self.max_positions = int(max_positions)
@@ -230,8 +233,8 @@ class MovingAverageGatedAttention(keras.layers.Layer):
             epsilon=self.layer_norm_epsilon, name="norm", dtype=dtype
         )
         self.ema = MultiHeadEMA(
-            ndim=self.ndim,
-            bidirectional=self.bidirectional and not self.causal,
+            ema_dim=self.ema_dim,
+            causal=self.causal,
             truncation=self.truncation,
             name="ema",
             dtype=dtype,
@@ -239,7 +242,7 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         self.v_proj = _dense(hdim, "v_proj", dtype)
         # u (update gate), z + r (shared q/k, reset gate), hx (candidate).
         self.mx_proj = _dense(
-            2 * hidden_dim + self.zdim + hdim, "mx_proj", dtype
+            2 * hidden_dim + self.key_dim + hdim, "mx_proj", dtype
         )
         self.h_proj = _dense(hidden_dim, "h_proj", dtype)
         self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=dtype)
@@ -252,11 +255,11 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         # Per-dimension scale and offset turning z into queries and keys.
         self.qk_gamma = self.add_weight(
             name="qk_gamma",
-            shape=(2, self.zdim),
+            shape=(2, self.key_dim),
             initializer=keras.initializers.RandomNormal(stddev=0.02),
         )
         self.qk_beta = self.add_weight(
-            name="qk_beta", shape=(2, self.zdim), initializer="zeros"
+            name="qk_beta", shape=(2, self.key_dim), initializer="zeros"
         )
         self.rel_pos_bias = self.add_weight(
             name="rel_pos_bias",
@@ -303,7 +306,7 @@ class MovingAverageGatedAttention(keras.layers.Layer):
             allowed = allowed * ops.cast(past, "float32")  # (N, C, C)
         if self.attention_activation == "softmax":
             scores = ops.einsum(
-                "nid,njd->nij", q * self.zdim**-0.5, k
+                "nid,njd->nij", q * self.key_dim**-0.5, k
             ) + bias  # (N, C, C)
             scores = ops.where(allowed > 0, scores, _MASK_SCORE)
             weights = ops.softmax(scores, axis=-1)  # (N, C, C)
@@ -329,11 +332,11 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         mx = self.ema(x, padding_mask=padding_mask)  # (B, L, D)
         mx = self.dropout_layer(mx, training=training)
         base = self.mx_proj(mx)  # (B, L, 2D + Z + H)
-        d, zh = self.hidden_dim, self.zdim + self.hdim
+        d, zh = self.hidden_dim, self.key_dim + self.hdim
         u = ops.sigmoid(base[..., :d])  # (B, L, D) update gate
         zr = ops.silu(base[..., d:d + zh])  # (B, L, Z + H)
         hx = base[..., d + zh:]  # (B, L, D) candidate
-        z, r = zr[..., :self.zdim], zr[..., self.zdim:]  # (B,L,Z), (B,L,H)
+        z, r = zr[..., :self.key_dim], zr[..., self.key_dim:]  # Z, H wide
         gamma = ops.cast(self.qk_gamma, z.dtype)  # (2, Z)
         beta = ops.cast(self.qk_beta, z.dtype)  # (2, Z)
         q = z * gamma[0] + beta[0]  # (B, L, Z)
@@ -351,11 +354,10 @@ class MovingAverageGatedAttention(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(
-            zdim=self.zdim,
+            key_dim=self.key_dim,
             intermediate_dim=self.intermediate_dim,
-            ndim=self.ndim,
+            ema_dim=self.ema_dim,
             attention_activation=self.attention_activation,
-            bidirectional=self.bidirectional,
             causal=self.causal,
             chunk_size=self.chunk_size,
             max_positions=self.max_positions,
@@ -367,6 +369,10 @@ class MovingAverageGatedAttention(keras.layers.Layer):
             layer_norm_epsilon=self.layer_norm_epsilon,
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        return super().from_config(upgrade_config(config))
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
@@ -381,8 +387,8 @@ class MegaEncoder(keras.layers.Layer):
     stack.
 
     Args:
-        zdim, intermediate_dim, ndim, attention_activation, bidirectional,
-        causal, chunk_size, max_positions, truncation, dropout,
+        key_dim, intermediate_dim, ema_dim, attention_activation, causal,
+        chunk_size, max_positions, truncation, dropout,
         attention_dropout, hidden_dropout, prenorm, layer_norm_epsilon:
             as in `MovingAverageGatedAttention`; `dropout`,
             `hidden_dropout`, `prenorm` and `layer_norm_epsilon` also apply
@@ -400,19 +406,18 @@ class MegaEncoder(keras.layers.Layer):
         Tensor (batch, length, hidden_dim).
 
     Example:
-    >>> block = MegaEncoder(zdim=16, ndim=4, ffn_intermediate_dim=32)
+    >>> block = MegaEncoder(key_dim=16, ema_dim=4, ffn_intermediate_dim=32)
     >>> block(keras.random.normal((2, 100, 8))).shape
     (2, 100, 8)
     """
 
     def __init__(
         self,
-        zdim=64,
+        key_dim=64,
         intermediate_dim=None,
         ffn_intermediate_dim=None,
-        ndim=16,
+        ema_dim=16,
         attention_activation="softmax",
-        bidirectional=True,
         causal=False,
         chunk_size=None,
         max_positions=1024,
@@ -420,12 +425,13 @@ class MegaEncoder(keras.layers.Layer):
         dropout=0.0,
         attention_dropout=0.0,
         hidden_dropout=0.0,
-        prenorm=True,
+        prenorm=False,
         layer_norm_epsilon=1e-5,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        _check_mega_args(zdim, intermediate_dim, ndim, attention_activation,
+        _check_mega_args(key_dim, intermediate_dim, ema_dim,
+                         attention_activation,
                          chunk_size, max_positions, truncation, dropout,
                          attention_dropout, hidden_dropout)
         if ffn_intermediate_dim is not None and int(ffn_intermediate_dim) < 1:
@@ -433,16 +439,15 @@ class MegaEncoder(keras.layers.Layer):
                 "`ffn_intermediate_dim` must be None or >= 1. Received: "
                 f"ffn_intermediate_dim={ffn_intermediate_dim}"
             )
-        self.zdim = int(zdim)
+        self.key_dim = int(key_dim)
         self.intermediate_dim = (
             None if intermediate_dim is None else int(intermediate_dim)
         )
         self.ffn_intermediate_dim = (
             None if ffn_intermediate_dim is None else int(ffn_intermediate_dim)
         )
-        self.ndim = int(ndim)
+        self.ema_dim = int(ema_dim)
         self.attention_activation = attention_activation
-        self.bidirectional = bool(bidirectional)
         self.causal = bool(causal)
         self.chunk_size = None if chunk_size is None else int(chunk_size)
         self.max_positions = int(max_positions)
@@ -458,11 +463,10 @@ class MegaEncoder(keras.layers.Layer):
         ffn_dim = self.ffn_intermediate_dim or 2 * hidden_dim
         dtype = self.dtype_policy
         self.attention = MovingAverageGatedAttention(
-            zdim=self.zdim,
+            key_dim=self.key_dim,
             intermediate_dim=self.intermediate_dim,
-            ndim=self.ndim,
+            ema_dim=self.ema_dim,
             attention_activation=self.attention_activation,
-            bidirectional=self.bidirectional,
             causal=self.causal,
             chunk_size=self.chunk_size,
             max_positions=self.max_positions,
@@ -506,12 +510,11 @@ class MegaEncoder(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(
-            zdim=self.zdim,
+            key_dim=self.key_dim,
             intermediate_dim=self.intermediate_dim,
             ffn_intermediate_dim=self.ffn_intermediate_dim,
-            ndim=self.ndim,
+            ema_dim=self.ema_dim,
             attention_activation=self.attention_activation,
-            bidirectional=self.bidirectional,
             causal=self.causal,
             chunk_size=self.chunk_size,
             max_positions=self.max_positions,
@@ -523,3 +526,7 @@ class MegaEncoder(keras.layers.Layer):
             layer_norm_epsilon=self.layer_norm_epsilon,
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        return super().from_config(upgrade_config(config))

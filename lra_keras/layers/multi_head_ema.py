@@ -7,7 +7,7 @@ References:
   recurrence): https://openreview.net/forum?id=PdaPky8MUn
 - Port of `MultiHeadEMA` in facebookresearch/mega,
   `fairseq/modules/exponential_moving_average.py` (the version that counts
-  lag 0 in both directions of the bidirectional kernel).
+  lag 0 in both directions of the non-causal kernel).
 """
 
 import math
@@ -17,6 +17,7 @@ import numpy as np
 from keras import ops
 
 from lra_keras.layers.fft_conv import fft_conv
+from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.ssm_kernels import vandermonde_kernel
 from lra_keras.layers.state_space import masked
 
@@ -25,33 +26,36 @@ from lra_keras.layers.state_space import masked
 class MultiHeadEMA(keras.layers.Layer):
     """Multi-dimensional damped EMA along the sequence, as a long convolution.
 
-    Each of the `hidden_dim` channels is expanded into `ndim` EMA dimensions
+    Each of the `hidden_dim` channels is expanded into `ema_dim` EMA
+    dimensions
     by `beta`, each runs the damped recurrence
     `h_t = alpha * beta * x_t + (1 - alpha * delta) * h_{t-1}` and they are
     projected back by `gamma`; `alpha`, `delta` are in (0, 1) through a
     sigmoid. The outputs are `silu(EMA(x) + omega * x)`. For training the
     recurrence is unrolled into its kernel
-    `k[d, l] = sum_n alpha beta gamma / sqrt(ndim) * (1 - alpha delta)^l`,
+    `k[d, l] = sum_n alpha beta gamma / sqrt(ema_dim) (1 - alpha delta)^l`,
     generated with `vandermonde_kernel` and applied with `fft_conv`; a
     step-by-step path (`use_fft=False`, `step`) runs the recurrence itself.
     This is the EMA sub-layer of MEGA (Ma et al. 2023,
     https://arxiv.org/abs/2209.10655).
 
-    With `bidirectional=True` a second, independent set of parameters runs
+    With `causal=False` a second, independent set of parameters runs
     the recurrence backwards in time and the two outputs are added; as in
     the reference implementation both directions see the present token, so
     lag 0 is counted twice.
 
-    Weights (for `hidden_dim` = D channels; 2D rows when bidirectional, the
+    Weights (for `hidden_dim` = D channels; 2D rows when not causal, the
     forward direction first) are named `ema_*` so that the optimizer can
     exclude them from weight decay: `ema_delta`, `ema_alpha`, `ema_beta`
-    (2D, ndim, 1) and `ema_gamma` (2D, ndim); `ema_omega` (D,) is the
+    (2D, ema_dim, 1) and `ema_gamma` (2D, ema_dim); `ema_omega` (D,) is the
     residual weight.
 
     Args:
-        ndim: int. EMA dimensions per channel. Defaults to 16.
-        bidirectional: bool. Whether to add an EMA running backwards in
-            time. Defaults to `False` (causal).
+        ema_dim: int. EMA dimensions per channel (MEGA's `ndim`).
+            Defaults to 16.
+        causal: bool. Whether position t reads only inputs <= t. False
+            adds an EMA running backwards in time (MEGA's
+            `bidirectional=True`). Defaults to `True`, as MEGA's.
         truncation: int or None. Kernel length cap: lags >= `truncation`
             get zero weight. Defaults to `None` (as long as the sequence).
 
@@ -69,25 +73,26 @@ class MultiHeadEMA(keras.layers.Layer):
         Tensor (batch, length, hidden_dim).
 
     Example:
-    >>> ema = MultiHeadEMA(ndim=4, bidirectional=True)
+    >>> ema = MultiHeadEMA(ema_dim=4, causal=False)
     >>> ema(keras.random.normal((2, 100, 8))).shape
     (2, 100, 8)
     """
 
-    def __init__(self, ndim=16, bidirectional=False, truncation=None,
-                 **kwargs):
+    def __init__(self, ema_dim=16, causal=True, truncation=None, **kwargs):
         super().__init__(**kwargs)
-        if int(ndim) < 1:
-            raise ValueError(f"`ndim` must be >= 1. Received: ndim={ndim}")
+        if int(ema_dim) < 1:
+            raise ValueError(
+                f"`ema_dim` must be >= 1. Received: ema_dim={ema_dim}"
+            )
         if truncation is not None and int(truncation) < 1:
             raise ValueError(
                 "`truncation` must be None or >= 1. Received: "
                 f"truncation={truncation}"
             )
-        self.ndim = int(ndim)
-        self.bidirectional = bool(bidirectional)
+        self.ema_dim = int(ema_dim)
+        self.causal = bool(causal)
         self.truncation = None if truncation is None else int(truncation)
-        self.scale = math.sqrt(1.0 / self.ndim)
+        self.scale = math.sqrt(1.0 / self.ema_dim)
 
     def _ema_weight(self, name, shape, initializer):
         # The EMA dynamics stay float32 under mixed precision: q^l for long
@@ -104,8 +109,8 @@ class MultiHeadEMA(keras.layers.Layer):
                 f"input_shape={input_shape}"
             )
         self.hidden_dim = int(hidden_dim)
-        rows = 2 * self.hidden_dim if self.bidirectional else self.hidden_dim
-        shape = (rows, self.ndim, 1)
+        rows = self.hidden_dim if self.causal else 2 * self.hidden_dim
+        shape = (rows, self.ema_dim, 1)
         normal = keras.initializers.RandomNormal
         self.ema_delta = self._ema_weight(
             "ema_delta", shape, normal(stddev=0.2)
@@ -118,12 +123,12 @@ class MultiHeadEMA(keras.layers.Layer):
         )
         # beta ~ N(+-1, 0.02) with signs +1, -1, +1, ... over the EMA
         # dimensions ("seems more stable" in the reference code).
-        signs = np.where(np.arange(self.ndim) % 2 == 0, 1.0, -1.0)
+        signs = np.where(np.arange(self.ema_dim) % 2 == 0, 1.0, -1.0)
         self.ema_beta.assign(
             self.ema_beta + signs.astype("float32")[None, :, None]
         )
         self.ema_gamma = self._ema_weight(
-            "ema_gamma", (rows, self.ndim), normal(stddev=1.0)
+            "ema_gamma", (rows, self.ema_dim), normal(stddev=1.0)
         )
         self.ema_omega = self._ema_weight(
             "ema_omega", (self.hidden_dim,), normal(stddev=1.0)
@@ -134,8 +139,9 @@ class MultiHeadEMA(keras.layers.Layer):
         """The recurrence `h_t = q * h_{t-1} + b * x_t`, `y_t = c . h_t`.
 
         Returns:
-            `(b, q, c)`, float32 tensors (rows, ndim); rows is hidden_dim,
-            or 2 * hidden_dim (forward rows first) when bidirectional.
+            `(b, q, c)`, float32 tensors (rows, ema_dim); rows is
+            hidden_dim, or 2 * hidden_dim (forward rows first) when not
+            causal.
         """
         alpha = ops.sigmoid(self.ema_alpha[..., 0])  # (rows, N)
         delta = ops.sigmoid(self.ema_delta[..., 0])  # (rows, N)
@@ -171,7 +177,7 @@ class MultiHeadEMA(keras.layers.Layer):
 
     def _fft_path(self, u, length):
         k = self.kernel(length)  # (rows, L)
-        if not self.bidirectional:
+        if self.causal:
             return fft_conv(u, k)
         d = self.hidden_dim
         k1, k2 = k[:d], k[d:]  # (D, L) forward, backward
@@ -199,7 +205,7 @@ class MultiHeadEMA(keras.layers.Layer):
         b, q, c = self.coefficients()
         d = self.hidden_dim
         y = self._scan(u, b[:d], q[:d], c[:d], reverse=False)
-        if self.bidirectional:
+        if not self.causal:
             y = y + self._scan(u, b[d:], q[d:], c[d:], reverse=True)
         return y
 
@@ -219,16 +225,17 @@ class MultiHeadEMA(keras.layers.Layer):
 
         Args:
             inputs: tensor (batch, hidden_dim): the input at time t.
-            state: tensor (batch, hidden_dim, ndim), the EMA state after
+            state: tensor (batch, hidden_dim, ema_dim), the EMA state after
                 t - 1, or None at t = 0.
 
         Returns:
             `(outputs, state)`: outputs (batch, hidden_dim) equal to the
-            layer's output at t; the new state (batch, hidden_dim, ndim).
+            layer's output at t; the new state (batch, hidden_dim,
+            ema_dim).
         """
-        if self.bidirectional:
+        if not self.causal:
             raise ValueError(
-                "`step` needs a causal EMA. Received: bidirectional=True"
+                "`step` needs a causal EMA. Received: causal=False"
             )
         inputs = ops.convert_to_tensor(inputs)  # (B, D)
         b, q, c = self.coefficients()  # (D, N)
@@ -246,8 +253,12 @@ class MultiHeadEMA(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(
-            ndim=self.ndim,
-            bidirectional=self.bidirectional,
+            ema_dim=self.ema_dim,
+            causal=self.causal,
             truncation=self.truncation,
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        return super().from_config(upgrade_config(config))

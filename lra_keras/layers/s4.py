@@ -234,7 +234,7 @@ class S4(StateSpaceLayer):
             log-uniform range and `C` stays CN(0, 1). Defaults to `"legs"`.
         dt_min: float. Smallest initial step. Defaults to 0.001.
         dt_max: float. Largest initial step. Defaults to 0.1.
-        bidirectional, activation, output_activation, dropout: see
+        causal, activation, output_activation, dropout: see
             `StateSpaceLayer`.
 
     Call arguments:
@@ -246,7 +246,7 @@ class S4(StateSpaceLayer):
         Tensor (batch, length, hidden_dim).
 
     Example:
-    >>> layer = S4(state_dim=64, bidirectional=True)
+    >>> layer = S4(state_dim=64, causal=False)
     >>> layer(keras.random.normal((2, 1024, 32))).shape
     (2, 1024, 32)
     """
@@ -257,7 +257,7 @@ class S4(StateSpaceLayer):
         init="legs",
         dt_min=0.001,
         dt_max=0.1,
-        bidirectional=False,
+        causal=True,
         activation="gelu",
         output_activation="glu",
         dropout=0.0,
@@ -265,7 +265,7 @@ class S4(StateSpaceLayer):
     ):
         super().__init__(
             state_dim=state_dim,
-            bidirectional=bidirectional,
+            causal=causal,
             activation=activation,
             output_activation=output_activation,
             dropout=dropout,

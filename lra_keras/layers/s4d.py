@@ -55,8 +55,9 @@ class S4D(StateSpaceLayer):
             `"legs"`.
         dt_min: float. Smallest initial step. Defaults to 0.001.
         dt_max: float. Largest initial step. Defaults to 0.1.
-        learn_B: bool. Whether B is trained (else fixed at its init).
-        bidirectional, activation, output_activation, dropout: see
+        trainable_B: bool. Whether B is trained (else fixed at its
+            init). Defaults to True.
+        causal, activation, output_activation, dropout: see
             `StateSpaceLayer`.
 
     Call arguments:
@@ -68,7 +69,7 @@ class S4D(StateSpaceLayer):
         Tensor (batch, length, hidden_dim).
 
     Example:
-    >>> layer = S4D(state_dim=64, bidirectional=True)
+    >>> layer = S4D(state_dim=64, causal=False)
     >>> layer(keras.random.normal((2, 1024, 32))).shape
     (2, 1024, 32)
     """
@@ -79,8 +80,8 @@ class S4D(StateSpaceLayer):
         init="legs",
         dt_min=0.001,
         dt_max=0.1,
-        learn_B=True,
-        bidirectional=False,
+        trainable_B=True,
+        causal=True,
         activation="gelu",
         output_activation="glu",
         dropout=0.0,
@@ -88,7 +89,7 @@ class S4D(StateSpaceLayer):
     ):
         super().__init__(
             state_dim=state_dim,
-            bidirectional=bidirectional,
+            causal=causal,
             activation=activation,
             output_activation=output_activation,
             dropout=dropout,
@@ -107,7 +108,7 @@ class S4D(StateSpaceLayer):
         self.init = init
         self.dt_min = dt_min
         self.dt_max = dt_max
-        self.learn_B = bool(learn_B)
+        self.trainable_B = bool(trainable_B)
 
     def build_ssm(self, hidden_dim):
         half = self.state_dim // 2
@@ -132,8 +133,8 @@ class S4D(StateSpaceLayer):
         # Real parts stay negative through -exp(.), so every mode decays.
         self.log_A_real = constant("ssm_log_A_real", np.log(-a.real))
         self.A_imag = constant("ssm_A_imag", a.imag)
-        self.B_real = constant("ssm_B_real", b.real, self.learn_B)
-        self.B_imag = constant("ssm_B_imag", b.imag, self.learn_B)
+        self.B_real = constant("ssm_B_real", b.real, self.trainable_B)
+        self.B_imag = constant("ssm_B_imag", b.imag, self.trainable_B)
         # C ~ CN(0, 1): real and imaginary parts with variance 1/2 each.
         c_init = keras.initializers.RandomNormal(stddev=math.sqrt(0.5))
         shape = (self.directions, hidden_dim, half)
@@ -175,6 +176,6 @@ class S4D(StateSpaceLayer):
             init=self.init,
             dt_min=self.dt_min,
             dt_max=self.dt_max,
-            learn_B=self.learn_B,
+            trainable_B=self.trainable_B,
         )
         return config

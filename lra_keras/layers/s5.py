@@ -78,14 +78,14 @@ class S5(StateSpaceLayer):
     `B_bar = (Lambda_bar - 1) / Lambda * B`. As in S5's code with
     `conj_sym=True`, P counts the states of the real system: only P/2
     complex states are computed and their conjugates are accounted for by
-    `2 Re(.)`. The bidirectional layer adds a reverse-time pass with the same
+    `2 Re(.)`. The non-causal layer adds a reverse-time pass with the same
     `Lambda` and `B` and its own `C` (S5's `bidirectional`), both passes
     including the current step. Then GELU and the output activation (see
     `StateSpaceLayer`).
 
     Initialisation as S5: `Lambda` from the eigenvalues of the normal part
-    of HiPPO-LegS ("HiPPO-N"), repeated over `blocks` blocks of size P /
-    blocks; `B = V^{-1} B_0` with `B_0` (P, H) lecun normal; `C` per
+    of HiPPO-LegS ("HiPPO-N"), repeated over `num_blocks` blocks of size
+    P / num_blocks; `B = V^{-1} B_0` with `B_0` (P, H) lecun normal; `C` per
     `C_init`; `dt` log-uniform in `[dt_min, dt_max]`.
 
     Computed without a time loop, in place of S5's parallel scan: the state
@@ -98,10 +98,10 @@ class S5(StateSpaceLayer):
 
     Args:
         state_dim: int. State size P (S5's `ssm_size_base`): P/2 complex
-            states are computed. Must be a multiple of `2 * blocks`.
+            states are computed. Must be a multiple of `2 * num_blocks`.
             Defaults to 64.
-        blocks: int. Number of blocks J of the HiPPO-N initialisation
-            (S5's `blocks`). Defaults to 1.
+        num_blocks: int. Number of blocks J of the HiPPO-N
+            initialisation (S5's `blocks`). Defaults to 1.
         C_init: how C is initialised (S5's `C_init`):
             `"trunc_standard_normal"` (S5's default: a real-shaped complex
             C_0 (H, P), lecun normal per row, i.e. truncated normal with std
@@ -112,7 +112,7 @@ class S5(StateSpaceLayer):
         dt_max: float. Largest initial step. Defaults to 0.1.
         clip_eigs: bool. Clip `Re(Lambda)` at -1e-4 so every mode decays
             (S5's `clip_eigs`). Defaults to False, as in S5.
-        bidirectional, activation, output_activation, dropout: see
+        causal, activation, output_activation, dropout: see
             `StateSpaceLayer`.
 
     Call arguments:
@@ -124,7 +124,7 @@ class S5(StateSpaceLayer):
         Tensor (batch, length, hidden_dim).
 
     Example:
-    >>> layer = S5(state_dim=64, blocks=4, bidirectional=True)
+    >>> layer = S5(state_dim=64, num_blocks=4, causal=False)
     >>> layer(keras.random.normal((2, 1024, 32))).shape
     (2, 1024, 32)
     """
@@ -132,12 +132,12 @@ class S5(StateSpaceLayer):
     def __init__(
         self,
         state_dim=64,
-        blocks=1,
+        num_blocks=1,
         C_init="trunc_standard_normal",
         dt_min=0.001,
         dt_max=0.1,
         clip_eigs=False,
-        bidirectional=False,
+        causal=True,
         activation="gelu",
         output_activation="glu",
         dropout=0.0,
@@ -145,21 +145,22 @@ class S5(StateSpaceLayer):
     ):
         super().__init__(
             state_dim=state_dim,
-            bidirectional=bidirectional,
+            causal=causal,
             activation=activation,
             output_activation=output_activation,
             dropout=dropout,
             **kwargs,
         )
-        if int(blocks) < 1:
+        if int(num_blocks) < 1:
             raise ValueError(
-                f"`blocks` must be >= 1. Received: blocks={blocks}"
+                "`num_blocks` must be >= 1. Received: "
+                f"num_blocks={num_blocks}"
             )
-        if self.state_dim % (2 * int(blocks)):
+        if self.state_dim % (2 * int(num_blocks)):
             raise ValueError(
-                "`state_dim` must be a multiple of 2 * blocks (conjugate "
+                "`state_dim` must be a multiple of 2 * num_blocks (conjugate "
                 f"pairs in every block). Received: state_dim={state_dim}, "
-                f"blocks={blocks}"
+                f"num_blocks={num_blocks}"
             )
         if C_init not in C_INITS:
             raise ValueError(
@@ -167,7 +168,7 @@ class S5(StateSpaceLayer):
                 f"C_init={C_init!r}"
             )
         check_dt_range(dt_min, dt_max)
-        self.blocks = int(blocks)
+        self.num_blocks = int(num_blocks)
         self.C_init = C_init
         self.dt_min = dt_min
         self.dt_max = dt_max
@@ -175,7 +176,7 @@ class S5(StateSpaceLayer):
 
     def build_ssm(self, hidden_dim):
         full, half = self.state_dim, self.state_dim // 2
-        lam, v = block_hippo_n(full, self.blocks)  # (P/2,), (P, P/2)
+        lam, v = block_hippo_n(full, self.num_blocks)  # (P/2,), (P, P/2)
         v_real = ops.convert_to_tensor(v.real, "float32")
         v_imag = ops.convert_to_tensor(v.imag, "float32")
 
@@ -257,7 +258,7 @@ class S5(StateSpaceLayer):
         # [v_re * z_re, v_im * z_re, v_re * z_im, v_im * z_im].
         w = ops.concatenate([v_real, v_imag, v_real, v_imag], -1)  # (b,L,2P)
         k = ops.concatenate([z_real, z_real, z_imag, z_imag], 0)  # (2P, L)
-        if self.bidirectional:
+        if not self.causal:
             w = ops.concatenate([w, ops.flip(w, axis=1)], -1)  # (b, L, 4P)
             k = ops.concatenate([k, k], 0)  # (4P, L)
         out = fft_conv(w, k)  # (batch, L, 2P * dirs)
@@ -287,7 +288,7 @@ class S5(StateSpaceLayer):
     def get_config(self):
         config = super().get_config()
         config.update(
-            blocks=self.blocks,
+            num_blocks=self.num_blocks,
             C_init=self.C_init,
             dt_min=self.dt_min,
             dt_max=self.dt_max,

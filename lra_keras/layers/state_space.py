@@ -17,6 +17,7 @@ import keras
 from keras import ops
 
 from lra_keras.layers.fft_conv import fft_conv
+from lra_keras.layers.legacy import upgrade_config
 
 OUTPUT_ACTIVATIONS = ("glu", "half_glu", "linear", None)
 
@@ -34,14 +35,16 @@ class StateSpaceLayer(keras.layers.Layer):
     Subclasses implement `build_ssm(hidden_dim)` (create the SSM weights)
     and `ssm_kernel(length)` returning a float32 tensor
     (directions, hidden_dim, length): direction 0 is the causal kernel,
-    direction 1 (bidirectional layers) the kernel applied to the future,
+    direction 1 (non-causal layers) the kernel applied to the future,
     lag 1 first. Layers whose convolution is not per-channel (S5) override
     `ssm_convolve(u)` instead.
 
     Args:
         state_dim: int. Size of the state (N in the papers).
-        bidirectional: bool. Also convolve with a second kernel over the
-            future (the S4 code base's `bidirectional`). False is causal.
+        causal: bool. Whether position t reads only inputs <= t. False
+            also convolves with a second kernel over the future (the S4
+            code base's `bidirectional=True`). Defaults to `True`, as the
+            S4 code base.
         activation: activation after the SSM. Defaults to `"gelu"`.
         output_activation: `"glu"` (linear H -> 2H then GLU, S4's LRA
             blocks and S5's "full_glu"), `"half_glu"` (S5: `y *
@@ -52,7 +55,7 @@ class StateSpaceLayer(keras.layers.Layer):
     def __init__(
         self,
         state_dim=64,
-        bidirectional=False,
+        causal=True,
         activation="gelu",
         output_activation="glu",
         dropout=0.0,
@@ -73,14 +76,14 @@ class StateSpaceLayer(keras.layers.Layer):
                 f"`dropout` must be in [0, 1). Received: dropout={dropout}"
             )
         self.state_dim = int(state_dim)
-        self.bidirectional = bool(bidirectional)
+        self.causal = bool(causal)
         self.activation = keras.activations.get(activation)
         self.output_activation = output_activation
         self.dropout = float(dropout)
 
     @property
     def directions(self):
-        return 2 if self.bidirectional else 1
+        return 1 if self.causal else 2
 
     def build_ssm(self, hidden_dim):
         raise NotImplementedError
@@ -91,7 +94,7 @@ class StateSpaceLayer(keras.layers.Layer):
     def ssm_convolve(self, u):
         """Per-channel SSM convolution of u (batch, length, H)."""
         k = self.ssm_kernel(ops.shape(u)[1])  # (directions, H, L)
-        return fft_conv(u, k[0], k[1] if self.bidirectional else None)
+        return fft_conv(u, k[0], None if self.causal else k[1])
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
@@ -141,9 +144,13 @@ class StateSpaceLayer(keras.layers.Layer):
         config = super().get_config()
         config.update(
             state_dim=self.state_dim,
-            bidirectional=self.bidirectional,
+            causal=self.causal,
             activation=keras.activations.serialize(self.activation),
             output_activation=self.output_activation,
             dropout=self.dropout,
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        return super().from_config(upgrade_config(config))

@@ -12,7 +12,7 @@ from tests.testing import to_numpy
 
 def dlr_recurrence(layer, u):
     """x_n = Lambda x_{n-1} + 1 u_n, y_n = Re(C x_n), run step by step
-    (and backwards over the future, from lag 1, when bidirectional)."""
+    (and backwards over the future, from lag 1, when not causal)."""
     w = {v.name: to_numpy(v).astype("float64") for v in layer.weights}
     lam = np.exp(-np.exp(w["ssm_log_neg_real"]) + 1j * w["ssm_theta"])
     c = w["C_real"] + 1j * w["C_imag"]  # (dirs, H, N)
@@ -22,7 +22,7 @@ def dlr_recurrence(layer, u):
     for t in range(length):
         x = lam * x + u[:, t, :, None]
         y[:, t] = np.real((c[0] * x).sum(-1))
-    if layer.bidirectional:
+    if not layer.causal:
         x = np.zeros_like(x)
         for t in reversed(range(length - 1)):
             x = lam * x + u[:, t + 1, :, None]
@@ -36,9 +36,9 @@ def _inputs(length=20, hidden=3, batch=2, seed=0):
 
 
 @pytest.mark.parametrize("init", ["structured", "random"])
-@pytest.mark.parametrize("bidirectional", [False, True])
-def test_dlr_convolution_matches_recurrence(init, bidirectional):
-    layer = DLR(state_dim=16, init=init, bidirectional=bidirectional,
+@pytest.mark.parametrize("causal", [True, False])
+def test_dlr_convolution_matches_recurrence(init, causal):
+    layer = DLR(state_dim=16, init=init, causal=causal,
                 output_activation=None, activation="linear")
     u = _inputs()
     layer.build(u.shape)
@@ -67,7 +67,7 @@ def test_causal_dlr_ignores_future():
 
 
 def test_padding_does_not_change_real_outputs():
-    layer = DLR(state_dim=16, bidirectional=True)
+    layer = DLR(state_dim=16, causal=False)
     u = _inputs(length=12, batch=1)
     mask = np.arange(12)[None] < 7
     noisy = np.where(mask[..., None], u, 9.0).astype("float32")
@@ -76,13 +76,13 @@ def test_padding_does_not_change_real_outputs():
 
 
 def test_dlr_trains_one_step():
-    loss, changed = fit_one_step(DLR(state_dim=8, bidirectional=True), 3)
+    loss, changed = fit_one_step(DLR(state_dim=8, causal=False), 3)
     assert np.isfinite(loss)
     assert changed == 1.0
 
 
 def test_dlr_config_and_saving_round_trip(tmp_path):
-    layer = DLR(state_dim=8, init="random", bidirectional=True)
+    layer = DLR(state_dim=8, init="random", causal=False)
     assert_config_round_trip(layer)
     model = sequence_model(layer, 3, with_mask=False)
     assert_saving_round_trip(model, _inputs(length=5), tmp_path, atol=1e-5)

@@ -1,4 +1,3 @@
-import math
 
 import keras
 import numpy as np
@@ -10,6 +9,8 @@ from lra_keras.layers.gated_long_convolution import GatedLongConvolution
 from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
 from tests.testing import assert_saving_round_trip
+from tests.testing import numpy_gelu
+from tests.testing import numpy_layer_norm
 from tests.testing import to_numpy
 
 
@@ -36,17 +37,6 @@ def numpy_toeplitz_conv(z, kernel, backward_kernel=None):
                 ):
                     W[h, t, s] = backward_kernel[h % C, -lag - 1]
     return np.einsum("hts,bsh->bth", W, z)
-
-
-def numpy_layer_norm(x, gamma, beta, eps=1e-5):
-    mean = x.mean(-1, keepdims=True)
-    var = x.var(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * gamma + beta
-
-
-def numpy_gelu(x):
-    erf = np.vectorize(math.erf)
-    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
 
 
 def _randomise(layer, seed=0):

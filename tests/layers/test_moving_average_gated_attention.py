@@ -20,6 +20,7 @@ from tests.layers.test_multi_head_ema import silu
 from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
 from tests.testing import assert_saving_round_trip
+from tests.testing import numpy_layer_norm
 from tests.testing import to_numpy
 from tests.testing import value_and_grads
 
@@ -31,11 +32,10 @@ def numpy_laplace(x):
     return 0.5 * (1.0 + erf((x - mu) / (sigma * math.sqrt(2.0))))
 
 
-def numpy_layer_norm(x, norm):
-    mean = x.mean(-1, keepdims=True)
-    var = x.var(-1, keepdims=True)
-    y = (x - mean) / np.sqrt(var + norm.epsilon)
-    return y * to_numpy(norm.gamma) + to_numpy(norm.beta)
+def numpy_norm(x, norm):
+    """A Keras LayerNormalization layer applied in numpy."""
+    return numpy_layer_norm(x, to_numpy(norm.gamma), to_numpy(norm.beta),
+                            norm.epsilon)
 
 
 def numpy_dense(x, dense):
@@ -73,7 +73,7 @@ def numpy_attention(layer, q, k, v, mask):
                 )
                 dots = np.array([q[b, i] @ k[b, j] for j in allowed])
                 if layer.attention_activation == "softmax":
-                    s = dots / np.sqrt(layer.zdim) + bias
+                    s = dots / np.sqrt(layer.key_dim) + bias
                     w = np.exp(s - s.max())
                     w = w / w.sum()
                 else:
@@ -86,10 +86,10 @@ def numpy_attention(layer, q, k, v, mask):
 def numpy_mega(layer, x, mask):
     """MovingAverageGatedAttention.forward of the MEGA code, in numpy."""
     x = x.astype("float64")
-    d, z_dim, h_dim = x.shape[-1], layer.zdim, layer.hdim
+    d, z_dim, h_dim = x.shape[-1], layer.key_dim, layer.hdim
     residual = x
     if layer.prenorm:
-        x = numpy_layer_norm(x, layer.norm)
+        x = numpy_norm(x, layer.norm)
     v = silu(numpy_dense(x, layer.v_proj))
     mx = numpy_ema(layer.ema, x, mask)
     base = numpy_dense(mx, layer.mx_proj)
@@ -104,7 +104,7 @@ def numpy_mega(layer, x, mask):
     h = silu(hx + numpy_dense(h * r, layer.h_proj))
     out = residual + u * (h - residual)
     if not layer.prenorm:
-        out = numpy_layer_norm(out, layer.norm)
+        out = numpy_norm(out, layer.norm)
     return out
 
 
@@ -146,8 +146,8 @@ def test_relative_position_bias_matches_mega_construction():
 def test_layer_matches_numpy_reference(activation, causal, chunk_size):
     x, mask = inputs_and_mask()
     layer = MovingAverageGatedAttention(
-        zdim=6, ndim=3, attention_activation=activation, causal=causal,
-        chunk_size=chunk_size, max_positions=16,
+        key_dim=6, ema_dim=3, attention_activation=activation, causal=causal,
+        chunk_size=chunk_size, max_positions=16, prenorm=True,
     )
     layer.build(x.shape)
     randomize(layer)
@@ -159,8 +159,8 @@ def test_layer_matches_numpy_reference(activation, causal, chunk_size):
 def test_postnorm_layer_matches_numpy_reference():
     x, mask = inputs_and_mask(seed=1)
     layer = MovingAverageGatedAttention(
-        zdim=6, ndim=3, attention_activation="laplace", prenorm=False,
-        chunk_size=5, bidirectional=False,
+        key_dim=6, ema_dim=3, attention_activation="laplace", prenorm=False,
+        chunk_size=5, causal=True,
     )
     layer.build(x.shape)
     randomize(layer, seed=1)
@@ -178,12 +178,12 @@ def test_causal_layer_ignores_future_tokens(chunk_size, activation):
     x2 = x.copy()
     x2[:, 6:] = np.random.default_rng(3).normal(size=(2, 8, 4)) * 10
     layer = MovingAverageGatedAttention(
-        zdim=6, ndim=3, causal=True, chunk_size=chunk_size,
+        key_dim=6, ema_dim=3, causal=True, chunk_size=chunk_size,
         attention_activation=activation,
     )
     layer.build(x.shape)
     randomize(layer, seed=2)
-    assert not layer.ema.bidirectional
+    assert layer.ema.causal
     a, b = call(layer, x), call(layer, x2)
     np.testing.assert_allclose(a[:, :6], b[:, :6], atol=1e-5)
     assert not np.allclose(a[:, 6:], b[:, 6:])
@@ -196,7 +196,7 @@ def test_padding_does_not_change_real_positions(chunk_size, activation):
     x, mask = inputs_and_mask(seed=4, pad_from=7)
     x2 = np.where(mask[..., None], x, 100.0).astype("float32")
     layer = MovingAverageGatedAttention(
-        zdim=6, ndim=3, chunk_size=chunk_size,
+        key_dim=6, ema_dim=3, chunk_size=chunk_size,
         attention_activation=activation,
     )
     layer.build(x.shape)
@@ -211,11 +211,11 @@ def test_padding_does_not_change_real_positions(chunk_size, activation):
 
 def test_long_static_length_is_rejected():
     x, _ = inputs_and_mask()
-    layer = MovingAverageGatedAttention(zdim=6, ndim=3, max_positions=8)
+    layer = MovingAverageGatedAttention(key_dim=6, ema_dim=3, max_positions=8)
     with pytest.raises(ValueError, match="max_positions"):
         layer(x)
     chunked = MovingAverageGatedAttention(
-        zdim=6, ndim=3, max_positions=8, chunk_size=5
+        key_dim=6, ema_dim=3, max_positions=8, chunk_size=5
     )
     chunked.build(x.shape)
     assert call(chunked, x).shape == x.shape
@@ -223,13 +223,15 @@ def test_long_static_length_is_rejected():
 
 
 def test_weights_and_names():
-    layer = MovingAverageGatedAttention(zdim=6, intermediate_dim=10, ndim=3)
+    layer = MovingAverageGatedAttention(key_dim=6, intermediate_dim=10,
+                                        ema_dim=3)
     layer.build((None, None, 4))
     shapes = {w.path.split("/", 1)[1]: tuple(w.shape) for w in layer.weights}
     assert shapes["qk_gamma"] == (2, 6)
     assert shapes["rel_pos_bias"] == (2 * 1024 - 1,)
     assert shapes["mx_proj/kernel"] == (4, 2 * 4 + 6 + 10)
-    assert shapes["ema/ema_gamma"] == (8, 3)  # bidirectional by default
+    # Not causal by default: a two-way EMA.
+    assert shapes["ema/ema_gamma"] == (8, 3)
     ema = [w.name for w in layer.weights if w.name.startswith("ema_")]
     assert len(ema) == 5
 
@@ -237,7 +239,7 @@ def test_weights_and_names():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(zdim=0), "zdim"),
+        (dict(key_dim=0), "key_dim"),
         (dict(attention_activation="relu"), "attention_activation"),
         (dict(chunk_size=0), "chunk_size"),
         (dict(dropout=1.0), "dropout"),
@@ -254,13 +256,13 @@ def test_bad_arguments_are_rejected(kwargs, match):
 def test_encoder_matches_numpy_reference():
     x, mask = inputs_and_mask(seed=5)
     block = MegaEncoder(
-        zdim=6, ndim=3, ffn_intermediate_dim=7, chunk_size=5,
-        attention_activation="laplace",
+        key_dim=6, ema_dim=3, ffn_intermediate_dim=7, chunk_size=5,
+        attention_activation="laplace", prenorm=True,
     )
     block.build(x.shape)
     randomize(block, seed=4)
     h = numpy_mega(block.attention, x, mask)
-    f = silu(numpy_dense(numpy_layer_norm(h, block.ffn_norm),
+    f = silu(numpy_dense(numpy_norm(h, block.ffn_norm),
                          block.ffn_inner))
     expected = h + numpy_dense(f, block.ffn_outer)
     out = call(block, x, mask)
@@ -270,7 +272,7 @@ def test_encoder_matches_numpy_reference():
 def test_gradients_are_finite():
     x, mask = inputs_and_mask(seed=6)
     layer = MovingAverageGatedAttention(
-        zdim=6, ndim=3, chunk_size=5, attention_activation="laplace"
+        key_dim=6, ema_dim=3, chunk_size=5, attention_activation="laplace"
     )
     layer.build(x.shape)
 
@@ -288,12 +290,15 @@ def test_gradients_are_finite():
 
 def test_serialization_round_trips_and_fit(tmp_path):
     layer = MovingAverageGatedAttention(
-        zdim=6, ndim=3, chunk_size=5, causal=True, dropout=0.1
+        key_dim=6, ema_dim=3, chunk_size=5, causal=True, dropout=0.1
     )
     assert_config_round_trip(layer)
     block = MegaEncoder(
-        zdim=6, ndim=3, ffn_intermediate_dim=7, chunk_size=5,
+        key_dim=6, ema_dim=3, ffn_intermediate_dim=7, chunk_size=5,
         dropout=0.1, attention_dropout=0.1, hidden_dropout=0.1,
+        # Post-norm would end in a LayerNorm whose feature mean (the loss
+        # below) reaches only the norm's offset.
+        prenorm=True,
     )
     assert_config_round_trip(block)
     inputs = keras.Input((None, 4))

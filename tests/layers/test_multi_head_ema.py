@@ -47,7 +47,7 @@ def numpy_ema_parameters(layer):
     gamma = to_numpy(layer.ema_gamma).astype("float64")
     b = alpha * beta
     q = 1.0 - alpha * delta
-    c = gamma / np.sqrt(layer.ndim)
+    c = gamma / np.sqrt(layer.ema_dim)
     return b, q, c, to_numpy(layer.ema_omega).astype("float64")
 
 
@@ -71,7 +71,7 @@ def numpy_ema(layer, x, mask=None):
     b, q, c, omega = numpy_ema_parameters(layer)
     d = x.shape[-1]
     y = numpy_recurrence(x, b[:d], q[:d], c[:d])
-    if layer.bidirectional:
+    if not layer.causal:
         # The backward EMA also sees the present token (lag 0 twice).
         y = y + numpy_recurrence(x, b[d:], q[d:], c[d:], reverse=True)
     return silu(y + omega * x)
@@ -84,7 +84,7 @@ def build_layer(dim=3, **kwargs):
 
 
 def test_ema_kernel_matches_recurrence():
-    layer = build_layer(dim=3, ndim=4, bidirectional=True)
+    layer = build_layer(dim=3, ema_dim=4, causal=False)
     b, q, c, _ = numpy_ema_parameters(layer)
     length = 16
     # Impulse response of each row's recurrence.
@@ -102,8 +102,8 @@ def test_ema_kernel_matches_recurrence():
 def build_layer_like(layer):
     """A layer with the same weights and no truncation."""
     other = build_layer(
-        dim=layer.hidden_dim, ndim=layer.ndim,
-        bidirectional=layer.bidirectional,
+        dim=layer.hidden_dim, ema_dim=layer.ema_dim,
+        causal=layer.causal,
     )
     for w, v in zip(other.weights, layer.weights):
         w.assign(v)
@@ -111,7 +111,7 @@ def build_layer_like(layer):
 
 
 def test_ema_truncation_zeroes_long_lags():
-    layer = build_layer(dim=3, ndim=4, truncation=4)
+    layer = build_layer(dim=3, ema_dim=4, truncation=4)
     other = build_layer_like(layer)
     full = to_numpy(compiled(lambda: other.kernel(16))())
     k = to_numpy(compiled(lambda: layer.kernel(16))())
@@ -119,24 +119,24 @@ def test_ema_truncation_zeroes_long_lags():
     np.testing.assert_array_equal(k[:, 4:], 0.0)
 
 
-@pytest.mark.parametrize("bidirectional", [False, True])
-def test_ema_matches_numpy_recurrence(bidirectional):
+@pytest.mark.parametrize("causal", [True, False])
+def test_ema_matches_numpy_recurrence(causal):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(2, 16, 3)).astype("float32")
     mask = np.ones((2, 16), "float32")
     mask[1, 11:] = 0
-    layer = build_layer(dim=3, ndim=4, bidirectional=bidirectional)
+    layer = build_layer(dim=3, ema_dim=4, causal=causal)
     expected = numpy_ema(layer, x, mask)
     assert_allclose(call(layer, x, mask), expected, atol=2e-5)
 
 
-def test_bidirectional_kernel_counts_lag_zero_in_both_directions():
+def test_two_way_kernel_counts_lag_zero_in_both_directions():
     # An independent formulation: direct two-sided convolution with the
     # closed-form kernels, lag 0 weighted k1[0] + k2[0].
     rng = np.random.default_rng(1)
     length, dim = 16, 3
     x = rng.normal(size=(1, length, dim))
-    layer = build_layer(dim=dim, ndim=4, bidirectional=True)
+    layer = build_layer(dim=dim, ema_dim=4, causal=False)
     b, q, c, omega = numpy_ema_parameters(layer)
     lags = np.arange(length)
     k = np.einsum("dn,dnl->dl", b * c, q[..., None] ** lags)  # (2D, L)
@@ -154,13 +154,13 @@ def test_bidirectional_kernel_counts_lag_zero_in_both_directions():
     assert_allclose(call(layer, x.astype("float32"))[0], expected, atol=2e-5)
 
 
-@pytest.mark.parametrize("bidirectional", [False, True])
-def test_ema_fft_path_matches_step_path(bidirectional):
+@pytest.mark.parametrize("causal", [True, False])
+def test_ema_fft_path_matches_step_path(causal):
     rng = np.random.default_rng(2)
     x = rng.normal(size=(2, 16, 3)).astype("float32")
     mask = np.ones((2, 16), "float32")
     mask[0, 15:] = 0
-    layer = build_layer(dim=3, ndim=4, bidirectional=bidirectional)
+    layer = build_layer(dim=3, ema_dim=4, causal=causal)
     fft = call(layer, x, mask)
     steps = call(layer, x, mask, use_fft=False)
     assert_allclose(fft, steps, atol=1e-5)
@@ -169,14 +169,14 @@ def test_ema_fft_path_matches_step_path(bidirectional):
 def test_ema_step_by_step_decoding_equals_full_call():
     rng = np.random.default_rng(3)
     x = rng.normal(size=(2, 16, 3)).astype("float32")
-    layer = build_layer(dim=3, ndim=4)
+    layer = build_layer(dim=3, ema_dim=4)
     full = call(layer, x)
     state = None
     for t in range(16):
         y, state = layer.step(x[:, t], state)
         np.testing.assert_allclose(to_numpy(y), full[:, t], atol=1e-5)
-    with pytest.raises(ValueError, match="bidirectional"):
-        build_layer(dim=3, bidirectional=True).step(x[:, 0])
+    with pytest.raises(ValueError, match="causal"):
+        build_layer(dim=3, causal=False).step(x[:, 0])
 
 
 def test_causal_ema_ignores_future_tokens():
@@ -184,7 +184,7 @@ def test_causal_ema_ignores_future_tokens():
     x = rng.normal(size=(2, 16, 3)).astype("float32")
     x2 = x.copy()
     x2[:, 9:] = rng.normal(size=(2, 7, 3)) * 10
-    layer = build_layer(dim=3, ndim=4, bidirectional=False)
+    layer = build_layer(dim=3, ema_dim=4, causal=True)
     a, b = call(layer, x), call(layer, x2)
     np.testing.assert_allclose(a[:, :9], b[:, :9], atol=1e-5)
     assert not np.allclose(a[:, 9:], b[:, 9:])
@@ -197,7 +197,7 @@ def test_padding_does_not_change_real_positions():
     mask[0, 10:] = False
     mask[1, 13:] = False
     x2 = np.where(mask[..., None], x, rng.normal(size=x.shape) * 100)
-    layer = build_layer(dim=3, ndim=4, bidirectional=True)
+    layer = build_layer(dim=3, ema_dim=4, causal=False)
     a = call(layer, x, mask)
     b = call(layer, x2.astype("float32"), mask)
     np.testing.assert_allclose(a[mask], b[mask], atol=1e-5)
@@ -207,7 +207,7 @@ def test_padding_does_not_change_real_positions():
 
 
 def test_initial_values_and_weight_names():
-    layer = build_layer(dim=64, ndim=6, bidirectional=True)
+    layer = build_layer(dim=64, ema_dim=6, causal=False)
     names = sorted(w.name for w in layer.weights)
     assert names == [
         "ema_alpha", "ema_beta", "ema_delta", "ema_gamma", "ema_omega"
@@ -225,7 +225,7 @@ def test_initial_values_and_weight_names():
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [(dict(ndim=0), "ndim"), (dict(truncation=0), "truncation")],
+    [(dict(ema_dim=0), "ema_dim"), (dict(truncation=0), "truncation")],
 )
 def test_bad_arguments_are_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -233,7 +233,7 @@ def test_bad_arguments_are_rejected(kwargs, match):
 
 
 def test_gradients_are_finite():
-    layer = build_layer(dim=3, ndim=4, bidirectional=True)
+    layer = build_layer(dim=3, ema_dim=4, causal=False)
     x = np.random.default_rng(6).normal(size=(2, 16, 3))
     mask = np.ones((2, 16), "float32")
     mask[1, 10:] = 0
@@ -248,7 +248,7 @@ def test_gradients_are_finite():
 
 
 def test_serialization_round_trips_and_fit(tmp_path):
-    layer = MultiHeadEMA(ndim=4, bidirectional=True, truncation=30)
+    layer = MultiHeadEMA(ema_dim=4, causal=False, truncation=30)
     assert_config_round_trip(layer)
     inputs = keras.Input((None, 3))
     model = keras.Model(inputs, layer(inputs))

@@ -66,7 +66,7 @@ def numpy_s4_block(layer, u, mask=None):
         u = u * mask[..., None]
     kernel = recurrence_kernel(layer, u.shape[1])
     y = numpy_causal_conv(
-        u, kernel[0], kernel[1] if layer.bidirectional else None
+        u, kernel[0], kernel[1] if not layer.causal else None
     ) + u * to_numpy(layer.D)
     y = numpy_gelu(y)
     w, b = (to_numpy(t) for t in layer.output_dense.weights)
@@ -87,7 +87,7 @@ def _inputs(length=24, hidden=4, batch=2, seed=0):
 def test_s4_kernel_matches_numpy_recurrence(init, state_dim, lengths):
     # Large steps so that the low-rank term matters within a few steps.
     layer = S4(state_dim=state_dim, init=init, dt_min=0.01, dt_max=0.5,
-               bidirectional=True)
+               causal=False)
     layer.build((None, None, 4))
     for length in lengths:
         expected = recurrence_kernel(layer, length)
@@ -145,12 +145,12 @@ def test_zero_P_gives_bilinear_diagonal_kernel():
     assert_allclose(layer.ssm_kernel(64), expected, atol=1e-5, rtol=1e-4)
 
 
-@pytest.mark.parametrize("bidirectional", [False, True])
-def test_s4_layer_matches_numpy_block(bidirectional):
+@pytest.mark.parametrize("causal", [True, False])
+def test_s4_layer_matches_numpy_block(causal):
     u = _inputs()
     mask = np.ones((2, 24), bool)
     mask[1, 15:] = False
-    layer = S4(state_dim=8, bidirectional=bidirectional, dt_min=0.01,
+    layer = S4(state_dim=8, causal=causal, dt_min=0.01,
                dt_max=0.5)
     out = layer(u, padding_mask=mask)
     assert_allclose(out, numpy_s4_block(layer, u, mask), atol=1e-4)
@@ -162,14 +162,14 @@ def test_causal_s4_ignores_future():
     u2[:, 12:] += 5.0
     causal = S4(state_dim=8)
     assert_allclose(causal(u)[:, :12], causal(u2)[:, :12], atol=1e-5)
-    # ... while the bidirectional layer reads the future.
-    both = S4(state_dim=8, bidirectional=True)
+    # ... while the non-causal layer reads the future.
+    both = S4(state_dim=8, causal=False)
     diff = to_numpy(both(u)[:, :12]) - to_numpy(both(u2)[:, :12])
     assert np.abs(diff).max() > 1e-3
 
 
 def test_padding_does_not_change_real_outputs():
-    layer = S4(state_dim=8, bidirectional=True)
+    layer = S4(state_dim=8, causal=False)
     u = _inputs(batch=1)
     mask = np.ones((1, 24), bool)
     mask[0, 12:] = False
@@ -198,7 +198,7 @@ def test_symbolic_length_matches_static_length():
         pytest.skip("only TensorFlow has symbolic lengths")
     import tensorflow as tf
 
-    layer = S4(state_dim=8, bidirectional=True, dt_min=0.01, dt_max=0.5)
+    layer = S4(state_dim=8, causal=False, dt_min=0.01, dt_max=0.5)
     layer.build((None, None, 4))
     weights = [w for w in layer.trainable_weights
                if w.name.startswith(("ssm_", "C_"))]
@@ -243,7 +243,7 @@ class _VaryingLengths(keras.utils.PyDataset):
 def test_s4_fits_with_dynamic_lengths():
     # Under TensorFlow the second length retraces `fit` with an unknown
     # length (the symbolic path).
-    model = sequence_model(S4(state_dim=8, bidirectional=True), 4)
+    model = sequence_model(S4(state_dim=8, causal=False), 4)
     model.compile(optimizer="adam", loss="mse")
     before = [to_numpy(w).copy() for w in model.trainable_weights]
     history = model.fit(_VaryingLengths(), epochs=1, verbose=0)
@@ -255,7 +255,7 @@ def test_s4_fits_with_dynamic_lengths():
 
 def test_s4_config_and_saving_round_trip(tmp_path):
     layer = S4(state_dim=8, init="random", dt_min=0.01, dt_max=0.05,
-               bidirectional=True, output_activation="half_glu",
+               causal=False, output_activation="half_glu",
                dropout=0.1)
     assert_config_round_trip(layer)
     model = sequence_model(layer, 4, with_mask=False)

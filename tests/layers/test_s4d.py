@@ -38,7 +38,7 @@ def numpy_ssm_block(layer, u):
     """conv + D u -> GELU -> GLU, with direct convolution."""
     kernel = to_numpy(layer.ssm_kernel(u.shape[1]))
     y = numpy_causal_conv(
-        u, kernel[0], kernel[1] if layer.bidirectional else None
+        u, kernel[0], kernel[1] if not layer.causal else None
     ) + u * to_numpy(layer.D)
     y = numpy_gelu(y)
     w, b = (to_numpy(t) for t in layer.output_dense.weights)
@@ -53,19 +53,19 @@ def _inputs(length=24, hidden=4, batch=2, seed=0):
 
 
 @pytest.mark.parametrize("init", ["legs", "lin", "inv"])
-@pytest.mark.parametrize("bidirectional", [False, True])
-def test_s4d_kernel_matches_recurrence(init, bidirectional):
-    layer = S4D(state_dim=8, init=init, bidirectional=bidirectional)
+@pytest.mark.parametrize("causal", [True, False])
+def test_s4d_kernel_matches_recurrence(init, causal):
+    layer = S4D(state_dim=8, init=init, causal=causal)
     layer.build((None, None, 3))
     for length in (1, 7, 40):
         expected = recurrence_kernel(*s4d_system(layer), length)
         assert_allclose(layer.ssm_kernel(length), expected, atol=2e-5)
 
 
-@pytest.mark.parametrize("bidirectional", [False, True])
-def test_s4d_layer_matches_numpy_block(bidirectional):
+@pytest.mark.parametrize("causal", [True, False])
+def test_s4d_layer_matches_numpy_block(causal):
     u = _inputs()
-    layer = S4D(state_dim=8, bidirectional=bidirectional)
+    layer = S4D(state_dim=8, causal=causal)
     assert_allclose(layer(u), numpy_ssm_block(layer, u), atol=1e-4)
 
 
@@ -114,7 +114,7 @@ def test_causal_s4d_ignores_future():
 
 
 def test_padding_does_not_change_real_outputs():
-    layer = S4D(state_dim=8, bidirectional=True)
+    layer = S4D(state_dim=8, causal=False)
     u = _inputs(length=16, batch=1)
     mask = np.ones((1, 16), bool)
     mask[0, 10:] = False
@@ -125,15 +125,15 @@ def test_padding_does_not_change_real_outputs():
 
 
 def test_s4d_trains_one_step():
-    loss, changed = fit_one_step(S4D(state_dim=8, bidirectional=True), 4)
+    loss, changed = fit_one_step(S4D(state_dim=8, causal=False), 4)
     assert np.isfinite(loss)
     assert changed == 1.0
 
 
 def test_s4d_config_and_saving_round_trip(tmp_path):
     layer = S4D(state_dim=6, init="inv", dt_min=0.01, dt_max=0.05,
-                bidirectional=True, output_activation="half_glu",
-                dropout=0.1, learn_B=False)
+                causal=False, output_activation="half_glu",
+                dropout=0.1, trainable_B=False)
     assert_config_round_trip(layer)
     model = sequence_model(layer, 4, with_mask=False)
     assert_saving_round_trip(model, _inputs(length=9), tmp_path, atol=1e-5)

@@ -11,13 +11,14 @@ from lra_keras.layers.s5 import block_hippo_n
 from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
 from tests.testing import assert_saving_round_trip
+from tests.testing import numpy_gelu
 from tests.testing import to_numpy
 
 
-def _make_layer(x, state_dim=16, blocks=2, seed=0, **kwargs):
+def _make_layer(x, state_dim=16, num_blocks=2, seed=0, **kwargs):
     """A built S5 whose modes decay at different rates (a sharper test)."""
     kwargs = {"dt_min": 0.01, "dt_max": 0.5, **kwargs}
-    layer = S5(state_dim=state_dim, blocks=blocks, **kwargs)
+    layer = S5(state_dim=state_dim, num_blocks=num_blocks, **kwargs)
     layer.build(x.shape)
     rng = np.random.default_rng(seed)
     layer.Lambda_real.assign(-rng.uniform(0.05, 1.0, state_dim // 2))
@@ -48,10 +49,6 @@ def numpy_ssm(layer, u):
             x = lambda_bar * x + u[:, k].astype(np.float64) @ b_bar.T
             y[:, k] += 2.0 * (x @ c[d].T).real
     return y
-
-
-def numpy_gelu(x):
-    return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
 
 
 def numpy_layer(layer, x, mask):
@@ -99,7 +96,7 @@ def test_init_follows_s5(C_init, mean_square):
     lam, v = block_hippo_n(p, 2)
     b0, c = [], []
     for _ in range(4):  # pool four small layers for the statistics
-        layer = S5(state_dim=p, blocks=2, C_init=C_init, bidirectional=True)
+        layer = S5(state_dim=p, num_blocks=2, C_init=C_init, causal=False)
         layer.build((1, None, h))
         assert_allclose(layer.Lambda_real, lam.real, atol=1e-6)
         assert_allclose(layer.Lambda_imag, lam.imag, atol=1e-5)
@@ -117,19 +114,19 @@ def test_init_follows_s5(C_init, mean_square):
     assert 0.7 < ratio < 1.3, ratio
 
 
-@pytest.mark.parametrize("bidirectional", [False, True])
+@pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("length", [1, 9, 24])
-def test_ssm_matches_numpy_recurrence(length, bidirectional):
+def test_ssm_matches_numpy_recurrence(length, causal):
     rng = np.random.default_rng(length)
     u = rng.normal(size=(2, length, 8)).astype("float32")
-    layer = _make_layer(u, bidirectional=bidirectional)
+    layer = _make_layer(u, causal=causal)
     y = layer.ssm_convolve(ops.convert_to_tensor(u))
     assert_allclose(y, numpy_ssm(layer, u), atol=1e-4, rtol=1e-4)
 
 
 def test_ssm_with_clipped_eigenvalues_matches_numpy_recurrence():
     u = np.random.default_rng(7).normal(size=(2, 24, 8)).astype("float32")
-    layer = _make_layer(u, clip_eigs=True, bidirectional=True)
+    layer = _make_layer(u, clip_eigs=True, causal=False)
     layer.Lambda_real.assign(np.linspace(-1.0, 0.5, 8))  # some unstable
     y = layer.ssm_convolve(ops.convert_to_tensor(u))
     assert_allclose(y, numpy_ssm(layer, u), atol=1e-4, rtol=1e-4)
@@ -137,20 +134,20 @@ def test_ssm_with_clipped_eigenvalues_matches_numpy_recurrence():
 
 def test_ssm_with_many_blocks_matches_numpy_recurrence():
     u = np.random.default_rng(8).normal(size=(2, 24, 8)).astype("float32")
-    layer = _make_layer(u, blocks=4, bidirectional=True, dt_max=1.0)
+    layer = _make_layer(u, num_blocks=4, causal=False, dt_max=1.0)
     y = layer.ssm_convolve(ops.convert_to_tensor(u))
     assert_allclose(y, numpy_ssm(layer, u), atol=1e-4, rtol=1e-4)
 
 
 @pytest.mark.parametrize("output_activation", ["glu", "half_glu", None])
-@pytest.mark.parametrize("bidirectional", [False, True])
-def test_layer_matches_numpy_reference(bidirectional, output_activation):
+@pytest.mark.parametrize("causal", [True, False])
+def test_layer_matches_numpy_reference(causal, output_activation):
     rng = np.random.default_rng(9)
     x = rng.normal(size=(2, 24, 8)).astype("float32")
     mask = np.ones((2, 24), "float32")
     mask[1, 15:] = 0.0
     layer = _make_layer(
-        x, bidirectional=bidirectional, output_activation=output_activation
+        x, causal=causal, output_activation=output_activation
     )
     out = layer(x, padding_mask=mask)
     expected = numpy_layer(layer, x, mask)
@@ -166,8 +163,8 @@ def test_causal_layer_ignores_the_future():
     a, b = to_numpy(causal(x)), to_numpy(causal(x2))
     np.testing.assert_allclose(a[:, :12], b[:, :12], atol=1e-5)
     assert not np.allclose(a[:, 12:], b[:, 12:], atol=1e-3)
-    # ... while the bidirectional layer reads it.
-    both = _make_layer(x, bidirectional=True)
+    # ... while the non-causal layer reads it.
+    both = _make_layer(x, causal=False)
     assert not np.allclose(
         to_numpy(both(x))[:, :12], to_numpy(both(x2))[:, :12], atol=1e-3
     )
@@ -181,7 +178,7 @@ def test_padding_does_not_change_real_positions():
     mask[1, 9:] = False
     junk = x.copy()
     junk[~mask] = rng.normal(size=(int((~mask).sum()), 8)) * 10.0
-    layer = _make_layer(x, bidirectional=True)
+    layer = _make_layer(x, causal=False)
     a = to_numpy(layer(x, padding_mask=mask))
     b = to_numpy(layer(junk, padding_mask=mask))
     np.testing.assert_allclose(a[mask], b[mask], atol=1e-5)
@@ -196,11 +193,11 @@ def _dynamic_model(layer, hidden_dim=8):
 
 
 def test_serialization_round_trips(tmp_path):
-    layer = S5(state_dim=16, blocks=2, C_init="lecun_normal", dt_min=0.01,
-               dt_max=0.2, clip_eigs=True, bidirectional=True,
+    layer = S5(state_dim=16, num_blocks=2, C_init="lecun_normal", dt_min=0.01,
+               dt_max=0.2, clip_eigs=True, causal=False,
                output_activation="half_glu", dropout=0.1)
     rebuilt = assert_config_round_trip(layer)
-    assert rebuilt.blocks == 2 and rebuilt.C_init == "lecun_normal"
+    assert rebuilt.num_blocks == 2 and rebuilt.C_init == "lecun_normal"
     model = _dynamic_model(layer)
     x = np.random.default_rng(13).normal(size=(2, 24, 8)).astype("float32")
     loaded = assert_saving_round_trip(model, x, tmp_path, atol=1e-5)
@@ -210,7 +207,7 @@ def test_serialization_round_trips(tmp_path):
 
 def test_fit_with_dynamic_lengths_updates_every_weight():
     # Finite, nonzero gradients reach every weight: Adam moves each one.
-    layer = S5(state_dim=16, blocks=2, bidirectional=True)
+    layer = S5(state_dim=16, num_blocks=2, causal=False)
     inputs = keras.Input((None, 8))
     outputs = keras.layers.GlobalAveragePooling1D()(layer(inputs))
     model = keras.Model(inputs, keras.layers.Dense(1)(outputs))
@@ -237,9 +234,9 @@ def test_fit_with_dynamic_lengths_updates_every_weight():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(state_dim=12, blocks=4), "state_dim"),
+        (dict(state_dim=12, num_blocks=4), "state_dim"),
         (dict(state_dim=7), "state_dim"),
-        (dict(blocks=0), "blocks"),
+        (dict(num_blocks=0), "num_blocks"),
         (dict(C_init="normal"), "C_init"),
         (dict(dt_min=0.1, dt_max=0.01), "dt_min"),
     ],
