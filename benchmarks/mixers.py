@@ -35,19 +35,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from lra_keras.models.families import FAMILIES  # noqa: E402 (no backend)
+
 BACKENDS = ("jax", "tensorflow", "torch")
-MODELS = ("transformer", "s4d", "s4", "dlr", "s5", "mega", "gmlp", "conv")
-# Per-family sizes of the benchmark stack (the rest: hparams defaults).
+MODELS = tuple(FAMILIES)  # every registered family
+# Per-family sizes of the benchmark stack (a family not listed: its
+# ListOps paper row).
 SIZES = dict(
     transformer=dict(num_heads=4, intermediate_dim=256),
     s4d=dict(state_dim=64),
     s4=dict(state_dim=64),
     dlr=dict(state_dim=256),
-    s5=dict(state_dim=64, blocks=4),
+    s5=dict(state_dim=64, num_blocks=4),
     # Chunks of 1024, as MEGA's Image and Pathfinder configurations: full
     # attention would make MEGA quadratic like the Transformer.
-    mega=dict(zdim=64, intermediate_dim=256, ffn_intermediate_dim=256,
-              ndim=16, chunk_size=1024),
+    mega=dict(key_dim=64, intermediate_dim=256, ffn_intermediate_dim=256,
+              ema_dim=16, chunk_size=1024),
     gmlp=dict(intermediate_dim=256, num_kernel_channels=2),
     conv=dict(intermediate_dim=256, kernel_size=31),
 )
@@ -68,11 +71,12 @@ def child_model(model, length, tokens, hidden, layers, steps):
 
     from lra_keras.hparams import get_hparams
     from lra_keras.models import build_classifier
+    from lra_keras.models import classifier_kwargs
 
     batch = max(1, tokens // length)
     hp = get_hparams("listops", model, hidden_dim=hidden, num_layers=layers,
-                     sequence_length=length, **SIZES[model])
-    net = build_classifier(**hp)
+                     sequence_length=length, **SIZES.get(model, {}))
+    net = build_classifier(**classifier_kwargs(hp))
     net.compile(
         optimizer=keras.optimizers.AdamW(1e-4),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -146,7 +150,7 @@ def child_kernel(length, block_size, hidden, state_dim, repeats):
     from lra_keras.layers import S4D
     from lra_keras.layers.ssm_kernels import vandermonde_kernel
 
-    layer = S4D(state_dim=state_dim, bidirectional=True)
+    layer = S4D(state_dim=state_dim, causal=False)
     layer.build((None, None, hidden))
     # The kernel's own weights (not D or the output projection).
     variables = [w for w in layer.trainable_weights

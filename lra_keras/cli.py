@@ -3,10 +3,10 @@
 import argparse
 import ast
 
-from lra_keras.hparams import MODEL_KEYS
-from lra_keras.hparams import PRESETS
-from lra_keras.hparams import TECHNIQUES
 from lra_keras.hparams import get_hparams
+from lra_keras.models.families import FAMILIES
+from lra_keras.presets import PRESETS
+from lra_keras.techniques import TECHNIQUES
 
 
 def parse_overrides(pairs):
@@ -30,7 +30,7 @@ def parser_for(task):
         "The backend is chosen by the KERAS_BACKEND environment variable."
     )
     parser.add_argument("--model", default="transformer",
-                        choices=sorted(MODEL_KEYS))
+                        choices=sorted(FAMILIES))
     parser.add_argument(
         "--preset", default="paper", choices=PRESETS,
         help="paper: the cited table row; quick: minutes on a laptop CPU",
@@ -52,7 +52,7 @@ def parser_for(task):
     parser.add_argument("--no-export", action="store_true",
                         help="skip the SavedModel export")
     parser.add_argument(
-        "--technique", default="none", choices=TECHNIQUES,
+        "--technique", default="none", choices=list(TECHNIQUES),
         help="none: train the classifier; multitask: add the masked-token "
         "denoising loss on every batch (YCTFS A.4); spt: self-pretrain the "
         "encoder on the training split, then fine-tune (NTFS)",

@@ -23,8 +23,8 @@ table and the export matrix:
     python tests/backend_parity_worker.py all [DIR]     # run, then report
     python tests/backend_parity_worker.py report DIR
 
-Only numpy is imported at module level: the parent test must not fix a
-backend.
+Only numpy and the family registry (which imports no Keras backend) are
+imported at module level: the parent test must not fix a backend.
 """
 
 import json
@@ -37,15 +37,18 @@ from pathlib import Path
 
 import numpy as np
 
+from lra_keras.models.families import FAMILIES as REGISTRY
+
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ("jax", "tensorflow", "torch")
-FAMILIES = ("transformer", "s4d", "s4", "dlr", "s5", "mega", "gmlp", "conv")
+# Every registered family (the registry imports no backend).
+FAMILIES = tuple(REGISTRY)
 
 # Tiny models: every family's own architecture keys at small sizes. Dropout
 # is off so that a training step is deterministic (each backend draws its
 # own dropout masks).
 TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
-            sequence_length=32, state_dim=8, blocks=2, zdim=8, ndim=2,
+            sequence_length=32, state_dim=8, num_blocks=2, key_dim=8, ema_dim=2,
             ffn_intermediate_dim=16, kernel_size=5, num_kernel_channels=2,
             chunk_size=None, dropout=0.0, attention_dropout=0.0,
             warmup_steps=0, learning_rate=1e-3, ssm_learning_rate=None)
@@ -112,7 +115,7 @@ def case_hparams(case):
 
 def case_batch(case, hp):
     """Inputs, targets and sample weights of the case, from numpy only."""
-    from lra_keras import techniques
+    from lra_keras.techniques.masking import denoising_targets
 
     family, task, options = CASES[case]
     rng = _case_rng(case)
@@ -131,14 +134,14 @@ def case_batch(case, hp):
     labels = rng.integers(0, hp["num_classes"], size=BATCH)
     if "pretrain_loss" in options:
         objective = "causal" if options.get("causal") else "masked"
-        corrupted, targets, weights = techniques.denoising_targets(
+        corrupted, targets, weights = denoising_targets(
             token_ids, task, rng, objective, mask_rate=0.3,
             random_fraction=0.0, pixel_targets=options["pretrain_loss"] == "l1",
         )
         return ({"token_ids": corrupted, "padding_mask": mask}, targets,
                 weights)
     if options.get("token_head"):
-        corrupted, targets, weights = techniques.denoising_targets(
+        corrupted, targets, weights = denoising_targets(
             token_ids, task, rng, "multitask", mask_rate=0.3,
             random_fraction=1 / 3, loss_positions="real",
         )
@@ -156,14 +159,16 @@ def build(case, hp):
 
     from lra_keras.models import build_classifier
     from lra_keras.models import build_pretrainer
+    from lra_keras.models import classifier_kwargs
+    from lra_keras.models import pretrainer_kwargs
 
     family, task, options = CASES[case]
     keras.utils.clear_session()
     keras.utils.set_random_seed(zlib.crc32(case.encode()))
     if "pretrain_loss" in options:
-        return build_pretrainer(**hp)
-    return build_classifier(**hp, token_head=options.get("token_head",
-                                                         False))
+        return build_pretrainer(**pretrainer_kwargs(hp))
+    return build_classifier(**classifier_kwargs(hp),
+                            token_head=options.get("token_head", False))
 
 
 def _outputs(model, inputs):
@@ -193,12 +198,11 @@ def work(workdir, backends=BACKENDS, timeout=1800):
     """
     import keras
 
+    from lra_keras import techniques
     from lra_keras.export import export_saved_models
-    from lra_keras.models.builders import FAMILIES as BUILT_FAMILIES
-    from lra_keras.training import compile_classifier
     from lra_keras.training import compile_pretrainer
+    from lra_keras.training import make_optimizer
 
-    assert tuple(BUILT_FAMILIES) == FAMILIES, "update FAMILIES here"
     workdir = Path(workdir)
     backend = keras.backend.backend()
     started = time.monotonic()
@@ -233,10 +237,15 @@ def work(workdir, backends=BACKENDS, timeout=1800):
         model.load_weights(
             str(workdir / backends[0] / f"{_file(case)}.weights.h5")
         )
-        if "pretrain_loss" in CASES[case][2]:
+        options = CASES[case][2]
+        if "pretrain_loss" in options:
             compile_pretrainer(model, hp, total_steps=10)
         else:
-            compile_classifier(model, hp, total_steps=10)
+            # The library's compile: the multitask technique's losses for
+            # the token head, the plain classifier's otherwise.
+            technique = techniques.get_technique(
+                "multitask" if options.get("token_head") else "none")
+            technique.compile(model, make_optimizer(hp, 10), hp)
         names[case] = [w.path for w in model.weights]
         for i, w in enumerate(model.weights):
             arrays[f"{case}|start|{i}"] = keras.ops.convert_to_numpy(w)
@@ -282,8 +291,13 @@ def serve(workdir, sources=BACKENDS):
                 out = {"output": out}
             for name, value in out.items():
                 arrays[f"{case}|{source}|{name}"] = np.asarray(value)
-    # A server has neither: the SavedModels must stand alone.
-    assert "lra_keras" not in sys.modules
+    # A server has neither: the SavedModels must stand alone. The one part
+    # of lra_keras loaded here is the family registry (names and builder
+    # functions, no layer, no Keras), for the list of cases.
+    loaded = {name for name in sys.modules if name.startswith("lra_keras")}
+    assert loaded <= {"lra_keras", "lra_keras.models",
+                      "lra_keras.models.families"}, loaded
+    assert not any(name.startswith("keras") for name in sys.modules)
     _save_npz(Path(workdir) / "serve.npz", arrays)
 
 

@@ -4,8 +4,9 @@ import pytest
 from lra_keras.batching import LengthBucketedBatches
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
-from lra_keras.training import model_inputs
+from lra_keras.models import classifier_kwargs
 from tests.testing import to_numpy
+from tests.testing import token_inputs
 
 
 def _rows(n=50, length=40, seed=0):
@@ -88,12 +89,12 @@ def test_trimmed_batches_give_the_full_length_logits():
     hp = get_hparams("listops", hidden_dim=8, num_layers=1, num_heads=2,
                      intermediate_dim=16, sequence_length=48, batch_size=4,
                      bucket_step=16)
-    model = build_classifier(**hp)
+    model = build_classifier(**classifier_kwargs(hp))
     data = LengthBucketedBatches(x, y, batch_size=4, bucket_step=16)
     for i in range(len(data)):
         inputs, _ = data[i]
         rows = data.batches[i]
-        full = model_inputs(x[rows], hp)
+        full = token_inputs(x[rows], hp["padding_id"])
         np.testing.assert_allclose(to_numpy(model(inputs)),
                                    to_numpy(model(full)), atol=1e-5)
 

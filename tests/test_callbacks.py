@@ -13,10 +13,14 @@ from tests.testing import to_numpy
 
 @keras.saving.register_keras_serializable(package="lra_keras_tests")
 class _TwoWeights(keras.layers.Layer):
-    """p = sum(x * ssm_w) + 2 sum(x * kernel): constant gradients."""
+    """p = sum(x * ssm_w) + 2 sum(x * kernel): constant gradients.
+
+    `ssm_w` takes the name of a declared dynamics weight (S4D's
+    `ssm_log_dt`): a model built by hand gets every family's dynamics.
+    """
 
     def build(self, input_shape):
-        self.ssm_w = self.add_weight(name="ssm_w", shape=(3,),
+        self.ssm_w = self.add_weight(name="ssm_log_dt", shape=(3,),
                                      initializer="ones")
         self.kernel = self.add_weight(name="kernel", shape=(3,),
                                       initializer="ones")
@@ -214,3 +218,21 @@ def test_optimizer_state_and_config_survive_keras_file(tmp_path):
     assert float(to_numpy(optimizer.plateau_scale)) == pytest.approx(0.2)
     assert optimizer.final_decay_step == 45
     assert not optimizer._use_weight_decay(loaded.get_layer("two").ssm_w)
+
+
+def test_dynamics_are_the_declared_weights_of_the_row_family():
+    from lra_keras.models import FAMILIES
+
+    hp = _hp(ssm_learning_rate=1e-3)
+    s4d = make_optimizer(dict(hp, model="s4d"), 10)
+    assert set(s4d.rate_multipliers) == set(
+        FAMILIES["s4d"].dynamics_patterns())
+    # A family without dynamics: nothing gets the SSM rate.
+    transformer = make_optimizer(dict(hp, model="transformer"), 10)
+    assert not getattr(transformer, "rate_multipliers", {})
+    # A weight named like a dynamics weight but not declared is decayed.
+    model = _model(make_optimizer(_hp(weight_decay=0.5), 10))
+    assert not model.optimizer._use_weight_decay(
+        model.get_layer("two").ssm_w)
+    undeclared = keras.Variable(np.ones(3, "float32"), name="ssm_w")
+    assert model.optimizer._use_weight_decay(undeclared)

@@ -55,8 +55,10 @@ def test_cli_writes_a_serve_endpoint_under_this_backend(tmp_path):
 
 
 def test_export_saved_model_takes_a_model_object(tmp_path):
-    model = build_classifier(**{**HP, "model": "conv", "kernel_size": 3,
-                                "intermediate_dim": 8})
+    model = build_classifier(
+        task="listops", model="conv", num_classes=3, hidden_dim=8,
+        num_layers=1, vocabulary_size=17, kernel_size=3,
+        intermediate_dim=8, sequence_length=32)
     out = export.export_saved_model(model, tmp_path / "conv")
     inputs = export.probe_inputs(model)
     np.testing.assert_allclose(_serve(out, inputs), to_numpy(model(inputs)),

@@ -1,37 +1,46 @@
+from pathlib import Path
+
 import pytest
 
-from lra_keras.hparams import AUGMENT_HPARAMS
+from lra_keras import techniques
 from lra_keras.hparams import COMMON_KEYS
-from lra_keras.hparams import COMPUTE_TIED
-from lra_keras.hparams import EXPECTED
-from lra_keras.hparams import EXPECTED_LRA
-from lra_keras.hparams import HPARAMS
-from lra_keras.hparams import MODEL_KEYS
-from lra_keras.hparams import MODELS
-from lra_keras.hparams import PRESETS
-from lra_keras.hparams import QUICK
-from lra_keras.hparams import SPT_LRA_SIZED
-from lra_keras.hparams import TASKS
-from lra_keras.hparams import TECHNIQUE_HPARAMS
-from lra_keras.hparams import TECHNIQUES
-from lra_keras.hparams import YCTFS_TECHNIQUES
-from lra_keras.hparams import expected_accuracy
 from lra_keras.hparams import get_hparams
+from lra_keras.hparams import main
+from lra_keras.hparams import resolve
+from lra_keras.models import FAMILIES
+from lra_keras.presets import AUGMENT
+from lra_keras.presets import COMPUTE_TIED
+from lra_keras.presets import EXPECTED
+from lra_keras.presets import EXPECTED_LRA
+from lra_keras.presets import PAPER
+from lra_keras.presets import PRESETS
+from lra_keras.presets import QUICK_FAMILY
+from lra_keras.presets import QUICK_TASK
+from lra_keras.presets import SPT_LRA_SIZED
+from lra_keras.presets import TECHNIQUE
+from lra_keras.presets import YCTFS_TECHNIQUES
+from lra_keras.presets import expected_accuracy
+from lra_keras.tasks import TASKS
 
 pytestmark = pytest.mark.numpy_only
 
 YCTFS_TASKS = ("image", "pathfinder", "text", "retrieval", "listops")
+TECHNIQUES = tuple(techniques.TECHNIQUES)
 
 
 def _known_keys(task, model):
-    return set(COMMON_KEYS) | set(MODEL_KEYS[model]) | set(TASKS[task])
+    keys = set(COMMON_KEYS) | set(FAMILIES[model].keys)
+    keys |= set(TASKS[task].hparams())
+    for each in (*techniques.TECHNIQUES.values(),
+                 *techniques.AUGMENTATIONS.values()):
+        keys |= set(each.keys)
+    return keys
 
 
 def test_every_task_model_preset_and_technique_resolves():
     for task in TASKS:
-        for model in MODELS:
-            assert (task, model) in HPARAMS
-            assert (task, model) in QUICK
+        for model in FAMILIES:
+            assert (task, model) in PAPER
             for preset in PRESETS:
                 for technique in TECHNIQUES:
                     hp = get_hparams(task, model, preset, technique)
@@ -39,14 +48,25 @@ def test_every_task_model_preset_and_technique_resolves():
                     assert (hp["task"], hp["model"], hp["preset"]) == (
                         task, model, preset)
                     assert hp["vocabulary_size"] == (
-                        TASKS[task]["vocabulary_size"])
-                    assert hp["num_classes"] == TASKS[task]["num_classes"]
-                    assert hp["source"]
+                        TASKS[task].vocabulary_size)
+                    assert hp["num_classes"] == TASKS[task].num_classes
+                    # The paper row's citation leads the resolved source.
+                    paper = PAPER[(task, model)]["source"]
+                    assert paper in hp["source"]
+                    if preset == "quick":
+                        assert hp["source"].startswith("quick preset")
+                    else:
+                        assert hp["source"].startswith(paper)
+
+
+def test_every_family_and_task_has_a_quick_row():
+    assert set(QUICK_FAMILY) == set(FAMILIES)
+    assert set(QUICK_TASK) == set(TASKS)
 
 
 def test_every_entry_cites_a_source():
-    tables = [HPARAMS, TECHNIQUE_HPARAMS, AUGMENT_HPARAMS, EXPECTED,
-              EXPECTED_LRA, SPT_LRA_SIZED, COMPUTE_TIED, QUICK]
+    tables = [PAPER, TECHNIQUE, AUGMENT, EXPECTED, EXPECTED_LRA,
+              SPT_LRA_SIZED, COMPUTE_TIED]
     for table in tables:
         assert table
         for key, entry in table.items():
@@ -55,28 +75,136 @@ def test_every_entry_cites_a_source():
 
 
 def test_every_key_of_every_row_is_known():
-    for (task, model), row in {**HPARAMS, **QUICK}.items():
-        assert set(row) <= _known_keys(task, model), (task, model)
-    for (task, model, technique), row in TECHNIQUE_HPARAMS.items():
+    for (task, model), row in PAPER.items():
+        assert set(row) <= _known_keys(task, model) | {"source"}, (task, model)
+    for task, row in QUICK_TASK.items():
+        assert set(row) <= set(COMMON_KEYS), task
+    for model, row in QUICK_FAMILY.items():
+        assert set(row) <= set(FAMILIES[model].keys), model
+    for (task, model, technique), row in TECHNIQUE.items():
         assert technique in TECHNIQUES and technique != "none"
-        assert set(row) <= _known_keys(task, model), (task, model)
+        assert set(row) <= _known_keys(task, model) | {"source"}
     for (task, objective), row in SPT_LRA_SIZED.items():
         assert objective in ("masked", "causal")
-        assert set(row) <= _known_keys(task, "transformer"), task
+        assert set(row) <= _known_keys(task, "transformer") | {"source"}
     for key in {**EXPECTED, **EXPECTED_LRA}:
-        assert key[0] in TASKS and key[1] in MODELS, key
+        assert key[0] in TASKS and key[1] in FAMILIES, key
         assert len(key) == 2 or key[2] in TECHNIQUES[1:], key
 
 
 def test_rows_without_a_paper_run_say_derived():
     for task in ("pathx", "pathx256"):
         for model in ("gmlp", "conv"):
-            assert HPARAMS[(task, model)]["source"].startswith("derived:")
-    for model in MODELS:
+            assert PAPER[(task, model)]["source"].startswith("derived:")
+    for model in FAMILIES:
         if model != "s4":
-            assert "derived" in HPARAMS[("pathx256", model)]["source"]
+            assert "derived" in PAPER[("pathx256", model)]["source"]
     for task in TASKS:
-        assert HPARAMS[(task, "s4d")]["source"].startswith("derived:")
+        assert PAPER[(task, "s4d")]["source"].startswith("derived:")
+
+
+def _without_source(row):
+    return {k: v for k, v in row.items() if k != "source"}
+
+
+def test_s4d_rows_are_the_s4_rows():
+    # The S4D paper's LRA runs reuse the S4 settings with the diagonal
+    # kernel.
+    for task in TASKS:
+        assert _without_source(PAPER[(task, "s4d")]) == _without_source(
+            PAPER[(task, "s4")]), task
+        assert PAPER[(task, "s4")]["source"] in PAPER[(task, "s4d")][
+            "source"]
+
+
+def test_dlr_rows_are_the_s4_rows_with_the_dlr_layer():
+    # NTFS C.1.3: the S4 config, the DLR layer's defaults, Table 5's
+    # (lr, batch) where it has a DLR run, lr 5e-4 elsewhere; max pooling on
+    # PathX.
+    table_5 = dict(listops=(5e-4, 16), text=(5e-4, 16), image=(5e-4, 64),
+                   pathx=(5e-4, 64), pathx256=(5e-4, 64))
+    for task in TASKS:
+        s4 = _without_source(PAPER[(task, "s4")])
+        lr, batch = table_5.get(task, (5e-4, s4["batch_size"]))
+        expected = dict(s4, state_dim=1024, init="structured", dt_min=1e-4,
+                        dt_max=0.1, ssm_learning_rate=1e-4,
+                        learning_rate=lr, batch_size=batch)
+        if task in ("pathx", "pathx256"):
+            expected["pooling"] = "max"
+        assert _without_source(PAPER[(task, "dlr")]) == expected, task
+
+
+def test_pathx256_rows_follow_their_pathx_rows():
+    # NTFS C.1.2 runs PathX-256 "with the same configuration as PathX",
+    # max pooling; the S4 row also takes C.1.2's lr and batch.
+    changes = dict(
+        transformer={}, s4=dict(pooling="max", learning_rate=1e-4,
+                                batch_size=16),
+        s5=dict(pooling="max"), mega=dict(chunk_size=16384, pooling="max"),
+        gmlp={}, conv={},
+    )
+    for model, change in changes.items():
+        pathx = _without_source(PAPER[("pathx", model)])
+        assert _without_source(PAPER[("pathx256", model)]) == dict(
+            pathx, **change), model
+    assert _without_source(PAPER[("pathx256", "s4d")]) == _without_source(
+        PAPER[("pathx256", "s4")])
+
+
+def test_gmlp_and_conv_pathx_rows_are_their_pathfinder_rows():
+    for model in ("gmlp", "conv"):
+        for task in ("pathx", "pathx256"):
+            assert _without_source(PAPER[(task, model)]) == _without_source(
+                PAPER[("pathfinder", model)]), (task, model)
+
+
+def test_yctfs_technique_rows_follow_a2():
+    # Transformer, gMLP and conv: the published rows are the runs with the
+    # techniques (empty overrides). S4, S5 and MEGA: Table 5's epochs and
+    # the plateau schedule without warmup, softmax MEGA, full GLU for S5 on
+    # Pathfinder and retrieval.
+    epochs = dict(listops=120, image=200, pathfinder=200, text=80,
+                  retrieval=60)
+    for task in YCTFS_TASKS:
+        for model in ("transformer", "gmlp", "conv"):
+            assert _without_source(TECHNIQUE[(task, model, "multitask")]) \
+                == {}
+        for model in ("s4", "s5", "mega"):
+            expected = dict(epochs=epochs[task], schedule="plateau",
+                            warmup_steps=0)
+            if model == "mega":
+                expected["attention_activation"] = "softmax"
+            if model == "s5" and task in ("pathfinder", "retrieval"):
+                expected["output_activation"] = "glu"
+            assert _without_source(
+                TECHNIQUE[(task, model, "multitask")]) == expected
+    for (task, model), row in AUGMENT.items():
+        assert task == "pathfinder" and _without_source(row) == dict(
+            epochs=67)
+
+
+def test_ntfs_spt_rows_share_the_table_4_and_5_conventions():
+    for (task, model, technique), row in TECHNIQUE.items():
+        if technique != "spt":
+            continue
+        assert row["pretrain_objective"] == "masked"
+        assert row["pretrain_epochs"] == 200
+        if model == "transformer":
+            assert (row["position_embedding"], row["rotary_disable_half"],
+                    row["dropout"], row["epochs"], row["schedule"]) == (
+                "rotary", False, 0.0, 200, "constant")
+        if task in ("pathx", "pathx256"):
+            assert row["pooling"] == "max"
+    assert _without_source(TECHNIQUE[("pathx256", "transformer", "spt")]) \
+        == _without_source(TECHNIQUE[("pathx", "transformer", "spt")])
+
+
+def test_spt_lra_sized_rows_pair_objectives_with_their_settings():
+    for (task, objective), row in SPT_LRA_SIZED.items():
+        assert row["pretrain_objective"] == objective
+        assert row["causal"] is (objective == "causal")
+        assert row["position_embedding"] == "sinusoidal"
+        assert objective.capitalize() in row["source"]
 
 
 def test_transformer_rows_are_yctfs_table_5():
@@ -151,7 +279,8 @@ def test_ssm_and_mega_rows_follow_the_authors_configs():
     # S5: global lr = lr_factor x ssm_lr_base.
     hp = get_hparams("image", "s5")
     assert hp["learning_rate"] == pytest.approx(4.5 * hp["ssm_learning_rate"])
-    assert (hp["hidden_dim"], hp["state_dim"], hp["blocks"]) == (512, 384, 3)
+    assert (hp["hidden_dim"], hp["state_dim"], hp["num_blocks"]) == (
+        512, 384, 3)
     hp = get_hparams("retrieval", "mega")
     assert (hp["batch_size"], hp["epochs"], hp["weight_decay"]) == (
         64, 40, 0.04)
@@ -193,6 +322,7 @@ def test_spt_without_a_paper_row_keeps_the_none_row():
 
 def test_spt_mask_rates_are_ntfs_section_2():
     rates = {task: get_hparams(task)["spt_mask_rate"] for task in TASKS}
+    assert rates == {task: spec.spt_mask_rate for task, spec in TASKS.items()}
     assert rates == dict(listops=0.1, text=0.15, retrieval=0.15, image=0.5,
                          pathfinder=0.5, pathx=0.5, pathx256=0.5)
 
@@ -273,3 +403,66 @@ def test_quick_preset_and_overrides():
 def test_bad_keys_are_rejected(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         get_hparams(*args, **kwargs)
+    with pytest.raises(ValueError, match="Renamed: {'zdim': 'key_dim'}"):
+        get_hparams("listops", "mega", zdim=16)
+
+
+def test_resolve_names_where_each_value_came_from():
+    hp, origins = resolve("pathfinder", "s4", "quick", "spt",
+                          batch_size=8, compute_tied_epochs=4,
+                          pretrain_share=0.5)
+    assert set(origins) == set(hp)
+    assert origins["state_dim"].startswith("quick preset")
+    assert origins["weight_decay"] == "quick preset (presets.quick.QUICK)"
+    assert origins["learning_rate"] == "quick preset (presets.quick.QUICK)"
+    assert origins["dt_min"] == PAPER[("pathfinder", "s4")]["source"]
+    assert origins["pooling"] == PAPER[("pathfinder", "s4")]["source"]
+    assert origins["pretrain_learning_rate"].startswith("quick preset")
+    assert origins["vocabulary_size"] == "task pathfinder (lra_keras.tasks)"
+    assert origins["batch_size"] == "override"
+    # Compute-tied SPT derives both epoch counts.
+    assert (hp["pretrain_epochs"], hp["epochs"]) == (2, 2)
+    assert origins["epochs"] == "derived by technique 'spt'"
+    assert origins["multitask_mask_rate"] == (
+        "default of technique 'multitask'")
+    assert origins["plateau_factor"] == "default (hparams.COMMON_KEYS)"
+    hp, origins = resolve("pathfinder", "conv", augment=True)
+    assert origins["epochs"].startswith("augment: You Can Train")
+    assert hp["train_difficulty"] == "all"
+    assert origins["train_difficulty"] == (
+        "derived by augmentation 'pathfinder_augment'")
+    assert origins["kernel_size"] == PAPER[("pathfinder", "conv")]["source"]
+    assert origins["augment_d4"] == (
+        "default of augmentation 'pathfinder_augment'")
+
+
+def test_hparams_command_prints_every_key_with_its_origin(capsys):
+    assert main(["listops", "mega", "--set", "epochs=3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    hp = get_hparams("listops", "mega", epochs=3)
+    assert len(lines) == len(hp)
+    by_key = {line.split()[0]: line for line in lines}
+    assert by_key["epochs"].split()[1:] == ["3", "override"]
+    assert by_key["key_dim"].endswith(PAPER[("listops", "mega")]["source"])
+    assert main(["listops", "mega", "--set", "zdim=3"]) == 2
+    assert "Renamed" in capsys.readouterr().err
+    assert main(["--tables"]) == 0
+    tables = capsys.readouterr().out
+    rows = [line for line in tables.splitlines()
+            if line.startswith("| ") and not line.startswith("| task")]
+    assert len(rows) == (len(EXPECTED) + len(EXPECTED_LRA)
+                         + sum(len(t["results"])
+                               for t in COMPUTE_TIED.values())
+                         + len(SPT_LRA_SIZED))
+    assert "| listops | transformer | none | 43.90 |" in tables
+    assert "| text | 30 | 0.2 | 90.20 | 89.50 |" in tables
+    assert "| listops | causal | 512 | 6 | 8 | 1024 | last |" in tables
+
+
+def test_readme_paper_numbers_are_the_generated_tables(capsys):
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    start = "<!-- paper-tables: python -m lra_keras.hparams --tables -->\n"
+    block = readme[readme.index(start) + len(start):
+                   readme.index("<!-- /paper-tables -->")]
+    main(["--tables"])
+    assert block == capsys.readouterr().out

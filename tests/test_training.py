@@ -1,3 +1,4 @@
+import csv
 import json
 
 import keras
@@ -7,6 +8,8 @@ import pytest
 from lra_keras.data import listops
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
+from lra_keras.models import classifier_kwargs
+from lra_keras.saving import load_model
 from lra_keras.training import make_batches
 from lra_keras.training import make_optimizer
 from lra_keras.training import make_schedule
@@ -26,7 +29,7 @@ def test_model_learns_easy_listops():
     x, y = _easy_listops(3500)
     hp = get_hparams("listops", preset="quick", sequence_length=64,
                      epochs=3, bucket_step=16)
-    model = build_classifier(**hp)
+    model = build_classifier(**classifier_kwargs(hp))
     train = make_batches(x[:3000], y[:3000], hp, shuffle=True)
     test = make_batches(x[3000:], y[3000:], hp)
     model.compile(
@@ -116,8 +119,21 @@ def test_interrupted_run_resumes_from_last_epoch(tmp_path, capsys):
     _, metrics = run("listops", hp, **kwargs)
     assert "Resuming" in capsys.readouterr().out
     assert metrics["epochs_run"] == 2  # one before, one after the resume
-    assert json.loads((out / "metrics.json").read_text()) == metrics
+    with open(out / "metrics.csv", newline="") as f:
+        assert [int(r["epoch"]) for r in csv.DictReader(f)] == [0, 1]
     assert not (out / "backup").exists()
+    # The saved model is the evaluated one: reloaded, it scores the test
+    # accuracy that metrics.json reports.
+    reported = json.loads((out / "metrics.json").read_text())
+    model = load_model(out / "model.keras")
+    model.compile(
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    x, y = listops.read_tsv(data_dir / "basic_test.tsv", max_length=64)
+    test = model.evaluate(make_batches(x, y, hp), return_dict=True,
+                          verbose=0)
+    assert test["accuracy"] == pytest.approx(reported["test_accuracy"])
 
 
 def test_list_devices_names_a_cpu_or_accelerator():

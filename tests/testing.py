@@ -81,6 +81,13 @@ def numpy_gelu(x):
     return 0.5 * x * (1.0 + np.vectorize(erf)(x / sqrt(2.0)))
 
 
+def numpy_layer_norm(x, gamma, beta, epsilon=1e-5):
+    """LayerNorm over the last axis, Keras's formula."""
+    mean = x.mean(-1, keepdims=True)
+    var = x.var(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + epsilon) * gamma + beta
+
+
 def numpy_causal_conv(u, k, k_back=None):
     """Direct convolution over time: u (B, L, C), k (C, L) lag 0 first;
     k_back (C, L) applies to the future, lag 1 first."""
@@ -130,3 +137,13 @@ def fit_one_step(layer, hidden_dim, length=12, batch=2, seed=0):
     changed = np.mean([not np.array_equal(a, b)
                        for a, b in zip(before, after)])
     return history.history["loss"][-1], changed
+
+
+def token_inputs(x, padding_id):
+    """A token array (N, L) or pairs (N, 2, L) as the models' input dict."""
+    from lra_keras.batching import padding_mask
+
+    return {
+        "token_ids": x.astype("int32"),
+        "padding_mask": padding_mask(x, padding_id),
+    }

@@ -26,27 +26,6 @@ import pathlib
 from lra_keras.data._checks import SPLITS
 from lra_keras.data._checks import check_split
 
-# One line per task: name -> "module.loader", a function
-# loader(split, data_dir=None, max_length=..., **options) of
-# lra_keras.data.<module>, imported on first use.
-DATASETS = {
-    "listops": "listops.load_listops",
-    "text": "text.load_text",
-    "retrieval": "retrieval.load_retrieval",
-    "image": "image.load_image",
-    "pathfinder": "pathfinder.load_pathfinder",
-    "pathx": "pathfinder.load_pathx",
-    "pathx256": "pathfinder.load_pathx256",
-}
-
-# Hyperparameter keys (`lra_keras.hparams`) that `lra_keras.training` passes
-# on to a task's loader, besides `max_length`.
-LOADER_OPTIONS = {
-    "pathfinder": ("difficulty", "num_samples"),
-    "pathx": ("difficulty", "num_samples"),
-    "pathx256": ("difficulty", "num_samples"),
-}
-
 
 def cache_dir():
     """Returns the directory where generated datasets are stored.
@@ -66,7 +45,7 @@ def load(task, split, data_dir=None, **options):
     """Loads one split of an LRA task as numpy arrays.
 
     Args:
-        task: str. A key of `DATASETS`, e.g. `"listops"`.
+        task: str. A key of `lra_keras.tasks.TASKS`, e.g. `"listops"`.
         split: str. One of `"train"`, `"val"`, `"test"`.
         data_dir: str, path-like or None. Directory holding the official
             files of the task. `None` generates the data for tasks that
@@ -87,12 +66,12 @@ def load(task, split, data_dir=None, **options):
     >>> x.shape, y.shape  # doctest: +SKIP
     ((2000, 2000), (2000,))
     """
-    if task not in DATASETS:
-        raise ValueError(
-            f"Unknown task; expected one of {sorted(DATASETS)}. "
-            f"Received: task={task!r}"
-        )
+    # The task's spec names its loader; imported here, since the specs
+    # import the readers of this package.
+    from lra_keras.tasks import get_task
+
+    spec = get_task(task)
     check_split(split)
-    module, loader = DATASETS[task].split(".")
+    module, loader = spec.loader.split(".")
     module = importlib.import_module(f"lra_keras.data.{module}")
     return getattr(module, loader)(split, data_dir=data_dir, **options)

@@ -9,8 +9,10 @@ both documents with one shared encoder and classifies
 
 import keras
 
+from lra_keras.layers import LearnedPositionEmbedding
 from lra_keras.layers import SequencePooling
-from lra_keras.layers import TransformerEncoder
+from lra_keras.layers import SinusoidalPositionEmbedding
+from lra_keras.models.families import get_family
 
 
 def model_inputs(sequence_length=None, towers=1):
@@ -25,134 +27,15 @@ def model_inputs(sequence_length=None, towers=1):
     }
 
 
-FAMILIES = ("transformer", "s4d", "s4", "dlr", "s5", "mega", "gmlp", "conv")
-SSM_FAMILIES = ("s4d", "s4", "dlr", "s5")
-
-
-def _ssm_layer(model, hp, name):
-    """One SSM mixer from the flat hyperparameters."""
-    from lra_keras.layers import DLR
-    from lra_keras.layers import S4
-    from lra_keras.layers import S4D
-    from lra_keras.layers import S5
-
-    common = dict(
-        state_dim=hp["state_dim"],
-        bidirectional=not hp.get("causal", False),
-        output_activation=hp.get("output_activation", "glu"),
-        dropout=hp.get("dropout", 0.0),
-        name=name,
-    )
-    if model == "s4d":
-        return S4D(init=hp["init"], dt_min=hp["dt_min"], dt_max=hp["dt_max"],
-                   **common)
-    if model == "s4":
-        return S4(init=hp["init"], dt_min=hp["dt_min"], dt_max=hp["dt_max"],
-                  **common)
-    if model == "dlr":
-        return DLR(init=hp["init"], dt_min=hp["dt_min"], dt_max=hp["dt_max"],
-                   **common)
-    return S5(blocks=hp["blocks"], dt_min=hp["dt_min"], dt_max=hp["dt_max"],
-              **common)
-
-
-def _mixer(model, hp, index):
-    """The sequence mixer of block `index` (residual and norm excluded)."""
-    from lra_keras.layers import ConvBlock
-    from lra_keras.layers import GatedLongConvolution
-
-    name = f"{model}_mixer_{index}"
-    if model in SSM_FAMILIES:
-        return _ssm_layer(model, hp, name)
-    if model == "gmlp":
-        return GatedLongConvolution(
-            intermediate_dim=hp["intermediate_dim"],
-            sequence_length=hp["sequence_length"],
-            num_kernel_channels=hp["num_kernel_channels"],
-            kernel_size=hp.get("kernel_size"),
-            activation=hp.get("activation", "gelu"),
-            causal=hp.get("causal", False),
-            dropout=hp.get("dropout", 0.0),
-            name=name,
-        )
-    return ConvBlock(
-        kernel_size=hp["kernel_size"],
-        intermediate_dim=hp["intermediate_dim"],
-        groups=hp.get("groups", 1),
-        activation=hp.get("activation", "relu"),
-        causal=hp.get("causal", False),
-        dropout=hp.get("dropout", 0.0),
-        name=name,
-    )
-
-
-def _block(model, hp, index):
-    """Block `index` of the stack: a callable (x, mask) -> x."""
-    from lra_keras.layers import MegaEncoder
-
-    if model == "transformer":
-        layer = TransformerEncoder(
-            num_heads=hp["num_heads"],
-            intermediate_dim=hp["intermediate_dim"],
-            dropout=hp.get("dropout", 0.0),
-            activation=hp.get("activation", "relu"),
-            max_wavelength=hp.get("max_wavelength", 10000),
-            use_rotary=hp.get("position_embedding", "rotary") == "rotary",
-            rotary_disable_half=hp.get("rotary_disable_half", False),
-            causal=hp.get("causal", False),
-            attention_implementation=hp.get(
-                "attention_implementation", "auto"),
-            name=f"transformer_block_{index}",
-        )
-        return lambda x, mask: layer(x, padding_mask=mask)
-    if model == "mega":
-        layer = MegaEncoder(
-            zdim=hp["zdim"],
-            intermediate_dim=hp["intermediate_dim"],
-            ffn_intermediate_dim=hp["ffn_intermediate_dim"],
-            ndim=hp["ndim"],
-            attention_activation=hp["attention_activation"],
-            bidirectional=not hp.get("causal", False),
-            causal=hp.get("causal", False),
-            chunk_size=hp.get("chunk_size"),
-            max_positions=hp.get("max_positions") or hp["sequence_length"],
-            dropout=hp.get("dropout", 0.0),
-            attention_dropout=hp.get("attention_dropout", 0.0),
-            prenorm=hp.get("prenorm", False),
-            name=f"mega_block_{index}",
-        )
-        return lambda x, mask: layer(x, padding_mask=mask)
-    # SSM, gMLP and conv mixers: residual around the mixer, LayerNorm
-    # before (pre-norm) or after (post-norm) it.
-    mixer = _mixer(model, hp, index)
-    norm = keras.layers.LayerNormalization(
-        epsilon=1e-5, name=f"{model}_norm_{index}"
-    )
-    dropout = keras.layers.Dropout(
-        hp.get("dropout", 0.0), name=f"{model}_dropout_{index}"
-    )
-    prenorm = hp.get("prenorm", True)
-
-    def block(x, mask):
-        h = norm(x) if prenorm else x
-        x = x + dropout(mixer(h, padding_mask=mask))
-        return x if prenorm else norm(x)
-
-    return block
-
-
-def _position_embedding(hp):
-    from lra_keras.layers import LearnedPositionEmbedding
-    from lra_keras.layers import SinusoidalPositionEmbedding
-
-    kind = hp.get("position_embedding", "rotary")
+def _position_embedding(arch):
+    kind = arch["position_embedding"]
     if kind == "learned":
         return LearnedPositionEmbedding(
-            hp["sequence_length"], name="position_embedding"
+            arch["sequence_length"], name="position_embedding"
         )
     if kind == "sinusoidal":
         return SinusoidalPositionEmbedding(
-            hp.get("max_wavelength", 10000), name="position_embedding"
+            arch["max_wavelength"], name="position_embedding"
         )
     if kind in ("rotary", "none"):
         return None
@@ -162,41 +45,74 @@ def _position_embedding(hp):
     )
 
 
-def build_encoder(model="transformer", *, vocabulary_size, hidden_dim,
-                  num_layers, name="encoder", **hp):
+# Keys of a resolved row that the classifier's head reads (the encoder
+# rejects them).
+HEAD_KEYS = ("pooling",)
+
+
+def _architecture(model, given, what):
+    """The family's defaults updated by `given`; unknown keys rejected."""
+    family = get_family(model)
+    known = {k for k in family.keys if k not in HEAD_KEYS}
+    unknown = sorted(set(given) - known - {"sequence_length"})
+    if unknown:
+        raise ValueError(
+            f"{what} of the {model!r} family takes no {unknown}. Its keys: "
+            f"{sorted(known | {'sequence_length'})}"
+        )
+    arch = {k: v for k, v in family.keys.items() if k not in HEAD_KEYS}
+    arch.update(sequence_length=None)
+    arch.update(given)
+    return family, arch
+
+
+def classifier_kwargs(hp):
+    """The keys of a resolved row (`get_hparams`) that `build_classifier`
+    takes: the family's architecture, the task's shape and the head."""
+    keys = set(get_family(hp["model"]).keys) | {
+        "task", "model", "vocabulary_size", "sequence_length",
+        "num_classes", "towers"}
+    return {k: hp[k] for k in keys if k in hp}
+
+
+def pretrainer_kwargs(hp):
+    """The keys of a resolved row that `build_pretrainer` takes."""
+    keys = set(get_family(hp["model"]).keys) - set(HEAD_KEYS)
+    keys |= {"task", "model", "vocabulary_size", "sequence_length",
+             "pretrain_loss"}
+    return {k: hp[k] for k in keys if k in hp}
+
+
+def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
+                  **arch):
     """Encoder: token ids -> contextual vectors (batch, length, hidden_dim).
 
-    Token embedding, then `num_layers` residual blocks of the family's
-    mixer (`FAMILIES`), then a final LayerNorm for pre-norm stacks. Only the
-    Transformer with learned or sinusoidal positions adds position
-    embeddings; rotary attention, SSMs, MEGA and convolutions see order
-    through their mixing.
+    Token embedding, then `num_layers` blocks of the family
+    (`lra_keras.models.families`), then a final LayerNorm for pre-norm
+    stacks. Only families with a `position_embedding` key (the
+    Transformer) add position embeddings; rotary attention, SSMs, MEGA and
+    convolutions see order through their mixing.
 
     Args:
-        model: one of `FAMILIES`.
+        model: a key of `FAMILIES`.
         vocabulary_size: int. Rows of the token embedding.
-        hidden_dim: int. Model width.
-        num_layers: int. Number of blocks.
         name: model name.
-        **hp: the family's architecture keys (see `hparams.MODEL_KEYS`);
-            other keys are ignored.
+        **arch: the family's architecture keys (`Family.keys`, defaults
+            for the others) and `sequence_length` (the task's length, read
+            by the families whose weights depend on it). Any other key is
+            an error.
     """
-    if model not in FAMILIES:
-        raise ValueError(
-            f"Unknown model {model!r}. Known models: {list(FAMILIES)}"
-        )
+    family, arch = _architecture(model, arch, "The encoder")
     # Every family accepts any length: the length-trimmed batches of
     # lra_keras.batching and exports both rely on it.
     inputs = model_inputs(None)
     # === Layers ===
     embedding = keras.layers.Embedding(
-        vocabulary_size, hidden_dim, name="token_embedding"
+        vocabulary_size, arch["hidden_dim"], name="token_embedding"
     )
-    positions = (
-        _position_embedding(hp) if model == "transformer" else None
-    )
-    blocks = [_block(model, hp, i) for i in range(num_layers)]
-    prenorm = model == "transformer" or hp.get("prenorm", True)
+    positions = (_position_embedding(arch)
+                 if "position_embedding" in arch else None)
+    blocks = [family.block(arch, i) for i in range(arch["num_layers"])]
     final_norm = keras.layers.LayerNormalization(
         epsilon=1e-5, name="final_norm"
     )
@@ -205,17 +121,17 @@ def build_encoder(model="transformer", *, vocabulary_size, hidden_dim,
     x = embedding(inputs["token_ids"])  # (batch, length, hidden_dim)
     if positions is not None:
         x = positions(x)
-    x = keras.layers.Dropout(hp.get("dropout", 0.0),
-                             name="embedding_dropout")(x)
+    x = keras.layers.Dropout(arch["dropout"], name="embedding_dropout")(x)
     for block in blocks:
         x = block(x, mask)
-    if prenorm:
+    if arch.get("prenorm", True):
         x = final_norm(x)
     return keras.Model(inputs, x, name=name)
 
 
-def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
-                     pooling="mean", towers=1, token_head=False, **hp):
+def build_classifier(task, model="transformer", *, num_classes,
+                     vocabulary_size, pooling="mean", towers=1,
+                     token_head=False, **arch):
     """Sequence classifier: encoder -> padding-aware pooling -> MLP head.
 
     With `towers=2` (retrieval) both sequences of a pair go through the
@@ -226,7 +142,8 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
         task: task name, used to name the model.
         model: encoder family.
         num_classes: int. Number of output logits.
-        hidden_dim: int. Model width.
+        vocabulary_size: int. Rows of the token embedding (and outputs of
+            the token head).
         pooling: `SequencePooling` mode.
         towers: 1 or 2. Number of sequences per example.
         token_head: bool. Also return `token_logits`, a linear head on the
@@ -234,9 +151,10 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
             masked-token loss of the multitask technique). The classifier
             alone is `keras.Model(model.input, model.output["logits"])`,
             which shares every layer. Defaults to False.
-        **hp: the remaining `get_hparams` keys (architecture keys are used,
-            others ignored); `vocabulary_size` is required for the token
-            head.
+        **arch: the family's architecture keys and `sequence_length`
+            (see `build_encoder`; any other key is an error).
+            `classifier_kwargs(hp)` picks all of these from a resolved
+            hyperparameter row.
 
     Returns:
         A `keras.Model` mapping `{"token_ids", "padding_mask"}` to
@@ -246,7 +164,8 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
     """
     if towers not in (1, 2):
         raise ValueError(f"`towers` must be 1 or 2. Received: towers={towers}")
-    encoder = build_encoder(model, hidden_dim=hidden_dim, **hp)
+    encoder = build_encoder(model, vocabulary_size=vocabulary_size, **arch)
+    hidden_dim = encoder.output.shape[-1]
     inputs = model_inputs(encoder.input["token_ids"].shape[1], towers)
     # === Layers ===
     pool = SequencePooling(pooling, name="pooling")
@@ -255,7 +174,7 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
     )
     head = keras.layers.Dense(num_classes, name="logits")
     tokens_head = (
-        keras.layers.Dense(hp["vocabulary_size"], name="token_logits")
+        keras.layers.Dense(vocabulary_size, name="token_logits")
         if token_head else None
     )
     # === Functional Model ===
@@ -290,8 +209,8 @@ def build_classifier(task, model="transformer", *, num_classes, hidden_dim,
     return keras.Model(inputs, outputs, name=f"{task}_{model}")
 
 
-def build_pretrainer(task, model="transformer", *, hidden_dim,
-                     pretrain_loss="ce", **hp):
+def build_pretrainer(task, model="transformer", *, vocabulary_size,
+                     pretrain_loss="ce", **arch):
     """Self-pretraining model: the classifier's encoder and a token head.
 
     The encoder is built by `build_encoder`, named `"encoder"` as inside
@@ -307,9 +226,11 @@ def build_pretrainer(task, model="transformer", *, hidden_dim,
     Args:
         task: task name, used to name the model.
         model: encoder family.
-        hidden_dim: int. Model width.
+        vocabulary_size: int. Rows of the token embedding (and outputs of
+            the CE head).
         pretrain_loss: `"ce"` or `"l1"`.
-        **hp: the remaining `get_hparams` keys.
+        **arch: as for `build_encoder`; `pretrainer_kwargs(hp)` picks
+            them from a resolved hyperparameter row.
 
     Returns:
         A `keras.Model` from `{"token_ids", "padding_mask"}` (batch,
@@ -320,10 +241,10 @@ def build_pretrainer(task, model="transformer", *, hidden_dim,
             "`pretrain_loss` must be 'ce' or 'l1'. "
             f"Received: pretrain_loss={pretrain_loss!r}"
         )
-    encoder = build_encoder(model, hidden_dim=hidden_dim, **hp)
+    encoder = build_encoder(model, vocabulary_size=vocabulary_size, **arch)
     inputs = model_inputs(encoder.input["token_ids"].shape[1])
     if pretrain_loss == "ce":
-        head = keras.layers.Dense(hp["vocabulary_size"], name="token_logits")
+        head = keras.layers.Dense(vocabulary_size, name="token_logits")
     else:
         head = keras.layers.Dense(1, name="pixel_values")
     outputs = head(encoder(inputs))

@@ -505,14 +505,15 @@ def test_load_rejects_bad_task_split_and_options(tmp_path):
 def test_data_package_imports_no_backend():
     # Checked on the source: importing lra_keras itself is another module's
     # business, but these files must stay backend-free: every module of the
-    # data package, its subpackages (listops, pathfinder) included, and the
-    # atomic-write helper it uses.
+    # data package, its subpackages (listops, pathfinder) included, the
+    # atomic-write helper it uses and the task specs that name its loaders.
     backends = {"keras", "jax", "torch", "tensorflow"}
     folder = pathlib.Path(data.__file__).parent
     paths = sorted(folder.rglob("*.py"))
     assert folder / "pathfinder" / "generator.py" in paths
     assert folder / "listops" / "generator.py" in paths
-    for path in paths + [folder.parent / "_atomic.py"]:
+    extra = [folder.parent / "_atomic.py", folder.parent / "tasks.py"]
+    for path in paths + extra:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -525,5 +526,6 @@ def test_data_package_imports_no_backend():
                 # Other lra_keras modules may import Keras.
                 if name.split(".")[0] == "lra_keras":
                     assert name.startswith(
-                        ("lra_keras.data", "lra_keras._atomic")
+                        ("lra_keras.data", "lra_keras._atomic",
+                         "lra_keras.tasks")
                     ), (path, name)

@@ -2,22 +2,27 @@ import keras
 import numpy as np
 import pytest
 
-from lra_keras.hparams import HPARAMS
 from lra_keras.hparams import get_hparams
+from lra_keras.models import FAMILIES
 from lra_keras.models import build_classifier
+from lra_keras.models import build_encoder
+from lra_keras.models import build_pretrainer
+from lra_keras.models import classifier_kwargs
 from lra_keras.training import make_optimizer
-from lra_keras.training import model_inputs
 from tests.testing import assert_saving_round_trip
 from tests.testing import to_numpy
+from tests.testing import token_inputs
 
 TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
-            sequence_length=32, state_dim=8, blocks=2, zdim=8, ndim=2,
-            ffn_intermediate_dim=16, kernel_size=5, num_kernel_channels=2)
+            sequence_length=32, state_dim=8, num_blocks=2, key_dim=8,
+            ema_dim=2, ffn_intermediate_dim=16, kernel_size=5,
+            num_kernel_channels=2)
 
 
-# One row per family: the architecture does not depend on the task beyond
-# the vocabulary, the number of towers and padding, tested separately below.
-FAMILY_ROWS = sorted(key for key in HPARAMS if key[0] == "listops")
+# One row per registered family: the architecture does not depend on the
+# task beyond the vocabulary, the number of towers and padding, tested
+# separately below.
+FAMILY_ROWS = [("listops", family) for family in FAMILIES]
 
 
 def tiny_hparams(task, model):
@@ -33,13 +38,13 @@ def _batch(hp, batch=4, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.integers(1, hp["vocabulary_size"], size=(batch, 32))
     x[:, 20:] = 0
-    return model_inputs(x.astype("int32"), hp), rng.integers(0, 10, batch)
+    return token_inputs(x, hp["padding_id"]), rng.integers(0, 10, batch)
 
 
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_one_training_step_changes_weights(task, model):
     hp = tiny_hparams(task, model)
-    net = build_classifier(**hp)
+    net = build_classifier(**classifier_kwargs(hp))
     net.compile(
         optimizer=make_optimizer(hp, total_steps=10),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -62,7 +67,7 @@ def test_one_training_step_changes_weights(task, model):
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_padded_tokens_do_not_change_logits(task, model):
     hp = tiny_hparams(task, model)
-    net = build_classifier(**hp)
+    net = build_classifier(**classifier_kwargs(hp))
     x, _ = _batch(hp)
     x2 = {k: v.copy() for k, v in x.items()}
     x2["token_ids"][:, 20:] = 5  # padding_mask still says "padding"
@@ -73,14 +78,14 @@ def test_padded_tokens_do_not_change_logits(task, model):
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_keras_file_round_trip(task, model, tmp_path):
     hp = tiny_hparams(task, model)
-    net = build_classifier(**hp)
+    net = build_classifier(**classifier_kwargs(hp))
     x, _ = _batch(hp)
     assert_saving_round_trip(net, x, tmp_path)
 
 
 def test_output_shape_and_names():
     hp = tiny_hparams("listops", "transformer")
-    net = build_classifier(**hp)
+    net = build_classifier(**classifier_kwargs(hp))
     assert net.output_shape == (None, 10)
     assert sorted(net.input) == ["padding_mask", "token_ids"]
 
@@ -96,8 +101,7 @@ class _TwoLengths(keras.utils.PyDataset):
         for length in (12, 19):
             x = rng.integers(1, vocabulary_size, size=(2, length))
             x[1, length - 3:] = 0
-            self.batches.append((model_inputs(x.astype("int32"),
-                                              {"padding_id": 0}),
+            self.batches.append((token_inputs(x, 0),
                                  rng.integers(0, 10, 2)))
 
     def __len__(self):
@@ -110,7 +114,7 @@ class _TwoLengths(keras.utils.PyDataset):
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_fit_on_batches_of_different_lengths(task, model):
     hp = tiny_hparams(task, model)
-    net = build_classifier(**hp)
+    net = build_classifier(**classifier_kwargs(hp))
     net.compile(
         optimizer=make_optimizer(hp, total_steps=10),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -125,14 +129,14 @@ def _pairs(hp, batch=3, seed=0):
     x = rng.integers(1, hp["vocabulary_size"], size=(batch, 2, 32))
     x[:, 0, 20:] = 0
     x[:, 1, 26:] = 0
-    return model_inputs(x.astype("int32"), hp)
+    return token_inputs(x, hp["padding_id"])
 
 
 @pytest.mark.parametrize("model", ["transformer", "s4d"])
 def test_retrieval_model_is_a_shared_encoder_on_both_documents(model):
     hp = tiny_hparams("retrieval", model)
     assert hp["towers"] == 2
-    net = build_classifier(**hp)
+    net = build_classifier(**classifier_kwargs(hp))
     x = _pairs(hp)
     assert net.input["token_ids"].shape[1:] == (2, None)
     encoder, pool = net.get_layer("encoder"), net.get_layer("pooling")
@@ -156,7 +160,7 @@ def test_retrieval_model_is_a_shared_encoder_on_both_documents(model):
 
 def test_retrieval_model_trains_and_round_trips(tmp_path):
     hp = tiny_hparams("retrieval", "s4d")
-    net = build_classifier(**hp)
+    net = build_classifier(**classifier_kwargs(hp))
     net.compile(
         optimizer=make_optimizer(hp, total_steps=10),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -169,10 +173,36 @@ def test_retrieval_model_trains_and_round_trips(tmp_path):
 def test_pixel_task_has_no_padding():
     hp = tiny_hparams("pathfinder", "s4d")
     assert hp["padding_id"] is None
-    net = build_classifier(**hp)
+    net = build_classifier(**classifier_kwargs(hp))
     x = np.random.default_rng(0).integers(0, 256, size=(2, 32))
     x[:, -4:] = 0  # black pixels are real tokens
-    inputs = model_inputs(x.astype("uint8"), hp)
+    inputs = token_inputs(x.astype("uint8"), hp["padding_id"])
     assert inputs["padding_mask"].all()
     assert inputs["token_ids"].dtype == np.int32
     assert net(inputs).shape == (2, 2)
+
+
+@pytest.mark.parametrize("builder", [build_encoder, build_classifier,
+                                     build_pretrainer])
+def test_builders_reject_hyperparameters_they_do_not_use(builder):
+    hp = classifier_kwargs(tiny_hparams("listops", "s4d"))
+    if builder is build_encoder:
+        hp = {k: v for k, v in hp.items()
+              if k not in ("task", "num_classes", "towers", "pooling")}
+    elif builder is build_pretrainer:
+        hp = {k: v for k, v in hp.items()
+              if k not in ("num_classes", "towers", "pooling")}
+    with pytest.raises(ValueError, match=r"takes no \['num_heads'\]"):
+        builder(**hp, num_heads=4)  # a Transformer key
+    with pytest.raises(ValueError, match=r"takes no \['learning_rate'\]"):
+        builder(**hp, learning_rate=1e-3)  # not an architecture key
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_declared_dynamics_are_weights_of_the_family(family):
+    # The registry's explicit list, checked against what the layers build:
+    # a renamed weight would otherwise silently get weight decay.
+    hp = tiny_hparams("listops", family)
+    net = build_classifier(**classifier_kwargs(hp))
+    names = {w.path.split("/")[-1] for w in net.weights}
+    assert set(FAMILIES[family].dynamics) <= names, names

@@ -1,7 +1,8 @@
 """The ListOps vocabulary: tokens, their ids and the sizes of the task.
 
 Shared by the generator, the evaluator, the tokenizer and the TSV files;
-`data/augment.py` and `data/masking.py` use the ids too.
+`lra_keras.tasks` and the techniques (`lra_keras.techniques`) use the
+ids too.
 """
 
 # The vocabulary is fixed (not built from the training data, as the LRA

@@ -20,7 +20,8 @@ then converts it to grayscale. Its pipeline (`CIFAR100CollatorFn` in
    [-10, 10] degrees, composed into one resampling.
 
 YCTFS then converts with torchvision `Grayscale` (PIL "L"); here
-`augment_cifar10_sequence()` uses `lra_keras.data.image.to_grayscale`, the
+`lra_keras.techniques.cifar10_policy` (the augmentation `--augment`
+applies to the Image task) uses `lra_keras.data.image.to_grayscale`, the
 conversion of LRA, so unaugmented images give LRA's tokens exactly.
 
 Which op is which (reference: PIL, as the CIFAR10 dataset yields PIL
@@ -95,8 +96,6 @@ pytorch/vision; `keras/src/layers/preprocessing/image_preprocessing/*.py`
 
 import keras
 import numpy as np
-
-from lra_keras.data import image as image_data
 
 # === Tables ===
 
@@ -528,40 +527,6 @@ class CIFAR10Policy:
         return keras.ops.convert_to_numpy(
             keras.random.randint(shape, 0, high, seed=self.seed_generator)
         ).astype(np.int64)
-
-
-def augment_cifar10(images, seed=None, **options):
-    """Augments uint8 colour images with `CIFAR10Policy(seed, **options)`.
-
-    Args:
-        images: uint8 array `(N, H, W, 3)`, e.g. from
-            `lra_keras.data.image.load_cifar10_rgb`.
-        seed: int, None or `keras.random.SeedGenerator` (kept across steps
-            to get new augmentations each step).
-        **options: the other arguments of `CIFAR10Policy`.
-
-    Returns:
-        uint8 array `(N, H, W, 3)`.
-    """
-    return CIFAR10Policy(seed, **options)(images)
-
-
-def augment_cifar10_sequence(images, seed=None, **options):
-    """Augmented colour images as LRA grayscale token sequences.
-
-    Colour augmentation (`augment_cifar10`), then LRA's grayscale
-    conversion (`lra_keras.data.image.to_grayscale`), flattened row-major.
-
-    Args:
-        images: uint8 array `(N, H, W, 3)`.
-        seed: int, None or `keras.random.SeedGenerator`.
-        **options: the other arguments of `CIFAR10Policy`.
-
-    Returns:
-        uint8 array `(N, H * W)`, e.g. `(N, 1024)`, tokens 0..255.
-    """
-    rgb = augment_cifar10(images, seed, **options)
-    return image_data.to_grayscale(rgb).reshape(rgb.shape[0], -1)
 
 
 def _affine_matrix(size, angle, dx, dy, shear_x):

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from lra_keras.data import listops
-from lra_keras.data import masking
+from lra_keras.tasks import TASKS
+from lra_keras.techniques import masking
+from lra_keras.techniques.multitask import MULTITASK
 
 pytestmark = pytest.mark.numpy_only
 
@@ -64,10 +66,10 @@ def test_a_third_random_two_thirds_mask_token_over_many_draws():
     for _ in range(10):
         inputs, _, weights = masking.mask_tokens(
             x,
-            masking.MULTITASK_MASK_RATE,
+            MULTITASK.keys["multitask_mask_rate"],
             listops.MASK_ID,
             rng,
-            random_fraction=masking.MULTITASK_RANDOM_FRACTION,
+            random_fraction=MULTITASK.keys["multitask_random_fraction"],
             ordinary_ids="listops",
         )
         selected = weights > 0
@@ -88,14 +90,14 @@ def test_random_replacements_are_ordinary_and_cover_all_ordinary_ids():
     inputs, targets, weights = masking.mask_tokens(
         x,
         0.3,
-        masking.BYTE_MASK_ID,
+        TASKS["text"].mask_id,
         rng,
         random_fraction=1.0,
-        ordinary_ids=masking.ORDINARY_IDS["text"],
+        ordinary_ids=TASKS["text"].ordinary_ids,
     )
     written = inputs[weights > 0]
     assert written.min() >= 1 and written.max() <= 256
-    assert not np.isin(written, [0, masking.BYTE_MASK_ID]).any()
+    assert not np.isin(written, [0, TASKS["text"].mask_id]).any()
     # Uniform over all 256 byte ids: every one appears in ~4500 draws.
     assert np.unique(written).size == 256
     # Rows of ids given as an array: only those ids are written.
@@ -108,18 +110,18 @@ def test_random_replacements_are_ordinary_and_cover_all_ordinary_ids():
     )
 
 
-@pytest.mark.parametrize("task", masking.TASKS)
+@pytest.mark.parametrize("task", list(TASKS))
 def test_task_ordinary_ids_exclude_padding_and_mask(task):
-    low, high = masking.ORDINARY_IDS[task]
+    low, high = TASKS[task].ordinary_ids
     ordinary = np.arange(low, high)
-    assert masking.MASK_IDS[task] not in ordinary
-    assert masking.PADDING_IDS[task] not in ordinary
+    assert TASKS[task].mask_id not in ordinary
+    assert TASKS[task].padding_id not in ordinary
     expected_size = {"listops": 15, "text": 256, "retrieval": 256}
     assert ordinary.size == expected_size.get(task, 256)
 
 
 def test_listops_ordinary_ids_are_digits_operators_and_end():
-    low, high = masking.ORDINARY_IDS["listops"]
+    low, high = TASKS["listops"].ordinary_ids
     tokens = {listops.VOCABULARY[i] for i in range(low, high)}
     assert tokens == {str(d) for d in range(10)} | set(listops.OPERATORS) | {
         "]"
@@ -159,6 +161,21 @@ def test_fresh_draws_differ_and_a_seed_reproduces():
         np.testing.assert_array_equal(a, b)
 
 
+def mask_for_task(x, task, rng, objective="multitask"):
+    """`mask_tokens` with a task's ids and a paper's rates: YCTFS A.4's
+    multitask corruption, or NTFS's SPT rate without random replacements."""
+    spec = TASKS[task]
+    if objective == "multitask":
+        rate = MULTITASK.keys["multitask_mask_rate"]
+        random_fraction = MULTITASK.keys["multitask_random_fraction"]
+    else:
+        rate, random_fraction = spec.spt_mask_rate, 0.0
+    return masking.mask_tokens(
+        x, rate, spec.mask_id, rng, padding_id=spec.padding_id,
+        random_fraction=random_fraction, ordinary_ids=spec.ordinary_ids,
+    )
+
+
 def test_retrieval_pairs_mask_each_document_independently():
     rng = np.random.default_rng(6)
     x = np.zeros((8, 2, 120), np.uint16)
@@ -166,7 +183,7 @@ def test_retrieval_pairs_mask_each_document_independently():
     for i in range(8):
         for j in range(2):
             x[i, j, : lengths[i, j]] = rng.integers(1, 257, lengths[i, j])
-    inputs, targets, weights = masking.mask_for_task(x, "retrieval", rng)
+    inputs, targets, weights = mask_for_task(x, "retrieval", rng)
     assert inputs.shape == targets.shape == weights.shape == (8, 2, 120)
     np.testing.assert_array_equal(
         weights.sum(axis=-1), expected_count(0.3, lengths)
@@ -174,7 +191,7 @@ def test_retrieval_pairs_mask_each_document_independently():
     assert not weights[x == 0].any()
     # The two documents of a pair get different masks.
     pair = np.ones((1, 2, 100), np.uint16)
-    _, _, weights = masking.mask_for_task(pair, "retrieval", rng)
+    _, _, weights = mask_for_task(pair, "retrieval", rng)
     assert not np.array_equal(weights[0, 0], weights[0, 1])
 
 
@@ -182,7 +199,7 @@ def test_pixels_have_no_padding_and_widen_to_hold_the_mask_id():
     rng = np.random.default_rng(7)
     x = rng.integers(0, 256, (16, 1024)).astype(np.uint8)
     x[:, :10] = 0  # black pixels are real tokens, not padding
-    inputs, targets, weights = masking.mask_for_task(
+    inputs, targets, weights = mask_for_task(
         x, "pathfinder", rng, objective="spt"
     )
     assert inputs.dtype == np.uint16 and targets.dtype == np.uint8
@@ -200,10 +217,10 @@ def test_pixels_have_no_padding_and_widen_to_hold_the_mask_id():
     + [(task, 0.5) for task in ("pathfinder", "pathx", "pathx256")],
 )
 def test_spt_rates_follow_ntfs(task, rate):
-    assert masking.SPT_MASK_RATE[task] == rate
+    assert TASKS[task].spt_mask_rate == rate
     rng = np.random.default_rng(8)
     x = np.full((4, 200), 5, np.int32)
-    _, _, weights = masking.mask_for_task(x, task, rng, objective="spt")
+    _, _, weights = mask_for_task(x, task, rng, objective="spt")
     np.testing.assert_array_equal(weights.sum(axis=1), round(rate * 200))
 
 
@@ -256,10 +273,14 @@ def test_bad_arguments_raise_clear_errors(kwargs, message):
         masking.mask_tokens(**arguments)
 
 
-def test_mask_for_task_rejects_unknown_task_and_objective():
+def test_denoising_targets_rejects_unknown_task_objective_and_positions():
     rng = np.random.default_rng(0)
     x = np.ones((1, 4), np.int32)
+    kwargs = dict(mask_rate=0.3, random_fraction=0.0)
     with pytest.raises(ValueError, match="Unknown task"):
-        masking.mask_for_task(x, "cifar10", rng)
-    with pytest.raises(ValueError, match="Unknown objective"):
-        masking.mask_for_task(x, "text", rng, objective="causal")
+        masking.denoising_targets(x, "cifar10", rng, "masked", **kwargs)
+    with pytest.raises(ValueError, match="objective"):
+        masking.denoising_targets(x, "text", rng, "spt", **kwargs)
+    with pytest.raises(ValueError, match="loss_positions"):
+        masking.denoising_targets(x, "text", rng, "masked",
+                                  loss_positions="all", **kwargs)

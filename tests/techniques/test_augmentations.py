@@ -5,8 +5,11 @@ import collections
 import numpy as np
 import pytest
 
-from lra_keras.data import augment
 from lra_keras.data import listops
+from lra_keras.techniques.operand_permutation import permute_listops
+from lra_keras.techniques.pathfinder_augment import D4_ELEMENTS
+from lra_keras.techniques.pathfinder_augment import apply_d4
+from lra_keras.techniques.pathfinder_augment import d4
 
 pytestmark = pytest.mark.numpy_only
 
@@ -58,14 +61,14 @@ def test_permuted_listops_evaluates_to_the_same_label(small_trees):
     x, y = small_trees
     rng = np.random.default_rng(0)
     for _ in range(5):
-        z = augment.permute_listops(x, rng)
+        z = permute_listops(x, rng)
         for row, label in zip(z, y):
             assert listops.evaluate(detokenize(row)) == label
 
 
 def test_permutation_only_reorders_operands_inside_brackets(small_trees):
     x, _ = small_trees
-    z = augment.permute_listops(x, np.random.default_rng(1))
+    z = permute_listops(x, np.random.default_rng(1))
     assert z.shape == x.shape and z.dtype == x.dtype
     # Same tree up to the order of operands: operators stay first in their
     # bracket, "]" last, and every operand stays in its bracket.
@@ -76,13 +79,13 @@ def test_permutation_only_reorders_operands_inside_brackets(small_trees):
     # The augmentation actually changes the sequences.
     assert np.mean((z != x).any(axis=1)) > 0.9
     assert not np.array_equal(
-        z, augment.permute_listops(x, np.random.default_rng(2))
+        z, permute_listops(x, np.random.default_rng(2))
     )
 
 
 def test_every_order_of_the_operands_is_equally_likely():
     x = np.tile(listops.tokenize("[SM 1 2 3 ]", max_length=6), (6000, 1))
-    z = augment.permute_listops(x, np.random.default_rng(3))
+    z = permute_listops(x, np.random.default_rng(3))
     counts = collections.Counter(tuple(row[1:4]) for row in z.tolist())
     assert len(counts) == 6
     p, n = 1 / 6, 6000
@@ -94,7 +97,7 @@ def test_every_order_of_the_operands_is_equally_likely():
 def test_brackets_at_every_depth_are_permuted():
     source = "[MAX [MIN 1 2 ] 3 [MED 4 5 6 ] ]"
     x = np.tile(listops.tokenize(source, max_length=14), (3000, 1))
-    z = augment.permute_listops(x, np.random.default_rng(4))
+    z = permute_listops(x, np.random.default_rng(4))
     # 3! orders at the root, 2! and 3! inside: 72 distinct sequences.
     assert len({tuple(row) for row in z.tolist()}) == 72
     for row in z[:50]:
@@ -104,15 +107,15 @@ def test_brackets_at_every_depth_are_permuted():
 def test_one_row_dtypes_and_no_padding():
     row = listops.tokenize("[MIN 7 [SM 2 9 ] 4 ]", max_length=8)
     for dtype in (np.uint8, np.uint16, np.int32, np.int64):
-        z = augment.permute_listops(row.astype(dtype), np.random.default_rng())
+        z = permute_listops(row.astype(dtype), np.random.default_rng())
         assert z.dtype == dtype and z.shape == (8,)
         assert listops.evaluate(detokenize(z)) == 1
-    z = augment.permute_listops(row, np.random.default_rng(), padding_id=None)
+    z = permute_listops(row, np.random.default_rng(), padding_id=None)
     assert listops.evaluate(detokenize(z)) == 1
     # A lone digit and an all-padding row are left as they are.
     x = np.array([[5, 0, 0], [0, 0, 0]])
     np.testing.assert_array_equal(
-        augment.permute_listops(x, np.random.default_rng()), x
+        permute_listops(x, np.random.default_rng()), x
     )
 
 
@@ -120,7 +123,7 @@ def test_truncated_rows_permute_only_closed_brackets():
     # tokenize() cuts a long source at max_length; [SM and [MAX stay open.
     source = "[SM [MIN 1 2 3 ] 4 [MAX 5 6 7 ] ]"
     x = np.tile(listops.tokenize(source, max_length=10), (500, 1))
-    z = augment.permute_listops(x, np.random.default_rng(5))
+    z = permute_listops(x, np.random.default_rng(5))
     # The operands of open brackets keep their places...
     fixed = [0, 1, 5, 6, 7, 8, 9]
     np.testing.assert_array_equal(z[:, fixed], x[:, fixed])
@@ -143,24 +146,24 @@ def test_truncated_rows_permute_only_closed_brackets():
 def test_malformed_rows_raise(source_ids, message):
     x = np.array([[11, 2, 3, 15, 0], source_ids])
     with pytest.raises(ValueError, match=message) as error:
-        augment.permute_listops(x, np.random.default_rng())
+        permute_listops(x, np.random.default_rng())
     assert "Row 1" in str(error.value)
 
 
 def test_bad_arguments_raise():
     x = np.array([[11, 2, 3, 15]])
     with pytest.raises(ValueError, match="np.random.Generator"):
-        augment.permute_listops(x, 0)
+        permute_listops(x, 0)
     with pytest.raises(ValueError, match="padding_id"):
-        augment.permute_listops(x, np.random.default_rng(), padding_id=15)
+        permute_listops(x, np.random.default_rng(), padding_id=15)
     with pytest.raises(ValueError, match="integer array"):
-        augment.permute_listops(x.astype(float), np.random.default_rng())
+        permute_listops(x.astype(float), np.random.default_rng())
 
 
 def test_permute_listops_keeps_labels_on_full_length_lra_rows():
     rows = listops.generate(32, seed=0, num_workers=1)  # LRA: 500-2000
     x = listops.tokenize_batch([source for source, _ in rows])
-    z = augment.permute_listops(x, np.random.default_rng(6))
+    z = permute_listops(x, np.random.default_rng(6))
     for row, (_, label) in zip(z, rows):
         assert listops.evaluate(detokenize(row)) == label
 
@@ -170,27 +173,27 @@ def test_permute_listops_keeps_labels_on_full_length_lra_rows():
 
 def test_d4_elements_are_the_eight_symmetries_of_the_square():
     image = np.arange(25).reshape(5, 5)  # generic: no symmetry of its own
-    results = [augment.apply_d4(image, k) for k in range(8)]
+    results = [apply_d4(image, k) for k in range(8)]
     assert len({r.tobytes() for r in results}) == 8
     np.testing.assert_array_equal(results[0], image)
     np.testing.assert_array_equal(results[1], np.rot90(image))
     np.testing.assert_array_equal(results[2], image[::-1, ::-1])
     np.testing.assert_array_equal(results[4], image.T)
     np.testing.assert_array_equal(results[6], image[::-1, ::-1].T)
-    assert augment.D4_ELEMENTS[5] == (1, True)
+    assert D4_ELEMENTS[5] == (1, True)
     # Flattened input gives the flattened result.
     np.testing.assert_array_equal(
-        augment.apply_d4(image.ravel(), 3), results[3].ravel()
+        apply_d4(image.ravel(), 3), results[3].ravel()
     )
 
 
 def test_d4_is_closed_under_composition_and_has_inverses():
     image = np.arange(16).reshape(4, 4)
-    index = {augment.apply_d4(image, k).tobytes(): k for k in range(8)}
+    index = {apply_d4(image, k).tobytes(): k for k in range(8)}
     table = np.array(
         [
             [
-                index[augment.apply_d4(augment.apply_d4(image, a), b).tobytes()]
+                index[apply_d4(apply_d4(image, a), b).tobytes()]
                 for b in range(8)
             ]
             for a in range(8)
@@ -209,14 +212,14 @@ def test_d4_is_closed_under_composition_and_has_inverses():
 def test_d4_batch_applies_one_random_element_per_image():
     rng = np.random.default_rng(7)
     images = rng.integers(0, 256, (800, 36)).astype(np.uint8)
-    out = augment.d4(images, rng)
+    out = d4(images, rng)
     assert out.shape == images.shape and out.dtype == np.uint8
     drawn = []
     for before, after in zip(images, out):
         matches = [
             k
             for k in range(8)
-            if np.array_equal(augment.apply_d4(before, k), after)
+            if np.array_equal(apply_d4(before, k), after)
         ]
         assert len(matches) == 1
         drawn.append(matches[0])
@@ -225,28 +228,28 @@ def test_d4_batch_applies_one_random_element_per_image():
     assert np.all(np.abs(counts / n - p) < 5 * np.sqrt(p * (1 - p) / n))
     # Square input, an explicit resolution and a subset of elements.
     square = images.reshape(800, 6, 6)
-    out = augment.d4(square, rng, elements=[0, 2])
+    out = d4(square, rng, elements=[0, 2])
     for before, after in zip(square, out):
         assert np.array_equal(after, before) or np.array_equal(
             after, before[::-1, ::-1]
         )
-    assert augment.d4(images, rng, resolution=6).shape == (800, 36)
+    assert d4(images, rng, resolution=6).shape == (800, 36)
 
 
 def test_d4_bad_arguments_raise():
     rng = np.random.default_rng()
     with pytest.raises(ValueError, match="square length"):
-        augment.d4(np.zeros((2, 10)), rng)
+        d4(np.zeros((2, 10)), rng)
     with pytest.raises(ValueError, match="resolution"):
-        augment.d4(np.zeros((2, 16)), rng, resolution=5)
+        d4(np.zeros((2, 16)), rng, resolution=5)
     with pytest.raises(ValueError, match="elements"):
-        augment.d4(np.zeros((2, 16)), rng, elements=[8])
+        d4(np.zeros((2, 16)), rng, elements=[8])
     with pytest.raises(ValueError, match="np.random.Generator"):
-        augment.d4(np.zeros((2, 16)), 3)
+        d4(np.zeros((2, 16)), 3)
     with pytest.raises(ValueError, match="k"):
-        augment.apply_d4(np.zeros((4, 4)), 8)
+        apply_d4(np.zeros((4, 4)), 8)
     with pytest.raises(ValueError, match="square"):
-        augment.apply_d4(np.zeros((4, 5)), 1)
+        apply_d4(np.zeros((4, 5)), 1)
 
 
 # A Pathfinder-like image drawn by hand: two disjoint curves (value 128)
@@ -299,10 +302,10 @@ def test_d4_keeps_the_pathfinder_label(label):
     image = pathfinder_image(label)
     assert markers_connected(image) == bool(label)
     for k in range(8):
-        assert markers_connected(augment.apply_d4(image, k)) == bool(label)
+        assert markers_connected(apply_d4(image, k)) == bool(label)
     # The batch path, on flattened images as the loaders return them.
     batch = np.tile(image.ravel(), (64, 1))
-    out = augment.d4(batch, np.random.default_rng(8))
+    out = d4(batch, np.random.default_rng(8))
     assert len({row.tobytes() for row in out}) == 8
     for row in out:
         assert markers_connected(row.reshape(16, 16)) == bool(label)

@@ -15,7 +15,9 @@ model to reconstruct them:
 `mask_tokens()` draws the corruption on the data side, in numpy, afresh for
 every call (the caller keeps one `np.random.Generator` and calls it once per
 step), and returns the per-token targets and weights that a Keras model
-consumes as `mlm_logits` labels and sample weights.
+consumes as `token_logits` labels and sample weights.
+`denoising_targets()` applies it (or the causal shift) with a task's ids,
+as the multitask and self-pretraining batches need.
 
 The module imports only numpy and the standard library.
 
@@ -37,70 +39,87 @@ of IdoAmos/not-from-scratch (NTFS code).
 
 import numpy as np
 
-from lra_keras.data import image
-from lra_keras.data import listops
-from lra_keras.data import text
+from lra_keras.tasks import get_task
 
-# === Token ids of every task ===
+OBJECTIVES = ("multitask", "masked", "causal")
+# Where a reconstruction loss is taken: every real token, or the selected
+# ones only.
+LOSS_POSITIONS = ("real", "masked")
 
-# Bytes: padding 0, UTF-8 byte b -> b + 1 (1..256), mask 257 (data.text).
-# Pixels: value 0..255, every position real (no padding), mask 256
-# (data.image, data.pathfinder).
-BYTE_PADDING_ID = text.PAD_ID
-BYTE_MASK_ID = text.MASK_ID
-PIXEL_MASK_ID = image.MASK_ID
 
-TASKS = (
-    "listops",
-    "text",
-    "retrieval",
-    "image",
-    "pathfinder",
-    "pathx",
-    "pathx256",
-)
-_PIXEL_TASKS = ("image", "pathfinder", "pathx", "pathx256")
+def check_loss_positions(loss_positions):
+    """Raises a clear error unless `loss_positions` is one of
+    `LOSS_POSITIONS`."""
+    if loss_positions not in LOSS_POSITIONS:
+        raise ValueError(
+            f"`loss_positions` must be one of {LOSS_POSITIONS}. "
+            f"Received: loss_positions={loss_positions!r}"
+        )
 
-# Ids a random replacement may take: every ordinary token, never padding or
-# the mask token. As (low, high_exclusive) ranges. ListOps: digits 1-10,
-# operators 11-14 and "]" 15.
-ORDINARY_IDS = {
-    "listops": (listops.PAD_ID + 1, listops.MASK_ID),
-    "text": (BYTE_PADDING_ID + 1, BYTE_MASK_ID),
-    "retrieval": (BYTE_PADDING_ID + 1, BYTE_MASK_ID),
-    **{task: (0, PIXEL_MASK_ID) for task in _PIXEL_TASKS},
-}
-MASK_IDS = {
-    "listops": listops.MASK_ID,
-    "text": BYTE_MASK_ID,
-    "retrieval": BYTE_MASK_ID,
-    **{task: PIXEL_MASK_ID for task in _PIXEL_TASKS},
-}
-# None: every position is a real token.
-PADDING_IDS = {
-    "listops": listops.PAD_ID,
-    "text": BYTE_PADDING_ID,
-    "retrieval": BYTE_PADDING_ID,
-    **{task: None for task in _PIXEL_TASKS},
-}
 
-# === The papers' rates ===
+def denoising_targets(token_ids, task, rng, objective, *, mask_rate,
+                      random_fraction, loss_positions="masked",
+                      pixel_targets=False):
+    """Corrupted inputs, targets and per-token loss weights of one batch.
 
-# NTFS §2: "For the visual tasks (Image, Pathfinder, Path-X) the masking
-# ratio for masked sequence modeling is set to 50% following He et al.
-# (2022), to 15% for language tasks (Text, Retrieval) following Liu et al.
-# (2019), and to 10% for ListOps." Path-X 256 is a visual task.
-SPT_MASK_RATE = {
-    "listops": 0.1,
-    "text": 0.15,
-    "retrieval": 0.15,
-    **{task: 0.5 for task in _PIXEL_TASKS},
-}
-# YCTFS A.4: "we mask 30% of the tokens in the input sequence, of which a
-# third are replaced by random tokens, and the rest are replaced by a
-# special mask token."
-MULTITASK_MASK_RATE = 0.3
-MULTITASK_RANDOM_FRACTION = 1 / 3
+    Args:
+        token_ids: int array (batch, [towers,] length).
+        task: a task name or `lra_keras.tasks.Task`, for its padding, mask
+            and ordinary ids.
+        rng: `np.random.Generator`.
+        objective: `"multitask"`, `"masked"` or `"causal"` (every position
+            predicts the next token; the loss is taken wherever both are
+            real).
+        mask_rate: float. Share of each row's real tokens selected.
+        random_fraction: float. Share of the selected tokens replaced by a
+            random ordinary token (the rest become the mask token).
+        loss_positions: `"real"` or `"masked"`: where the reconstruction
+            loss is taken (masked objectives only).
+        pixel_targets: bool. Targets are pixel values / 255, shaped
+            (..., length, 1), for an L1 regression head.
+
+    Returns:
+        `(inputs, targets, weights)`: the model's token ids, the targets
+        and float32 weights (..., length).
+    """
+    task = get_task(task)
+    if objective not in OBJECTIVES:
+        raise ValueError(
+            f"`objective` must be one of {OBJECTIVES}. "
+            f"Received: objective={objective!r}"
+        )
+    check_loss_positions(loss_positions)
+    if task.pixels:
+        real = np.ones(token_ids.shape, bool)
+    else:
+        real = token_ids != task.padding_id
+    if objective == "causal":
+        inputs = token_ids
+        targets = np.zeros_like(token_ids)
+        targets[..., :-1] = token_ids[..., 1:]
+        weights = np.zeros(token_ids.shape, np.float32)
+        weights[..., :-1] = real[..., :-1] & real[..., 1:]
+    else:
+        inputs, targets, weights = mask_tokens(
+            token_ids,
+            mask_rate,
+            task.mask_id,
+            rng,
+            padding_id=task.padding_id,
+            random_fraction=random_fraction,
+            ordinary_ids=task.ordinary_ids,
+        )
+        if loss_positions == "real":
+            weights = real.astype(np.float32)
+    if pixel_targets:
+        if not task.pixels:
+            raise ValueError(
+                "Pixel-value targets (pretrain_loss='l1') need a pixel task "
+                f"(image, pathfinder, pathx, pathx256). Received: "
+                f"task={task.name!r}"
+            )
+        targets = (targets.astype(np.float32) / 255.0)[..., None]
+    return inputs.astype(np.int32), targets, weights
 
 
 def mask_tokens(
@@ -141,8 +160,8 @@ def mask_tokens(
     Args:
         token_ids: integer array `(..., L)`, e.g. `(N, L)` or `(N, 2, L)`.
         rate: float in `[0, 1]`. Fraction of each row's real tokens to
-            select, e.g. `MULTITASK_MASK_RATE` or `SPT_MASK_RATE[task]`.
-        mask_id: int >= 0. The mask token, e.g. `MASK_IDS[task]`.
+            select, e.g. 0.3 (multitask) or a task's `spt_mask_rate`.
+        mask_id: int >= 0. The mask token, e.g. a task's `mask_id`.
         rng: `np.random.Generator`, e.g. `np.random.default_rng(seed)`,
             kept by the caller across steps.
         padding_id: int or None. Id of padding positions, never selected;
@@ -152,7 +171,7 @@ def mask_tokens(
             random ordinary token. Defaults to 1/3 (YCTFS A.4).
         ordinary_ids: the ids a random replacement may take: a
             `(low, high_exclusive)` range, a 1-D array of ids, or a task
-            name (a key of `ORDINARY_IDS`). Required when
+            name (its `Task.ordinary_ids`). Required when
             `random_fraction > 0`. Defaults to `None`.
         keep_fraction: float. Probability that a selected token is left
             unchanged (BERT uses 0.1). Defaults to 0.
@@ -247,64 +266,15 @@ def mask_tokens(
     )
 
 
-def mask_for_task(token_ids, task, rng, *, objective="multitask"):
-    """Applies `mask_tokens()` with a task's ids and a paper's recipe.
-
-    `objective="multitask"` selects `MULTITASK_MASK_RATE` (30%) with a third
-    random replacements (YCTFS A.4); `objective="spt"` selects
-    `SPT_MASK_RATE[task]` (NTFS §2: 50% visual, 15% text, 10% ListOps) and
-    replaces every selected token by the mask token, since NTFS masks
-    without random replacements.
-
-    Args:
-        token_ids: integer array `(..., L)` of the task's token ids.
-        task: str. A key of `MASK_IDS`, e.g. `"listops"`.
-        rng: `np.random.Generator` kept across steps.
-        objective: str. `"multitask"` or `"spt"`. Defaults to
-            `"multitask"`.
-
-    Returns:
-        `(inputs, targets, weights)` as returned by `mask_tokens()`.
-    """
-    if task not in MASK_IDS:
-        raise ValueError(
-            f"Unknown task; expected one of {list(TASKS)}. "
-            f"Received: task={task!r}"
-        )
-    if objective == "multitask":
-        rate, random_fraction = MULTITASK_MASK_RATE, MULTITASK_RANDOM_FRACTION
-    elif objective == "spt":
-        rate, random_fraction = SPT_MASK_RATE[task], 0.0
-    else:
-        raise ValueError(
-            "Unknown objective; expected 'multitask' or 'spt'. "
-            f"Received: objective={objective!r}"
-        )
-    return mask_tokens(
-        token_ids,
-        rate,
-        MASK_IDS[task],
-        rng,
-        padding_id=PADDING_IDS[task],
-        random_fraction=random_fraction,
-        ordinary_ids=ORDINARY_IDS[task],
-    )
-
-
 def _ordinary_ids(ordinary_ids, mask_id, padding_id):
     """Validates `ordinary_ids`; returns a (low, high) tuple or an array."""
     if isinstance(ordinary_ids, str):
-        if ordinary_ids not in ORDINARY_IDS:
-            raise ValueError(
-                f"Unknown task for `ordinary_ids`; expected one of "
-                f"{list(TASKS)}. Received: ordinary_ids={ordinary_ids!r}"
-            )
-        ordinary_ids = ORDINARY_IDS[ordinary_ids]
+        ordinary_ids = get_task(ordinary_ids).ordinary_ids
     if ordinary_ids is None:
         raise ValueError(
             "`ordinary_ids` is required when `random_fraction > 0`: the ids "
             "a random replacement may take, as a (low, high_exclusive) "
-            "range, an array of ids or a task name (see ORDINARY_IDS). "
+            "range, an array of ids or a task name (see lra_keras.tasks). "
             "Received: ordinary_ids=None"
         )
     if isinstance(ordinary_ids, tuple) and len(ordinary_ids) == 2:

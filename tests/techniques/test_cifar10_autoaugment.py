@@ -1,16 +1,21 @@
-"""Tests for lra_keras/augmentation.py (run under every Keras backend)."""
+"""Tests for lra_keras/techniques/cifar10_autoaugment.py and the Image
+augmentation (run under every Keras backend)."""
 
 import inspect
 
 import numpy as np
 import pytest
 
-from lra_keras import augmentation
-from lra_keras.augmentation import CIFAR10Policy
-from lra_keras.augmentation import augment_cifar10
-from lra_keras.augmentation import augment_cifar10_sequence
-from lra_keras.augmentation import autoaugment_magnitude
 from lra_keras.data.image import to_grayscale
+from lra_keras.techniques import cifar10_autoaugment as augmentation
+from lra_keras.techniques.cifar10_autoaugment import CIFAR10Policy
+from lra_keras.techniques.cifar10_autoaugment import autoaugment_magnitude
+from lra_keras.techniques.cifar10_policy import CIFAR10_COLOUR_POLICY
+
+
+def augment_cifar10(images, seed=None, **options):
+    return CIFAR10Policy(seed, **options)(images)
+
 
 OFF = dict(flip_probability=0.0, policy=(), extra_ops=(), affine=None)
 # One batch shape throughout: JAX compiles each eager op once per shape.
@@ -75,7 +80,7 @@ def test_probability_zero_policy_is_identity():
 
 
 def test_labels_are_not_an_input_and_rows_stay_aligned():
-    params = inspect.signature(augment_cifar10).parameters
+    params = inspect.signature(CIFAR10Policy.__call__).parameters
     assert "labels" not in params and "y" not in params
     x = _images()
     # Only the flip runs: each output row comes from the same input row.
@@ -222,10 +227,15 @@ def test_rows_select_the_images_that_change(policy):
     np.testing.assert_array_equal(y[rows], 255 - x[rows])
 
 
-def test_sequence_helper_is_grayscale_of_augmented():
+def test_image_augmentation_is_grayscale_of_the_colour_policy():
+    # `--augment` on Image: flattened colour rows in, LRA grayscale out.
+    import keras
+
     x = _images()
-    seq = augment_cifar10_sequence(x, seed=7)
-    expected = to_grayscale(augment_cifar10(x, seed=7)).reshape(N, 1024)
+    augment = CIFAR10_COLOUR_POLICY.make({}, seed=7)
+    seq = augment(x.reshape(N, -1), np.random.default_rng(0))
+    policy = CIFAR10Policy(keras.random.SeedGenerator(7))
+    expected = to_grayscale(policy(x)).reshape(N, 1024)
     assert seq.shape == (N, 1024) and seq.dtype == np.uint8
     np.testing.assert_array_equal(seq, expected)
 

@@ -1,0 +1,75 @@
+"""The papers' tables as literal rows, one module per source.
+
+- `yctfs`: You Can Train from Scratch, Tables 1, 5-7 and A.2: the
+  Transformer, gMLP and conv rows; S4/S5/MEGA with its techniques;
+  Pathfinder on three sets.
+- `ntfs`: Never Train from Scratch, Tables 4, 5, 8 and C.1: the
+  Transformer on Path-X, DLR; self-pretraining.
+- `s4`: state-spaces/s4 `configs/experiment/lra/*.yaml`: S4 and S4D.
+- `s5`: lindermanlab/S5 `bin/run_experiments/*.sh`: S5.
+- `mega`: facebookresearch/mega `README.lra.md` and
+  `fairseq/models/lra/model.py`: MEGA.
+- `quick`: this library's `quick` preset.
+- `expected`: the accuracies of the papers' result tables.
+
+`PAPER[(task, model)]` is the paper preset trained without extra
+techniques, `TECHNIQUE[(task, model, technique)]` a technique's overrides,
+`AUGMENT[(task, model)]` the overrides of `--augment`. Every row cites its
+source in `source` ("derived:" where no paper runs that (task, model), and
+from which row); tests check the derived rows against the rows they come
+from. `lra_keras.hparams.get_hparams` merges them.
+
+Conventions shared by every family, stated once here (not per row):
+- Every normalisation is LayerNorm: BatchNorm, ScaleNorm and SyncBatchNorm
+  of the S4/S5/MEGA sources become LayerNorm, as NTFS C.1.3 does for DLR.
+- Every family embeds token ids (`keras.layers.Embedding`); S4 and MEGA
+  feed pixels through a linear encoder of the normalised value instead.
+- Linear-decay (MEGA) and warmup+cosine (S4, S5) schedules are "cosine"
+  with the source's warmup steps. YCTFS trains with AdamW and a rate
+  "reduced on training plateau and during the last 10% of the training
+  epochs" (A.2): schedule "plateau", whose values (`plateau_*`,
+  `final_decay_*` in `hparams.COMMON_KEYS`) are the authors' scheduler
+  configs.
+- A source's separate rate for the SSM parameters is `ssm_learning_rate`;
+  those weights (each family's `dynamics`) get no weight decay anyway.
+
+Name mapping from the papers: "Embed dim"/"Features"/d_model/D ->
+hidden_dim, "Depth"/n_layers -> num_layers, "Num attn heads" -> num_heads,
+"FF size" -> intermediate_dim, "H (hidden dim)" -> intermediate_dim,
+"Rotary base freq" -> max_wavelength, "Max epochs" -> epochs, d_state/P ->
+state_dim, J -> num_blocks, MEGA z_dim/n_dim/hidden dim -> key_dim/ema_dim/
+intermediate_dim, "(FT, PT)" -> (learning_rate, pretrain_learning_rate) and
+(batch_size, pretrain_batch_size).
+"""
+
+from lra_keras.presets import mega
+from lra_keras.presets import ntfs
+from lra_keras.presets import s4
+from lra_keras.presets import s5
+from lra_keras.presets import yctfs
+from lra_keras.presets.expected import EXPECTED
+from lra_keras.presets.expected import EXPECTED_LRA
+from lra_keras.presets.expected import expected_accuracy
+from lra_keras.presets.ntfs import COMPUTE_TIED
+from lra_keras.presets.ntfs import SPT_LRA_SIZED
+from lra_keras.presets.quick import QUICK
+from lra_keras.presets.quick import QUICK_FAMILY
+from lra_keras.presets.quick import QUICK_TASK
+from lra_keras.presets.yctfs import YCTFS_TECHNIQUES
+
+PRESETS = ("paper", "quick")
+
+
+def _merge(*tables):
+    merged = {}
+    for table in tables:
+        for key, row in table.items():
+            if key in merged:
+                raise ValueError(f"Two preset modules define {key}.")
+            merged[key] = row
+    return merged
+
+
+PAPER = _merge(yctfs.PAPER, ntfs.PAPER, s4.PAPER, s5.PAPER, mega.PAPER)
+TECHNIQUE = _merge(yctfs.TECHNIQUE, ntfs.TECHNIQUE)
+AUGMENT = _merge(yctfs.AUGMENT)

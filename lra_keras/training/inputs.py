@@ -1,0 +1,108 @@
+"""The input pipeline of a run: the task's splits, then batches.
+
+`load_splits` reads the three splits through the task's loader
+(`lra_keras.tasks`), `make_batches` groups a split into length-bucketed
+batches (`lra_keras.batching`) and, when the run augments or its technique
+transforms batches, wraps them in `lra_keras.techniques.batches`.
+"""
+
+import numpy as np
+
+from lra_keras import data
+from lra_keras.batching import LengthBucketedBatches
+from lra_keras.tasks import get_task
+
+
+def load_splits(task, hp, data_dir=None):
+    """Loads {split: (x, y)}; `<split>_samples` keeps a prefix of a split.
+
+    The loader gets the task's `loader_options` that are set in `hp`. The
+    training split reads `train_difficulty` where the task has difficulty
+    sets (val and test stay on `difficulty`); `"all"` loads each set and
+    keeps `train_samples` of each, as YCTFS trains on three times the hard
+    set's size. With `augment`, the task's augmentation may supply its own
+    training split (`Augmentation.load_train`: CIFAR-10 in colour for the
+    colour policy).
+    """
+    spec = get_task(task)
+    augmentation = None
+    if hp.get("augment"):
+        from lra_keras.techniques import get_augmentation
+
+        augmentation = get_augmentation(spec)
+    options = {k: hp[k] for k in spec.loader_options if hp.get(k) is not None}
+    splits = {}
+    for split in data.SPLITS:
+        keep = hp.get(f"{split}_samples")
+        split_options = dict(options)
+        if split == "train" and hp.get("train_difficulty"):
+            split_options["difficulty"] = hp["train_difficulty"]
+        parts = [split_options]
+        if split_options.get("difficulty") == "all":
+            parts = [dict(split_options, difficulty=d)
+                     for d in spec.difficulties]
+        xs, ys = [], []
+        for part in parts:
+            own = (augmentation.load_train(spec, hp, data_dir)
+                   if split == "train" and augmentation is not None
+                   else None)
+            if own is not None:
+                x, y = own
+            else:
+                x, y = data.load(
+                    spec.name, split, data_dir=data_dir,
+                    max_length=hp["sequence_length"], **part,
+                )
+            if keep:
+                x, y = x[:keep], y[:keep]
+            xs.append(x)
+            ys.append(y)
+        if len(xs) == 1:
+            splits[split] = (xs[0], ys[0])
+        else:
+            splits[split] = (np.concatenate(xs), np.concatenate(ys))
+    return splits
+
+
+def make_batches(x, y, hp, *, shuffle=False, seed=0, augment=None,
+                 transform=None, batch_size=None):
+    """Batches of one split.
+
+    Length-bucketed (`lra_keras.batching`), then, with an `augment`
+    (`Augmentation.make`, for training batches) or a `transform`
+    (`Technique.batch_transform`), transformed batch by batch by
+    `lra_keras.techniques.batches.TechniqueBatches`.
+    """
+    batches = LengthBucketedBatches(
+        x, y, batch_size=batch_size or hp["batch_size"],
+        padding_id=hp.get("padding_id"),
+        bucket_step=hp.get("bucket_step"), shuffle=shuffle, seed=seed,
+    )
+    if augment is None and transform is None:
+        return batches
+    from lra_keras.techniques.batches import TechniqueBatches
+
+    return TechniqueBatches(batches, hp["task"], augment=augment,
+                            transform=transform, seed=seed)
+
+
+def run_batches(task, splits, hp, technique, augmentation=None, seed=0):
+    """The training, validation and test batches of a run.
+
+    Training batches are shuffled, augmented (`augmentation.make`) and
+    transformed for training (`technique.batch_transform(..., True)`);
+    validation batches are transformed for evaluation (the multitask token
+    loss weighs 0 there) and never augmented; test batches are plain, for
+    the classifier alone.
+    """
+    train = make_batches(
+        *splits["train"], hp, shuffle=True, seed=seed,
+        augment=augmentation.make(hp, seed) if augmentation else None,
+        transform=technique.batch_transform(task, hp, training=True),
+    )
+    val = make_batches(
+        *splits["val"], hp,
+        transform=technique.batch_transform(task, hp, training=False),
+    )
+    test = make_batches(*splits["test"], hp)
+    return train, val, test

@@ -1,0 +1,170 @@
+"""One LRA run: load, (pre)train, evaluate, save.
+
+`run(task, hp)` looks up the run's technique and, with `augment`, the
+task's augmentation (`lra_keras.techniques`), and calls their hooks; it
+knows no technique or task by name. The run is resumable: restarted with
+the same `out_dir`, it continues from its last finished epoch (also during
+self-pretraining). See `run_directory` for what it writes.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import keras
+
+from lra_keras import techniques
+from lra_keras._atomic import write_json
+from lra_keras.hparams import get_hparams
+from lra_keras.saving import save_model
+from lra_keras.training.inputs import load_splits
+from lra_keras.training.inputs import run_batches
+from lra_keras.training.optimization import make_callbacks
+from lra_keras.training.optimization import make_optimizer
+from lra_keras.training.run_directory import check_resumable
+from lra_keras.training.run_directory import environment
+from lra_keras.training.run_directory import run_name
+from lra_keras.training.run_directory import save_model_card
+from lra_keras.training.run_directory import val_accuracies
+
+
+def run(
+    task,
+    hp=None,
+    *,
+    data_dir=None,
+    out_dir=None,
+    saved_models_dir="saved_models",
+    export=True,
+    seed=0,
+    verbose="auto",
+    callbacks=(),
+):
+    """Trains, evaluates and saves one model. Returns (model, metrics).
+
+    The technique (`hp["technique"]`) decides what trains: "none" the
+    classifier; "multitask" the classifier plus a token head on the shared
+    encoder, the two losses summed (`multitask_loss_weight`); "spt" first
+    self-pretrains the encoder (in `<out_dir>/pretrain/`), then fine-tunes
+    the classifier from it. `hp["augment"]` augments the training batches.
+    The returned and saved model is always the classifier alone.
+
+    `callbacks` are added after the run's own (schedule, backup, CSV log,
+    best checkpoint).
+    """
+    hp = dict(hp) if hp is not None else get_hparams(task)
+    technique = techniques.get_technique(hp.get("technique", "none"))
+    augmentation = (techniques.get_augmentation(task) if hp.get("augment")
+                    else None)
+    name = run_name(hp)
+    out_dir = Path(out_dir or Path("runs") / name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    backup_dir = out_dir / "backup"
+    resuming = backup_dir.exists()
+    if resuming or (out_dir / "pretrain").exists():
+        check_resumable(out_dir, hp)
+    if not resuming and (out_dir / "metrics.csv").exists():
+        (out_dir / "metrics.csv").unlink()
+    keras.utils.set_random_seed(seed)
+    env = environment()
+    write_json(
+        out_dir / "config.json",
+        dict(hparams=hp, seed=seed, data_dir=data_dir, argv=sys.argv, **env),
+    )
+
+    started = time.time()
+    splits = load_splits(task, hp, data_dir)
+    x_train, y_train = splits["train"]
+    print(
+        f"{task}: {len(y_train)} train / {len(splits['val'][1])} val / "
+        f"{len(splits['test'][1])} test rows of length "
+        f"{hp['sequence_length']}; backend {env['backend']}; "
+        f"technique {technique.name}"
+        f"{', augmented' if augmentation else ''}",
+        flush=True,
+    )
+    pretrain_started = time.time()
+    encoder_weights = technique.pretrain(task, hp, splits, out_dir,
+                                         seed=seed, verbose=verbose)
+    pretrain_seconds = (time.time() - pretrain_started
+                        if encoder_weights is not None else 0.0)
+
+    train, val, test = run_batches(task, splits, hp, technique,
+                                   augmentation, seed=seed)
+    model = technique.build(hp)
+    if encoder_weights is not None:
+        model.get_layer("encoder").load_weights(str(encoder_weights))
+    accuracy_key = technique.compile(
+        model, make_optimizer(hp, len(train) * hp["epochs"]), hp
+    )
+    classifier = technique.classifier(model)
+    best_path = out_dir / "best.weights.h5"
+    # After a resume, only an epoch better than those already logged may
+    # replace the best checkpoint.
+    best_so_far = max(val_accuracies(out_dir, f"val_{accuracy_key}"),
+                      default=None)
+    # The schedule's callbacks come first: their state must be updated
+    # before BackupAndRestore writes the epoch's backup.
+    run_callbacks = make_callbacks(hp) + [
+        keras.callbacks.BackupAndRestore(str(backup_dir)),
+        keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
+        keras.callbacks.ModelCheckpoint(
+            str(best_path),
+            monitor=f"val_{accuracy_key}",
+            mode="max",
+            save_best_only=True,
+            save_weights_only=True,
+            initial_value_threshold=best_so_far,
+        ),
+    ]
+    run_callbacks += list(callbacks)
+    if resuming:
+        print(f"Resuming from {backup_dir}", flush=True)
+    fit_started = time.time()
+    model.fit(
+        train,
+        epochs=hp["epochs"],
+        validation_data=val,
+        callbacks=run_callbacks,
+        verbose=verbose,
+    )
+    fit_seconds = time.time() - fit_started
+    if best_path.exists():
+        model.load_weights(str(best_path))
+    if classifier is not model:
+        # The classifier alone, compiled to be evaluated: the task loss and
+        # accuracy. Keras builds an optimizer on the first evaluation, so
+        # it gets Keras's default one, which never steps.
+        techniques.NONE.compile(classifier, "rmsprop", hp)
+    test = classifier.evaluate(test, return_dict=True, verbose=0)
+    val_acc = val_accuracies(out_dir, f"val_{accuracy_key}")
+    metrics = dict(
+        task=task,
+        model=hp["model"],
+        preset=hp["preset"],
+        technique=technique.name,
+        augment=bool(hp.get("augment")),
+        test_accuracy=float(test["accuracy"]),
+        test_loss=float(test["loss"]),
+        best_val_accuracy=max(val_acc, default=float("nan")),
+        epochs_run=len(val_acc),
+        wall_seconds=round(time.time() - started, 1),
+        fit_seconds=round(fit_seconds, 1),
+        pretrain_seconds=round(pretrain_seconds, 1),
+        num_parameters=int(classifier.count_params()),
+        **env,
+    )
+    model_path = out_dir / "model.keras"
+    save_model(classifier, model_path)
+    write_json(out_dir / "metrics.json", metrics)
+    if saved_models_dir:
+        save_model_card(
+            model_path, hp, metrics, Path(saved_models_dir), name, export
+        )
+    print(
+        f"test accuracy: {metrics['test_accuracy']:.4f} "
+        f"({task}, {hp['model']}, {hp['preset']} preset, "
+        f"{env['backend']}, {metrics['wall_seconds']:.0f} s)",
+        flush=True,
+    )
+    return classifier, metrics
