@@ -10,7 +10,7 @@ in order:
 3. the paper row `presets.PAPER[(task, model)]`;
 4. with a technique (or with `augment`, since YCTFS's published rows are
    its runs with its techniques), `presets.TECHNIQUE[(task, model,
-   "spt" | "multitask")]`; with `augment`, `presets.AUGMENT[(task, model)]`;
+   technique)]`; with `augment`, `presets.AUGMENT[(task, model)]`;
 5. with `preset="quick"`, the quick preset (`presets.quick`);
 6. the user's overrides (unknown keys are an error);
 
@@ -131,17 +131,15 @@ def resolve(task, model="transformer", preset="paper", technique="none",
     row = dict(presets.PAPER[(task, model)])
     sources = [row.pop("source")]
     apply(row, sources[0])
-    if technique in ("spt", "multitask") or augment:
-        # YCTFS rows are its runs with the training techniques: they
-        # apply to the multitask technique and to augmentation alike.
-        name = "spt" if technique == "spt" else "multitask"
+    name = chosen.name if chosen.has_preset_rows else (
+        presets.AUGMENT_TECHNIQUE_ROWS if augment else None)
+    if name is not None:
         row = presets.TECHNIQUE.get((task, model, name))
         if row is None:
             sources.append(
                 f"{name}: no paper row for ({task}, {model}); the "
                 "technique-none hyperparameters"
-                + (", Never Train from Scratch generic SPT defaults"
-                   if technique == "spt" else "")
+                + techniques.get_technique(name).defaults_note
             )
         else:
             row = dict(row)

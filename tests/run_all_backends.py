@@ -5,8 +5,10 @@
 The backend is fixed when Keras is imported, so each backend gets its own
 pytest process with KERAS_BACKEND set. Tests marked `numpy_only` touch no
 backend and run in the first pass only. Tests marked `cross_backend` start a
-process per backend themselves: they run once, in a pytest process beside
-the per-backend passes, and their output is printed after those. Any
+process per backend themselves: they run once, in their own pytest process.
+The passes run in two lanes, one per core: the JAX pass in one, the
+cross-backend, TensorFlow and PyTorch passes in the other; each pass's log
+is printed when it ends. Any
 failure, a missing backend, or a pass that runs no test makes the exit
 status non-zero. The last line is the total, "N passed, N failed".
 """
@@ -15,6 +17,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -62,32 +66,51 @@ def main(argv):
         if code != 0:
             problems.append(f"{name}: pytest exit {code}")
 
+    # Two lanes on the CI's two cores: the JAX pass, the longest (its eager
+    # first calls compile op by op on one thread), in one; the
+    # cross-backend tests (a process per backend, mostly single-threaded
+    # compilation), then the TensorFlow and PyTorch passes in the other.
+    # Each pass's log is printed whole when it ends.
+    passes = []
+    for i, backend in enumerate(BACKENDS):
+        marks = "not large and not cross_backend"
+        if i > 0:
+            marks += " and not numpy_only"
+        passes.append((f"KERAS_BACKEND={backend}", backend, marks,
+                       {"KERAS_BACKEND": backend}, True))
+    cross = ("cross-backend", "cross_backend", "cross_backend and not large",
+             {}, False)
+    lanes = [passes[:1], [cross, *passes[1:]]]
+    printing = threading.Lock()
+    results = []
+
     with tempfile.TemporaryDirectory() as tmp:
-        # The cross-backend tests start a process per backend themselves
-        # and spend much of their time in single-threaded compilation: they
-        # run beside the per-backend passes, and their log follows them.
-        cross_junit = Path(tmp) / "cross_backend.xml"
-        cross_log = open(Path(tmp) / "cross_backend.log", "w+")
-        cross_cmd = _pytest("cross_backend and not large", cross_junit, argv)
-        cross = subprocess.Popen(cross_cmd, cwd=ROOT, stdout=cross_log,
-                                 stderr=subprocess.STDOUT)
-        for i, backend in enumerate(BACKENDS):
-            marks = "not large and not cross_backend"
-            if i > 0:
-                marks += " and not numpy_only"
-            junit = Path(tmp) / f"{backend}.xml"
-            cmd = _pytest(marks, junit, argv)
-            print(f"\n===== KERAS_BACKEND={backend}: {' '.join(cmd[1:])}",
-                  flush=True)
-            env = {**os.environ, "KERAS_BACKEND": backend}
-            code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
-            count(backend, junit, code)
-        code = cross.wait()
-        cross_log.seek(0)
-        print(f"\n===== cross-backend (beside the passes above): "
-              f"{' '.join(cross_cmd[1:])}\n{cross_log.read()}", flush=True)
-        cross_log.close()
-        count("cross_backend", cross_junit, code, required=False)
+
+        def run_lane(lane):
+            for title, name, marks, env, required in lane:
+                junit = Path(tmp) / f"{name}.xml"
+                cmd = _pytest(marks, junit, argv)
+                with open(Path(tmp) / f"{name}.log", "w+") as log:
+                    started = time.monotonic()
+                    code = subprocess.run(
+                        cmd, cwd=ROOT, env={**os.environ, **env},
+                        stdout=log, stderr=subprocess.STDOUT,
+                    ).returncode
+                    log.seek(0)
+                    with printing:
+                        print(f"\n===== {title}: {' '.join(cmd[1:])} "
+                              f"({time.monotonic() - started:.0f} s)\n"
+                              f"{log.read()}", flush=True)
+                results.append((name, junit, code, required))
+
+        threads = [threading.Thread(target=run_lane, args=(lane,))
+                   for lane in lanes]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for name, junit, code, required in results:
+            count(name, junit, code, required)
     for problem in problems:
         print(f"FAILED: {problem}")
     print(f"{passed} passed, {failed} failed, {skipped} skipped")

@@ -59,9 +59,11 @@ def test_every_task_model_preset_and_technique_resolves():
                         assert hp["source"].startswith(paper)
 
 
-def test_every_family_and_task_has_a_quick_row():
-    assert set(QUICK_FAMILY) == set(FAMILIES)
-    assert set(QUICK_TASK) == set(TASKS)
+def test_quick_rows_name_known_families_and_tasks():
+    # A family or task without a quick row keeps its paper row's sizes
+    # beside the quick preset's common scaling (width 64, 2 blocks).
+    assert set(QUICK_FAMILY) <= set(FAMILIES)
+    assert set(QUICK_TASK) <= set(TASKS)
 
 
 def test_every_entry_cites_a_source():

@@ -59,6 +59,10 @@ from lra_keras.presets.yctfs import YCTFS_TECHNIQUES
 
 PRESETS = ("paper", "quick")
 
+# YCTFS's published rows are its runs with its training techniques: with
+# `--augment` (and no technique with rows of its own) they apply too.
+AUGMENT_TECHNIQUE_ROWS = "multitask"
+
 
 def _merge(*tables):
     merged = {}

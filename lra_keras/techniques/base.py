@@ -34,11 +34,20 @@ class Technique:
         keys: dict. The hyperparameters the technique owns, with defaults
             (present in every resolved row).
         source: str. The paper that defines it.
+        has_preset_rows: bool. Papers' rows for this technique are
+            `presets.TECHNIQUE[(task, model, name)]`.
+        defaults_note: str. Added to `source` when a (task, model) has no
+            such row.
     """
 
     name = "none"
     keys = {}
     source = ""
+    # Whether papers publish rows for runs with this technique (looked up
+    # in `presets.TECHNIQUE` under `name`), and what a run without such a
+    # row keeps besides the technique-none row (said in its `source`).
+    has_preset_rows = True
+    defaults_note = ""
 
     def check(self, hp):
         """Validates this technique's keys of `hp` (every row)."""

@@ -11,6 +11,7 @@ from lra_keras.techniques.base import Technique
 class NoTechnique(Technique):
     name = "none"
     source = "the papers' from-scratch rows"
+    has_preset_rows = False
 
 
 NONE = NoTechnique()

@@ -29,6 +29,7 @@ PRETRAIN_LOSSES = ("ce", "l1")
 class SelfPretraining(Technique):
     name = "spt"
     source = "Never Train from Scratch, sections 2-3, Tables 4-5 and 8"
+    defaults_note = ", Never Train from Scratch generic SPT defaults"
     keys = dict(
         spt_mask_rate=0.15,  # masked SPT: share of positions masked
         pretrain_objective="masked",  # "masked" | "causal"
