@@ -12,6 +12,7 @@ standard library, and must stay that way.
 
 import contextlib
 import json
+import math
 import os
 import pathlib
 import secrets
@@ -78,10 +79,22 @@ def atomic_open(path, mode="w", **kwargs):
 
 
 def write_json(path, obj):
-    """Writes `obj` as indented JSON (then a newline) atomically.
+    """Writes `obj` as indented, strict JSON (then a newline) atomically.
 
     Values that JSON cannot hold (paths, numpy scalars) are written as
-    their `str()`.
+    their `str()`; NaN and infinities, which strict JSON has no words
+    for, as `null`.
     """
+    text = json.dumps(_finite(obj), indent=2, default=str, allow_nan=False)
     with atomic_open(path, "w", encoding="utf-8") as f:
-        f.write(json.dumps(obj, indent=2, default=str) + "\n")
+        f.write(text + "\n")
+
+
+def _finite(obj):
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {key: _finite(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(value) for value in obj]
+    return obj

@@ -22,6 +22,8 @@ References:
   keras/src/callbacks/reduce_lr_on_plateau.py.
 """
 
+import math
+
 import keras
 
 from lra_keras.optimizers import ScheduledAdamW
@@ -125,3 +127,49 @@ class ReduceOnTrainingPlateau(keras.callbacks.Callback):
         optimizer.plateau_best.assign(best)
         optimizer.plateau_wait.assign(wait)
         logs["learning_rate"] = _value(optimizer.learning_rate)
+
+
+class NonFiniteLossError(RuntimeError):
+    """A run's loss became NaN or infinite; the run stopped there."""
+
+
+class StopOnNonFiniteLoss(keras.callbacks.Callback):
+    """Raises `NonFiniteLossError` at the first non-finite loss.
+
+    Checked after every training step (`loss`) and at the end of every
+    epoch (`val_loss`), so that an exploded model never reaches the
+    callbacks placed after this one (the epoch's backup, the best
+    checkpoint) nor the code after `fit` (saving, export). Keras's
+    `TerminateOnNaN` only stops `fit`, which then returns normally.
+
+    Args:
+        hint: str. Appended to the error message (what to try, where the
+            last finite state is).
+    """
+
+    def __init__(self, hint=""):
+        super().__init__()
+        self.hint = hint
+        self._epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def _check(self, logs, key, where):
+        value = (logs or {}).get(key)
+        if value is None:
+            return
+        value = _value(value)
+        if not math.isfinite(value):
+            raise NonFiniteLossError(
+                f"The {key.replace('_', ' ')} is {value} at epoch "
+                f"{self._epoch + 1}, {where}: the run stopped. "
+                + self.hint
+            )
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._check(logs, "loss", f"step {batch + 1}")
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._check(logs, "loss", "epoch end")
+        self._check(logs, "val_loss", "validation")

@@ -10,17 +10,28 @@ from lra_keras.techniques import TECHNIQUES
 
 
 def parse_overrides(pairs):
-    """["epochs=3", "learning_rate=1e-4"] -> {"epochs": 3, ...}."""
+    """["epochs=3", "learning_rate=1e-4"] -> {"epochs": 3, ...}.
+
+    Values are Python literals (`3`, `1e-4`, `None`, `True`, `'a'`); any
+    other text is a string (`schedule=cosine`). A key given twice is an
+    error. Types and ranges are checked by `lra_keras.schema`.
+    """
     overrides = {}
     for pair in pairs or []:
         key, sep, text = pair.partition("=")
+        key = key.strip()
         if not sep or not key:
-            raise SystemExit(f"--set expects KEY=VALUE. Received: {pair!r}")
+            raise ValueError(f"--set expects KEY=VALUE. Received: {pair!r}")
+        if key in overrides:
+            raise ValueError(
+                f"--set gives {key} twice ({key}={overrides[key]!r} and "
+                f"{pair!r}); give each key once."
+            )
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError):
             value = text  # a bare string such as schedule=cosine
-        overrides[key.strip()] = value
+        overrides[key] = value
     return overrides
 
 
@@ -45,7 +56,13 @@ def parser_for(task):
     parser.add_argument(
         "--out", default=None,
         help="run directory (default runs/<task>_<model>[_<preset>]); "
-        "rerunning with the same directory resumes an interrupted run",
+        "rerunning with the same settings resumes an interrupted run, or "
+        "prints a finished one's result; other settings are refused",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true",
+        help="replace the run in --out (finished, or interrupted with "
+        "other settings) by a new one",
     )
     parser.add_argument("--saved-models", default="saved_models",
                         help="where the .keras file and SavedModel go")
@@ -70,14 +87,25 @@ def parser_for(task):
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--set", nargs="*", default=[], metavar="KEY=VALUE",
-        help="override hyperparameters, e.g. --set epochs=3 batch_size=16",
+        "--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+        help="override hyperparameters, e.g. --set epochs=3 batch_size=16 "
+        "(may be repeated; python -m lra_keras.hparams lists the keys)",
     )
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error")
     return parser
 
 
 def main(task, argv=None):
-    args = parser_for(task).parse_args(argv)
+    """Runs the recipe of `task`; returns 0, or exits with one line.
+
+    Exit status 2 for usage errors (a bad flag or hyperparameter, a run
+    directory holding another run), 1 for errors while loading data or
+    training (a missing or malformed file, a non-finite loss). `--debug`
+    raises them with their traceback instead.
+    """
+    parser = parser_for(task)
+    args = parser.parse_args(argv)
     try:
         overrides = parse_overrides(args.set)
         if args.pretrain_objective is not None:
@@ -90,16 +118,35 @@ def main(task, argv=None):
         hp = get_hparams(task, args.model, args.preset, args.technique,
                          augment=args.augment, **overrides)
     except ValueError as error:
-        raise SystemExit(f"error: {error}") from None
+        if args.debug:
+            raise
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
     # Imported here so that --help answers without loading a backend.
     from lra_keras.training import run
+    from lra_keras.training.run_directory import RunDirectoryError
 
-    return run(
-        task,
-        hp,
-        data_dir=args.data_dir,
-        out_dir=args.out,
-        saved_models_dir=args.saved_models,
-        export=not args.no_export,
-        seed=args.seed,
-    )
+    try:
+        run(
+            task,
+            hp,
+            data_dir=args.data_dir,
+            out_dir=args.out,
+            saved_models_dir=args.saved_models,
+            export=not args.no_export,
+            seed=args.seed,
+            overwrite=args.overwrite,
+        )
+    except Exception as error:  # one line at the command line
+        if args.debug:
+            raise
+        code = 2 if isinstance(error, RunDirectoryError) else 1
+        parser.exit(code, f"{parser.prog}: error: {_one_line(error)} "
+                          "(--debug shows the traceback)\n")
+    return 0
+
+
+def _one_line(error):
+    text = " ".join(str(error).split()) or type(error).__name__
+    if not isinstance(error, (ValueError, OSError, RuntimeError)):
+        text = f"{type(error).__name__}: {text}"
+    return text

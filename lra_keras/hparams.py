@@ -14,8 +14,11 @@ in order:
 5. with `preset="quick"`, the quick preset (`presets.quick`);
 6. the user's overrides (unknown keys are an error);
 
-then the techniques check their keys, and the chosen technique and
-augmentation derive theirs (e.g. compute-tied SPT sets `epochs`).
+then every value is checked against its key's type and range
+(`lra_keras.schema`), the techniques check their keys, the chosen technique
+and augmentation derive theirs (e.g. compute-tied SPT sets `epochs`), and
+the derived row is checked again: a bad value is an error naming the key
+before any data is loaded.
 `resolve` returns the same row and, for every key, the layer that set it;
 `python -m lra_keras.hparams TASK MODEL [--preset P] [--technique T]
 [--augment] [--set KEY=VALUE ...]` prints them:
@@ -31,6 +34,7 @@ import copy
 import sys
 
 from lra_keras import presets
+from lra_keras import schema
 from lra_keras import techniques
 from lra_keras.models.families import FAMILIES
 from lra_keras.presets import PRESETS
@@ -170,6 +174,7 @@ def resolve(task, model="transformer", preset="paper", technique="none",
     apply(overrides, "override")
     apply(dict(task=task, model=model, preset=preset, technique=technique,
                augment=augment), "get_hparams arguments")
+    schema.check(hp, origins)
     for each in techniques.TECHNIQUES.values():
         each.check(hp)
     before = dict(hp)
@@ -181,6 +186,7 @@ def resolve(task, model="transformer", preset="paper", technique="none",
         augmentation.resolve(hp)
         _mark_derived(hp, before, origins,
                       f"augmentation {augmentation.name!r}")
+    schema.check(hp, origins)
     return hp, origins
 
 
@@ -271,7 +277,8 @@ def main(argv=None):
     parser.add_argument("--technique", default="none",
                         choices=list(techniques.TECHNIQUES))
     parser.add_argument("--augment", action="store_true")
-    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--set", nargs="+", action="extend", default=[],
+                        metavar="KEY=VALUE")
     parser.add_argument("--tables", action="store_true",
                         help="print the papers' numbers kept as data "
                         "(the README's Paper numbers) instead")

@@ -541,6 +541,11 @@ def test_spt_run_fine_tunes_from_the_pretrained_encoder_and_reuses_it(
     fresh.get_layer("encoder").load_weights(str(saved))
     _assert_weights_equal(_encoder_weights(fresh), pretrained)
 
+    # Fine-tuning interrupted after the pretraining finished: only the
+    # config and pretrain/ are left, and a rerun fine-tunes again from it.
+    for name in ("metrics.json", "metrics.csv", "model.keras",
+                 "best.weights.h5"):
+        (out / name).unlink()
     classifier, _ = run("listops", hp, **kwargs)
     assert "Self-pretraining already done" in capsys.readouterr().out
     assert len(spy.models) == 1  # no second pretrainer
@@ -689,12 +694,14 @@ def test_resuming_with_other_hyperparameters_names_the_keys(tmp_path):
     hp = _tiny_hp()
     out = tmp_path / "run"
     (out / "backup").mkdir(parents=True)  # an interrupted run
-    config = json.dumps(dict(hparams=hp, seed=0), default=str)
+    config = json.dumps(dict(hparams=hp, seed=0, data_dir=str(tmp_path)),
+                        default=str)
     (out / "config.json").write_text(config)
-    run_directory.check_resumable(out, hp)  # its own settings resume
+    # its own settings resume
+    assert run_directory.prepare(out, hp, data_dir=tmp_path) is None
     changed = dict(hp, learning_rate=0.5, hidden_dim=8)
-    with pytest.raises(ValueError,
-                       match=r"\['hidden_dim', 'learning_rate'\]"):
+    with pytest.raises(run_directory.RunDirectoryError,
+                       match=r"differing: hidden_dim, learning_rate\)"):
         run("listops", changed, data_dir=tmp_path, out_dir=out,
             saved_models_dir=None, verbose=0)
     assert (out / "config.json").read_text() == config  # left untouched

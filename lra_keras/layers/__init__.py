@@ -1,5 +1,9 @@
 """Backend-agnostic Keras layers for long sequences."""
 
+# A saved run's model was compiled with lra_keras's AdamW: registering it
+# here lets `import lra_keras.layers` then `keras.saving.load_model(path)`
+# load every file a run writes, as the README says.
+from lra_keras import optimizers as _optimizers  # noqa: F401
 from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.attention_kernels import chunked_attention
 from lra_keras.layers.attention_kernels import reference_attention
@@ -22,8 +26,3 @@ from lra_keras.layers.s5 import S5
 from lra_keras.layers.sequence_pooling import SequencePooling
 from lra_keras.layers.state_space import StateSpaceLayer
 from lra_keras.layers.transformer_encoder import TransformerEncoder
-
-# A saved run's model was compiled with lra_keras's AdamW: registering it
-# here lets `import lra_keras.layers` then `keras.saving.load_model(path)`
-# load every file a run writes, as the README says.
-from lra_keras import optimizers as _optimizers  # noqa: E402, F401

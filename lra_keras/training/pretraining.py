@@ -13,6 +13,7 @@ import keras
 
 from lra_keras._atomic import atomic_path
 from lra_keras._atomic import write_json
+from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.models import build_pretrainer
 from lra_keras.models import pretrainer_kwargs
 from lra_keras.training.inputs import make_batches
@@ -106,7 +107,11 @@ def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
         train,
         epochs=epochs,
         validation_data=val,
-        callbacks=make_callbacks(pt_hp) + [
+        callbacks=[StopOnNonFiniteLoss(
+            f"(self-pretraining) The state after its last finished epoch, "
+            f"if any, is in {out_dir / 'backup'}. Try a lower "
+            f"pretrain_learning_rate (now {pt_hp['learning_rate']:g})."
+        )] + make_callbacks(pt_hp) + [
             keras.callbacks.BackupAndRestore(str(out_dir / "backup")),
             keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"),
                                       append=True),

@@ -12,17 +12,21 @@ import time
 from pathlib import Path
 
 import keras
+import numpy as np
 
 from lra_keras import techniques
 from lra_keras._atomic import write_json
+from lra_keras.callbacks import NonFiniteLossError
+from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.hparams import get_hparams
+from lra_keras.saving import load_model
 from lra_keras.saving import save_model
 from lra_keras.training.inputs import load_splits
 from lra_keras.training.inputs import run_batches
 from lra_keras.training.optimization import make_callbacks
 from lra_keras.training.optimization import make_optimizer
-from lra_keras.training.run_directory import check_resumable
 from lra_keras.training.run_directory import environment
+from lra_keras.training.run_directory import prepare
 from lra_keras.training.run_directory import run_name
 from lra_keras.training.run_directory import save_model_card
 from lra_keras.training.run_directory import val_accuracies
@@ -39,6 +43,7 @@ def run(
     seed=0,
     verbose="auto",
     callbacks=(),
+    overwrite=False,
 ):
     """Trains, evaluates and saves one model. Returns (model, metrics).
 
@@ -49,8 +54,16 @@ def run(
     the classifier from it. `hp["augment"]` augments the training batches.
     The returned and saved model is always the classifier alone.
 
-    `callbacks` are added after the run's own (schedule, backup, CSV log,
-    best checkpoint).
+    `callbacks` are added after the run's own (non-finite loss check,
+    schedule, backup, CSV log, best checkpoint).
+
+    A directory holding a finished run with the same settings is not
+    trained again: its model and metrics are returned. One holding a run
+    with other settings is refused (`RunDirectoryError`) unless
+    `overwrite=True`, which removes that run's files first. A NaN or
+    infinite loss stops the run with `NonFiniteLossError`; nothing is
+    saved or exported then, and the last finished epoch's state stays in
+    `backup/` (and the best one in `best.weights.h5`).
     """
     hp = dict(hp) if hp is not None else get_hparams(task)
     technique = techniques.get_technique(hp.get("technique", "none"))
@@ -58,11 +71,19 @@ def run(
                     else None)
     name = run_name(hp)
     out_dir = Path(out_dir or Path("runs") / name)
+    finished = prepare(out_dir, hp, seed=seed, data_dir=data_dir,
+                       overwrite=overwrite)
+    if finished is not None:
+        print(
+            f"{out_dir} holds this run, finished: test accuracy "
+            f"{finished['test_accuracy']:.4f} ({out_dir / 'metrics.json'}). "
+            "Pass --overwrite (overwrite=True) to train it again.",
+            flush=True,
+        )
+        return load_model(out_dir / "model.keras"), finished
     out_dir.mkdir(parents=True, exist_ok=True)
     backup_dir = out_dir / "backup"
     resuming = backup_dir.exists()
-    if resuming or (out_dir / "pretrain").exists():
-        check_resumable(out_dir, hp)
     if not resuming and (out_dir / "metrics.csv").exists():
         (out_dir / "metrics.csv").unlink()
     keras.utils.set_random_seed(seed)
@@ -105,7 +126,13 @@ def run(
                       default=None)
     # The schedule's callbacks come first: their state must be updated
     # before BackupAndRestore writes the epoch's backup.
-    run_callbacks = make_callbacks(hp) + [
+    stop = StopOnNonFiniteLoss(
+        f"Nothing was saved or exported. The state after the last finished "
+        f"epoch, if any, is in {backup_dir} (rerunning resumes from it) and "
+        f"the best one in {best_path}. Try a lower learning_rate (now "
+        f"{hp['learning_rate']:g}) or gradient_clipnorm."
+    )
+    run_callbacks = [stop] + make_callbacks(hp) + [
         keras.callbacks.BackupAndRestore(str(backup_dir)),
         keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
         keras.callbacks.ModelCheckpoint(
@@ -131,6 +158,7 @@ def run(
     fit_seconds = time.time() - fit_started
     if best_path.exists():
         model.load_weights(str(best_path))
+    _check_finite_weights(classifier, out_dir)
     if classifier is not model:
         # The classifier alone, compiled to be evaluated: the task loss and
         # accuracy. Keras builds an optimizer on the first evaluation, so
@@ -168,3 +196,12 @@ def run(
         flush=True,
     )
     return classifier, metrics
+
+
+def _check_finite_weights(model, out_dir):
+    for weight in model.weights:
+        if not np.isfinite(keras.ops.convert_to_numpy(weight)).all():
+            raise NonFiniteLossError(
+                f"The weight {weight.path} of the trained model is not "
+                f"finite; nothing was saved to {out_dir} or exported."
+            )

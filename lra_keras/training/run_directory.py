@@ -71,22 +71,79 @@ def val_accuracies(out_dir, key="val_accuracy"):
         return [float(row[key]) for row in csv.DictReader(f)]
 
 
-def check_resumable(out_dir, hp):
-    """A run directory may only be resumed with its own hyperparameters."""
-    path = Path(out_dir) / "config.json"
-    if not path.exists():
-        return
-    saved = json.loads(path.read_text()).get("hparams", {})
-    current = json.loads(json.dumps(hp, default=str))
-    differ = sorted(k for k in set(saved) | set(current)
-                    if saved.get(k) != current.get(k))
-    if differ:
-        raise ValueError(
-            f"{out_dir} holds an interrupted run with other "
-            f"hyperparameters (differing keys: {differ}). Resume it with "
-            "the same settings, or pass another --out (or delete the "
-            "directory) to start a new run."
+class RunDirectoryError(ValueError):
+    """The run directory holds another run, or is not a directory."""
+
+
+# What a run writes into its directory; `--overwrite` removes these (and
+# nothing else the user may have put there).
+RUN_FILES = ("config.json", "metrics.csv", "metrics.json", "model.keras",
+             "best.weights.h5", "backup", "pretrain")
+
+
+def _settings(hp, seed, data_dir):
+    return json.loads(json.dumps(
+        dict(hparams=hp, seed=seed,
+             data_dir=None if data_dir is None else str(data_dir)),
+        default=str,
+    ))
+
+
+def _differing(saved, current):
+    differ = []
+    for part in ("hparams", "seed", "data_dir"):
+        if part == "hparams":
+            a, b = saved.get(part) or {}, current[part]
+            differ += sorted(k for k in set(a) | set(b)
+                             if a.get(k) != b.get(k))
+        elif saved.get(part) != current[part]:
+            differ.append(part)
+    return differ
+
+
+def prepare(out_dir, hp, *, seed=0, data_dir=None, overwrite=False):
+    """Checks `out_dir` before a run; returns the metrics of a finished run.
+
+    - A new or empty directory: returns None (train).
+    - An interrupted run (`backup/` or `pretrain/` without
+      `metrics.json`) with the same hyperparameters, seed and data:
+      returns None (resume).
+    - A finished run (`metrics.json`) with the same settings: returns its
+      metrics; nothing is trained or overwritten.
+    - Either with other settings: `RunDirectoryError` naming the keys.
+    - `overwrite=True` removes a previous run's files (`RUN_FILES`) first.
+    """
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RunDirectoryError(
+            f"The run directory {out_dir} is a file; pass another --out."
         )
+    present = [name for name in RUN_FILES if (out_dir / name).exists()]
+    if present == ["config.json"]:
+        present = []  # stopped before training: nothing to resume or keep
+    if not present:
+        return None
+    if overwrite:
+        for name in present:
+            path = out_dir / name
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        return None
+    config = out_dir / "config.json"
+    saved = json.loads(config.read_text()) if config.exists() else {}
+    differ = _differing(saved, _settings(hp, seed, data_dir))
+    finished = (out_dir / "metrics.json").exists()
+    if differ:
+        what = "a finished" if finished else "an interrupted"
+        raise RunDirectoryError(
+            f"{out_dir} holds {what} run with other settings (differing: "
+            f"{', '.join(differ)}). Pass another --out for a new run, "
+            "--overwrite to replace it"
+            + ("" if finished else ", or the same settings to resume it")
+            + "."
+        )
+    if finished:
+        return json.loads((out_dir / "metrics.json").read_text())
+    return None
 
 
 def save_model_card(model_path, hp, metrics, saved_models_dir, name, export):

@@ -1,0 +1,206 @@
+"""The type and range of every hyperparameter.
+
+`check(hp)` validates a resolved row (`lra_keras.hparams.resolve` calls it
+after the user's overrides, before any data is loaded): each value must
+have its key's type (an int is not a bool, a bool not an int, `1.5` not
+an int; an int is a float), lie in its range, or be one of its choices;
+a key without a rule is an error too, so a new key needs one here. The
+errors name the key, the value and what is allowed.
+
+Values that only a layer or a technique can judge (an activation's name, a
+family's `init`) are checked there; keys whose meaning depends on others
+(the SPT objective and loss, `multitask_loss_positions`) by the technique
+that owns them (`Technique.check`).
+
+This module imports no Keras backend.
+"""
+
+import dataclasses
+import math
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """What one key accepts.
+
+    Args:
+        kind: `int`, `float`, `bool` or `str`.
+        minimum: number or None. The smallest value allowed (inclusive).
+        maximum: number or None. The largest value allowed (inclusive).
+        positive: bool. Numbers must be > 0 (for a float `minimum=0` would
+            allow 0).
+        choices: tuple or None. The allowed values.
+        optional: bool. `None` is allowed (it means "the default" or "off",
+            as the key's comment in `hparams.COMMON_KEYS` or its owner
+            says).
+    """
+
+    kind: type
+    minimum: float | None = None
+    maximum: float | None = None
+    positive: bool = False
+    choices: tuple | None = None
+    optional: bool = False
+
+    def describe(self):
+        what = {int: "an int", float: "a number", bool: "True or False",
+                str: "a string"}[self.kind]
+        if self.choices is not None:
+            what = f"one of {list(self.choices)}"
+        if self.positive:
+            what += " > 0"
+        if self.minimum is not None:
+            what += f" >= {self.minimum}"
+        if self.maximum is not None:
+            what += f" <= {self.maximum}"
+        return what + (" or None" if self.optional else "")
+
+    def accepts(self, value):
+        if value is None:
+            return self.optional
+        if self.kind is bool:
+            return isinstance(value, bool)
+        if isinstance(value, bool):
+            return False
+        if self.kind is int and not isinstance(value, int):
+            return False
+        if self.kind is float:
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                return False
+        if self.kind is str and not isinstance(value, str):
+            return False
+        if self.choices is not None and value not in self.choices:
+            return False
+        if self.positive and value <= 0:
+            return False
+        if self.minimum is not None and value < self.minimum:
+            return False
+        return self.maximum is None or value <= self.maximum
+
+
+def _count(optional=False):
+    return Rule(int, minimum=1, optional=optional)
+
+
+def _rate(optional=False):
+    # 0 is allowed: it freezes the weights (the tests use it).
+    return Rule(float, minimum=0, optional=optional)
+
+
+def _fraction(**kwargs):
+    return Rule(float, minimum=0, maximum=1, **kwargs)
+
+
+_TEXT = Rule(str)
+
+RULES = dict(
+    # --- identity of the row (set from get_hparams's arguments) ---
+    task=_TEXT,
+    model=_TEXT,
+    preset=_TEXT,
+    technique=_TEXT,
+    augment=Rule(bool),
+    source=_TEXT,
+    # --- data ---
+    sequence_length=_count(),
+    # A size of 0 would keep nothing (and `x[:0]` is no prefix): None
+    # means the whole split.
+    train_samples=_count(optional=True),
+    val_samples=_count(optional=True),
+    test_samples=_count(optional=True),
+    num_samples=_count(optional=True),
+    difficulty=Rule(str, choices=("easy", "intermediate", "hard"),
+                    optional=True),
+    train_difficulty=Rule(str, choices=("easy", "intermediate", "hard",
+                                        "all"), optional=True),
+    towers=Rule(int, minimum=1, maximum=2),
+    bucket_step=_count(optional=True),
+    vocabulary_size=_count(),
+    num_classes=Rule(int, minimum=2),
+    padding_id=Rule(int, minimum=0, optional=True),
+    # --- optimisation ---
+    batch_size=_count(),
+    epochs=_count(),
+    learning_rate=_rate(),
+    ssm_learning_rate=_rate(optional=True),
+    weight_decay=Rule(float, minimum=0),
+    warmup_steps=Rule(int, minimum=0),
+    schedule=Rule(str, choices=("constant", "cosine", "plateau")),
+    plateau_factor=Rule(float, positive=True, maximum=1),
+    plateau_patience=_count(),
+    plateau_min_learning_rate=Rule(float, minimum=0),
+    final_decay_factor=Rule(float, positive=True, maximum=1),
+    final_decay_fraction=_fraction(),
+    gradient_clipnorm=Rule(float, positive=True, optional=True),
+    # --- techniques (their owners check how the keys combine) ---
+    multitask_loss_weight=Rule(float, minimum=0),
+    multitask_mask_rate=_fraction(),
+    multitask_random_fraction=_fraction(),
+    multitask_loss_positions=_TEXT,
+    spt_mask_rate=_fraction(),
+    pretrain_objective=_TEXT,
+    pretrain_loss=_TEXT,
+    pretrain_epochs=Rule(int, minimum=0, optional=True),
+    pretrain_batch_size=_count(optional=True),
+    pretrain_learning_rate=_rate(optional=True),
+    pretrain_share=Rule(float, minimum=0, maximum=1, optional=True),
+    compute_tied_epochs=_count(optional=True),
+    augment_d4=Rule(bool),
+    # --- architecture (`lra_keras.models.families`) ---
+    hidden_dim=_count(),
+    num_layers=_count(),
+    num_heads=_count(),
+    intermediate_dim=_count(),
+    ffn_intermediate_dim=_count(),
+    key_dim=_count(),
+    ema_dim=_count(),
+    state_dim=_count(),
+    num_blocks=_count(),
+    num_kernel_channels=_count(),
+    groups=_count(),
+    kernel_size=_count(optional=True),
+    chunk_size=_count(optional=True),
+    max_positions=_count(optional=True),
+    max_wavelength=_count(),
+    dropout=Rule(float, minimum=0, maximum=1),
+    attention_dropout=Rule(float, minimum=0, maximum=1),
+    dt_min=Rule(float, positive=True),
+    dt_max=Rule(float, positive=True),
+    causal=Rule(bool),
+    prenorm=Rule(bool),
+    rotary_disable_half=Rule(bool),
+    pooling=Rule(str, choices=("mean", "max", "first", "last")),
+    position_embedding=_TEXT,
+    activation=_TEXT,
+    attention_activation=_TEXT,
+    attention_implementation=_TEXT,
+    output_activation=_TEXT,
+    init=_TEXT,
+)
+
+
+def check(hp, origins=None):
+    """Raises ValueError unless every key of `hp` has a rule it meets.
+
+    Args:
+        hp: dict. A resolved row.
+        origins: dict or None. Key -> where its value came from; named in
+            the error.
+    """
+    problems = []
+    for key in sorted(hp):
+        rule = RULES.get(key)
+        where = f" (from {origins[key]})" if origins and key in origins else ""
+        if rule is None:
+            problems.append(f"{key}: no rule in lra_keras.schema.RULES")
+        elif not rule.accepts(hp[key]):
+            problems.append(
+                f"{key}={hp[key]!r}{where}: expected {rule.describe()}"
+            )
+    if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
+        if hp["dt_min"] > hp["dt_max"]:
+            problems.append(
+                f"dt_min={hp['dt_min']!r} > dt_max={hp['dt_max']!r}"
+            )
+    if problems:
+        raise ValueError("Invalid hyperparameter(s): " + "; ".join(problems))

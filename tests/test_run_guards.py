@@ -1,0 +1,119 @@
+"""What a run refuses or stops on: a non-finite loss, a run directory
+holding another run, a finished run started again."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from lra_keras.callbacks import NonFiniteLossError
+from lra_keras.data import listops
+from lra_keras.hparams import get_hparams
+from lra_keras.training import run
+from lra_keras.training.run_directory import RunDirectoryError
+
+# Full-length batches of one shape: one compilation per step function.
+TINY = dict(sequence_length=64, epochs=2, batch_size=10, hidden_dim=8,
+            num_layers=1, num_heads=2, intermediate_dim=16, bucket_step=None)
+
+
+def _write_listops(data_dir):
+    rows = listops.generate(60, seed=2, min_length=10, max_length=60,
+                            num_workers=1)
+    for split, part in (("train", rows[:40]), ("val", rows[40:50]),
+                        ("test", rows[50:])):
+        listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
+    return data_dir
+
+
+def _hp(**overrides):
+    return get_hparams("listops", "transformer", "quick",
+                       **{**TINY, **overrides})
+
+
+class _PoisonWeights(keras.callbacks.Callback):
+    """Sets the first weight to NaN after the first step of an epoch."""
+
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.current = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.current == self.epoch and batch == 0:
+            weight = self.model.weights[0]
+            weight.assign(np.full(weight.shape, np.nan, "float32"))
+
+
+def test_non_finite_loss_stops_the_run_and_saves_nothing(tmp_path):
+    data_dir = _write_listops(tmp_path / "data")
+    out, saved = tmp_path / "run", tmp_path / "saved"
+    with pytest.raises(NonFiniteLossError,
+                       match=r"loss is nan at epoch 2, step 2: the run "
+                       r"stopped\. Nothing was saved"):
+        run("listops", _hp(), data_dir=data_dir, out_dir=out,
+            saved_models_dir=saved, verbose=0,
+            callbacks=[_PoisonWeights(epoch=1)])
+    assert not (out / "model.keras").exists()
+    assert not (out / "metrics.json").exists()
+    assert not saved.exists()
+    # The first epoch's state is kept, finite, and the run resumes from it.
+    assert (out / "backup").exists()
+    assert (out / "best.weights.h5").exists()
+    _, metrics = run("listops", _hp(), data_dir=data_dir, out_dir=out,
+                     saved_models_dir=None, verbose=0)
+    assert metrics["epochs_run"] == 2
+    assert np.isfinite(metrics["test_loss"])
+
+
+def test_an_exploding_learning_rate_is_stopped(tmp_path):
+    data_dir = _write_listops(tmp_path / "data")
+    out = tmp_path / "run"
+    with pytest.raises(NonFiniteLossError, match=r"learning_rate \(now "
+                       r"1e\+30\)"):
+        run("listops", _hp(learning_rate=1e30, epochs=3), data_dir=data_dir,
+            out_dir=out, saved_models_dir=None, verbose=0)
+    assert not (out / "model.keras").exists()
+
+
+def test_finished_run_is_reported_not_trained_again(tmp_path, capsys):
+    data_dir = _write_listops(tmp_path / "data")
+    out = tmp_path / "run"
+    kwargs = dict(data_dir=data_dir, out_dir=out, saved_models_dir=None,
+                  verbose=0)
+    _, first = run("listops", _hp(), **kwargs)
+    files = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    capsys.readouterr()
+
+    model, again = run("listops", _hp(), **kwargs)
+    assert "holds this run, finished: test accuracy" in capsys.readouterr().out
+    assert again == json.loads(json.dumps(first))
+    assert {p.name: p.read_bytes()
+            for p in out.iterdir() if p.is_file()} == files
+    assert model.count_params() == first["num_parameters"]
+
+    # Other settings (or another seed) are refused, naming what differs.
+    with pytest.raises(RunDirectoryError,
+                       match=r"finished run with other settings \(differing:"
+                       r" learning_rate, seed\)"):
+        run("listops", _hp(learning_rate=0.5), **{**kwargs, "seed": 1})
+    assert {p.name: p.read_bytes()
+            for p in out.iterdir() if p.is_file()} == files
+
+    # overwrite=True trains a new run in its place.
+    _, new = run("listops", _hp(epochs=1), overwrite=True, **kwargs)
+    assert new["epochs_run"] == 1
+    assert json.loads((out / "config.json").read_text())["hparams"][
+        "epochs"] == 1
+
+
+def test_run_directory_that_is_a_file_is_refused(tmp_path):
+    path = tmp_path / "taken"
+    path.write_text("not a run")
+    with pytest.raises(RunDirectoryError, match="is a file"):
+        run("listops", _hp(), data_dir=tmp_path, out_dir=path,
+            saved_models_dir=None, verbose=0)
+    assert path.read_text() == "not a run"
