@@ -65,6 +65,26 @@ def test_export_saved_model_takes_a_model_object(tmp_path):
                                rtol=1e-5, atol=1e-5)
 
 
+def test_readme_serving_snippet_runs(tmp_path):
+    import tensorflow as tf
+
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("```python\nimport tensorflow as tf\nmodel = "
+                         "tf.saved_model.load(DIR)")
+    snippet = readme[start:].split("```")[1].removeprefix("python\n")
+    model = build_classifier(
+        task="listops", model="conv", num_classes=3, hidden_dim=8,
+        num_layers=1, vocabulary_size=17, kernel_size=3,
+        intermediate_dim=8, sequence_length=32)
+    out = export.export_saved_model(model, tmp_path / "conv")
+    probe = export.probe_inputs(model)
+    namespace = dict(DIR=str(out), inputs={k: tf.constant(v)
+                                           for k, v in probe.items()})
+    exec(snippet, namespace)
+    np.testing.assert_allclose(np.asarray(namespace["logits"]),
+                               to_numpy(model(probe)), rtol=1e-5, atol=1e-5)
+
+
 def test_probe_inputs_follow_the_model():
     pairs = build_classifier(**{**HP, "towers": 2})
     x = export.probe_inputs(pairs, length=12)

@@ -117,3 +117,12 @@ def test_run_directory_that_is_a_file_is_refused(tmp_path):
         run("listops", _hp(), data_dir=tmp_path, out_dir=path,
             saved_models_dir=None, verbose=0)
     assert path.read_text() == "not a run"
+
+
+def test_an_empty_split_is_an_error_before_training(tmp_path):
+    data_dir = _write_listops(tmp_path / "data")
+    (data_dir / "basic_val.tsv").write_text("Source\tTarget\n")
+    with pytest.raises(ValueError, match=r"The val split of listops has no "
+                       r"rows \(read from .*data\)"):
+        run("listops", _hp(), data_dir=data_dir, out_dir=tmp_path / "run",
+            saved_models_dir=None, verbose=0)

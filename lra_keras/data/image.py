@@ -192,7 +192,17 @@ def read_python_batch(path):
     """
     path = pathlib.Path(path)
     with open(path, "rb") as f:
-        batch = _NumpyOnlyUnpickler(f, encoding="bytes").load()
+        try:
+            batch = _NumpyOnlyUnpickler(f, encoding="bytes").load()
+        except pickle.UnpicklingError as error:
+            raise pickle.UnpicklingError(
+                f"CIFAR-10 python batch {path}: {error}"
+            ) from error
+        except Exception as error:  # any parse failure: name the file
+            raise ValueError(
+                f"CIFAR-10 python batch {path} is not a readable pickle "
+                f"({type(error).__name__}: {error})"
+            ) from error
     if not isinstance(batch, dict) or not {b"data", b"labels"} <= set(batch):
         raise ValueError(
             f"CIFAR-10 python batch {path} must be a dict with the keys "
@@ -354,7 +364,7 @@ def _read_source(split, data_dir):
         found = _find_batches(data_dir)
         if found is not None:
             reader, paths = found
-            parts = [reader(path) for path in paths[split]]
+            parts = _read_batches(reader, paths)[split]
             return (
                 np.concatenate([images for images, _ in parts]),
                 np.concatenate([labels for _, labels in parts]),
@@ -374,6 +384,28 @@ def _read_source(split, data_dir):
             f"{images.dtype} {images.shape}"
         )
     return images, _labels(f"TFDS cifar10 {split}", arrays["label"])
+
+
+def _read_batches(reader, paths):
+    # Every batch of the release holds 10,000 images. A file cut at a
+    # record boundary still reads, so the six batches (read all, whichever
+    # split is asked for) must hold as many images each.
+    parts = {split: [reader(path) for path in group]
+             for split, group in paths.items()}
+    sizes = {path: len(labels)
+             for split, group in paths.items()
+             for path, (_, labels) in zip(group, parts[split])}
+    counts = sorted(set(sizes.values()))
+    if len(counts) > 1:
+        common = max(counts, key=list(sizes.values()).count)
+        odd = {str(p): n for p, n in sizes.items() if n != common}
+        raise ValueError(
+            f"CIFAR-10 batches of unequal size: {odd} where the other "
+            f"batches hold {common} images (every batch of the release "
+            "holds 10,000). A batch file was cut or replaced; extract it "
+            "again."
+        )
+    return parts
 
 
 def _missing_message(data_dir, reason):

@@ -53,6 +53,16 @@ def load_splits(task, hp, data_dir=None):
                     spec.name, split, data_dir=data_dir,
                     max_length=hp["sequence_length"], **part,
                 )
+            if len(y) == 0:
+                source = (f"read from {data_dir}" if data_dir is not None
+                          else "generated, in lra_keras.data.cache_dir()")
+                options_text = f" with {part}" if part else ""
+                raise ValueError(
+                    f"The {split} split of {spec.name}{options_text} has "
+                    f"no rows ({source}); nothing can be "
+                    "trained or evaluated on it. Check the split's file (a "
+                    "header-only TSV, an empty metadata file)."
+                )
             if keep:
                 x, y = x[:keep], y[:keep]
             xs.append(x)

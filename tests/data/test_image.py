@@ -3,6 +3,7 @@
 import io
 import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from tests.data.fake_tfds import FakeBuilder
 pytestmark = pytest.mark.numpy_only
 
 PER_BATCH = 4  # images per training batch file in the fixtures
-NUM_TEST = 3
+NUM_TEST = PER_BATCH  # every batch of the release holds as many
 
 
 def make_cifar(seed=0):
@@ -227,7 +228,12 @@ def test_restricted_unpickler_refuses_code_without_running_it(
 def test_restricted_unpickler_refuses_other_globals(tmp_path):
     path = tmp_path / "data_batch_1"
     path.write_bytes(pickle.dumps({b"data": eval, b"labels": []}))
-    with pytest.raises(pickle.UnpicklingError, match="builtins.eval"):
+    with pytest.raises(pickle.UnpicklingError,
+                       match=rf"{re.escape(str(path))}: .*builtins.eval"):
+        image.read_python_batch(path)
+    path.write_bytes(pickle.dumps({b"data": 1})[:-4])  # truncated
+    with pytest.raises((ValueError, pickle.UnpicklingError),
+                       match=re.escape(str(path))):
         image.read_python_batch(path)
 
 
@@ -261,7 +267,7 @@ def test_split_sizes_and_val_is_the_tail_of_train(cifar):
         sizes[split] = len(y)
         if split == "val":
             np.testing.assert_array_equal(rgb, train_rgb[-6:])
-    assert sizes == {"train": 14, "val": 6, "test": 3}
+    assert sizes == {"train": 14, "val": 6, "test": NUM_TEST}
 
 
 def test_load_image_is_flattened_grayscale(cifar):
@@ -320,6 +326,25 @@ def test_incomplete_folder_names_the_missing_files(cifar):
 
 
 # === TFDS ===
+
+
+@pytest.mark.parametrize("layout", ["bin", "py"])
+def test_batch_cut_at_a_record_boundary_is_refused(cifar, layout):
+    root, batches = cifar
+    if layout == "bin":
+        folder = root / "bin" / "cifar-10-batches-bin"
+        path = folder / "test_batch.bin"
+        path.write_bytes(path.read_bytes()[: 2 * 3073])  # 2 of 4 records
+    else:
+        folder = root / "py" / "cifar-10-batches-py"
+        rgb, labels = batches[5]
+        path = folder / "test_batch"
+        path.write_bytes(python2_pickle(
+            {"labels": [int(v) for v in labels[:2]], "data": planes(rgb[:2])}))
+    for split in ("test", "train"):
+        with pytest.raises(ValueError, match=rf"unequal size: \{{'{path}': "
+                           rf"2\}} where the other batches hold 4"):
+            image.load_image(split, data_dir=folder)
 
 
 def test_tfds_cifar10_when_prepared_splits_like_lra(tmp_path, monkeypatch):

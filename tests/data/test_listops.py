@@ -454,6 +454,18 @@ def test_load_generates_once_then_reads(tmp_path, monkeypatch):
     )
 
 
+def test_truncated_generated_cache_is_an_error_not_a_short_split(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path))
+    data.load("listops", "train", **TINY)
+    (path,) = tmp_path.glob("listops/*/basic_train.tsv")
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:26]))  # cut at a line boundary
+    with pytest.raises(ValueError, match=r"basic_train.tsv holds 25 rows; "
+                       r"its .complete marker records num_train=50"):
+        data.load("listops", "train", **TINY)
+
+
 def test_cache_dir_default_and_override(monkeypatch, tmp_path):
     monkeypatch.delenv("LRA_KERAS_DATA", raising=False)
     assert data.cache_dir() == pathlib.Path.home() / ".cache" / "lra_keras"

@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -233,7 +234,17 @@ def test_pickled_metadata_with_code_is_refused(tmp_path):
     path = tmp_path / "curv_contour_length_14" / "metadata" / "0.npy"
     with open(path, "wb") as f:
         np.save(f, np.array([[os.getcwd]], dtype=object), allow_pickle=True)
-    with pytest.raises(Exception, match="Refusing to load"):
+    with pytest.raises(Exception, match=rf"{re.escape(str(path))}: "
+                       "Refusing to load"):
+        pathfinder.read_official(tmp_path, "hard", 32)
+
+
+def test_corrupt_npy_header_names_the_file(tmp_path):
+    _fixture(tmp_path, 4)
+    path = tmp_path / "curv_contour_length_14" / "metadata" / "0.npy"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + b"\x10\x00" + b"{garbage" * 2)
+    with pytest.raises(ValueError, match=rf"Unreadable metadata file "
+                       rf"{re.escape(str(path))}"):
         pathfinder.read_official(tmp_path, "hard", 32)
 
 

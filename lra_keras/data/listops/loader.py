@@ -98,7 +98,17 @@ def load_listops(
     directory = _cache_directory(seed, sizes, params)
     if not (directory / _COMPLETE_MARKER).exists():
         _generate_files(directory, seed, sizes, params, num_workers)
-    return read_tsv(directory / _FILE_NAMES[split], max_length)
+    path = directory / _FILE_NAMES[split]
+    x, y = read_tsv(path, max_length)
+    expected = sizes[f"num_{split}"]
+    if len(y) != expected:
+        raise ValueError(
+            f"The generated ListOps file {path} holds {len(y)} rows; its "
+            f"{_COMPLETE_MARKER} marker records num_{split}={expected}. "
+            "The cache was damaged (truncated or edited); delete "
+            f"{directory} to generate it again."
+        )
+    return x, y
 
 
 _GENERATOR_DEFAULTS = dict(

@@ -188,6 +188,17 @@ class _ArrayUnpickler(pickle.Unpickler):
 
 def _load_npy(path, payload):
     try:
+        return _parse_npy(path, payload)
+    except Exception as error:  # any parse failure: name the file
+        if str(path) in str(error):
+            raise
+        raise ValueError(
+            f"Unreadable metadata file {path}: {error}"
+        ) from error
+
+
+def _parse_npy(path, payload):
+    try:
         return np.load(io.BytesIO(payload), allow_pickle=False)
     except ValueError:
         pass
