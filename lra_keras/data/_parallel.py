@@ -2,7 +2,9 @@
 
 import collections
 import concurrent.futures
+import contextlib
 import multiprocessing
+import sys
 import time
 
 
@@ -36,7 +38,7 @@ def run_in_order(function, tasks, on_result, num_workers, remaining,
     # "spawn" starts clean interpreters. "fork" would copy a parent in which
     # JAX or TensorFlow may already run threads, which can deadlock.
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(
+    with _main_not_rerun(), concurrent.futures.ProcessPoolExecutor(
         max_workers=num_workers, mp_context=context
     ) as pool:
         futures = collections.deque()
@@ -52,3 +54,32 @@ def run_in_order(function, tasks, on_result, num_workers, remaining,
         finally:
             for future in futures:
                 future.cancel()
+
+
+@contextlib.contextmanager
+def _main_not_rerun():
+    """Spawned workers do not re-run the user's `__main__`.
+
+    A spawned worker imports the parent's main module (found through its
+    `__spec__` or `__file__`) before it runs anything, so a script that
+    calls a generator at top level, without `if __name__ == "__main__":`
+    (or piped through `python -`), would run again in every worker and
+    start pools of its own. The workers only run functions of this
+    package, so the main module is hidden from them while the pool runs.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    missing = object()
+    saved = {name: getattr(main, name, missing)
+             for name in ("__spec__", "__file__")}
+    main.__spec__ = None
+    if saved["__file__"] is not missing:
+        del main.__file__
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is not missing:
+                setattr(main, name, value)

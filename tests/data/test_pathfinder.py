@@ -371,3 +371,35 @@ def test_missing_official_data_says_what_to_download(tmp_path):
     assert "lra_release.gz" in message
     assert "storage.googleapis.com/long-range-arena" in message
     assert "pathfinder128" in message
+
+
+_UNGUARDED_SCRIPT = """
+from lra_keras.data.pathfinder import generator
+generator._POOL_MIN_SECONDS = 0.0  # start the pool even for a few images
+generator._CHUNK_SIZE[32] = 4  # three tasks
+images, labels = generator.generate(12, seed=3, num_workers=2)
+print("SUM", int(images.astype("int64").sum()), labels.tolist())
+"""
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_generator_pool_works_in_a_script_without_main_guard(tmp_path, how):
+    # Spawned workers used to import the script as their main module and
+    # run its top level again, starting pools of their own:
+    # BrokenProcessPool.
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).parents[2])}
+    if how == "file":
+        script = tmp_path / "script.py"
+        script.write_text(_UNGUARDED_SCRIPT)
+        cmd, stdin = [sys.executable, str(script)], None
+    else:
+        cmd, stdin = [sys.executable, "-"], _UNGUARDED_SCRIPT
+    result = subprocess.run(cmd, input=stdin, capture_output=True, text=True,
+                            cwd=tmp_path, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    images, labels = pathfinder.generate(12, seed=3, num_workers=1)
+    assert f"SUM {int(images.astype(np.int64).sum())} {labels.tolist()}" in (
+        result.stdout)

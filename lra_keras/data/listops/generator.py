@@ -107,8 +107,8 @@ def generate(
     trees/s). `benchmarks/listops_generator.py` measures the throughput.
     Worker processes are started with
     "spawn", which is safe when JAX, TensorFlow or PyTorch are already
-    imported; as with any `multiprocessing` code, scripts must call this
-    under `if __name__ == "__main__":`.
+    imported; they do not re-run the calling script, so no
+    `if __name__ == "__main__":` guard is needed.
 
     Args:
         num_samples: int. Number of distinct trees to return.

@@ -185,9 +185,9 @@ def generate(
     exactly `num_samples // 2` positives (an odd one, one more or one less).
 
     Worker processes are started with "spawn", which is safe when JAX,
-    TensorFlow or PyTorch are already imported; as with any
-    `multiprocessing` code, scripts must call this under
-    `if __name__ == "__main__":`. `benchmarks/pathfinder_generator.py`
+    TensorFlow or PyTorch are already imported; they do not re-run the
+    calling script, so no `if __name__ == "__main__":` guard is needed
+    (scripts, notebooks and `python -` alike). `benchmarks/pathfinder_generator.py`
     measures the throughput.
 
     Args:
