@@ -187,8 +187,8 @@ def generate(
     Worker processes are started with "spawn", which is safe when JAX,
     TensorFlow or PyTorch are already imported; they do not re-run the
     calling script, so no `if __name__ == "__main__":` guard is needed
-    (scripts, notebooks and `python -` alike). `benchmarks/pathfinder_generator.py`
-    measures the throughput.
+    (scripts, notebooks and `python -` alike).
+    `benchmarks/pathfinder_generator.py` measures the throughput.
 
     Args:
         num_samples: int. Number of images.
