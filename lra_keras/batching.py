@@ -41,7 +41,10 @@ class LengthBucketedBatches(keras.utils.PyDataset):
             at L). None or 0 disables trimming.
         shuffle: bool. Reshuffle rows (within length buckets) and batch order
             every epoch.
-        seed: int. Seed of the shuffling.
+        seed: int. Seed of the shuffling. Epoch `e`'s order is drawn from
+            `np.random.default_rng((seed, e))`: a function of the epoch
+            alone, so a run resumed at epoch `e` (`set_epoch`, done by
+            `EpochSync`) sees the order an uninterrupted run sees.
     """
 
     def __init__(self, x, y=None, batch_size=32, padding_id=0,
@@ -61,7 +64,9 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         self.batch_size = int(batch_size)
         self.padding_id = padding_id
         self.shuffle = bool(shuffle)
-        self.rng = np.random.default_rng(seed)
+        self.seed = int(seed)
+        self.epoch = 0
+        self._pinned = False
         full = x.shape[-1]
         self.bucket_length = np.full(len(x), full)
         if padding_id is not None and bucket_step:
@@ -76,9 +81,10 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         self._make_batches()
 
     def _make_batches(self):
+        rng = np.random.default_rng((self.seed, self.epoch))
         order = np.arange(len(self.x))
         if self.shuffle:
-            order = self.rng.permutation(order)
+            order = rng.permutation(order)
         # Stable sort keeps the shuffled order inside each bucket.
         order = order[np.argsort(self.bucket_length[order], kind="stable")]
         batches = []
@@ -87,7 +93,7 @@ class LengthBucketedBatches(keras.utils.PyDataset):
             batches += [rows[i:i + self.batch_size]
                         for i in range(0, len(rows), self.batch_size)]
         if self.shuffle:
-            batches = [batches[i] for i in self.rng.permutation(len(batches))]
+            batches = [batches[i] for i in rng.permutation(len(batches))]
         # Keras's TensorFlow adapter fixes the tensor spec from the first two
         # batches: when they differ in length, the length dimension stays
         # unconstrained and later lengths are accepted.
@@ -111,6 +117,41 @@ class LengthBucketedBatches(keras.utils.PyDataset):
             return (inputs,)
         return inputs, self.y[rows]
 
+    def set_epoch(self, epoch):
+        """Makes the batches those of `epoch` (0-based); from now on only
+        `set_epoch` changes the epoch, not Keras's `on_epoch_end` calls
+        (which also come at the start of `fit` and of every evaluation)."""
+        self._pinned = True
+        if epoch != self.epoch:
+            self.epoch = int(epoch)
+            if self.shuffle:
+                self._make_batches()
+
     def on_epoch_end(self):
-        if self.shuffle:
-            self._make_batches()
+        if not self._pinned:
+            self.epoch += 1
+            if self.shuffle:
+                self._make_batches()
+
+
+class EpochSync(keras.callbacks.Callback):
+    """Tells datasets the epoch `fit` is in, at the start of each epoch.
+
+    Keras numbers epochs in `fit` (a resumed run starts at the epoch
+    `BackupAndRestore` recorded) but a `PyDataset` only hears
+    `on_epoch_end()`, also at the start of `fit` and of each evaluation,
+    so counting those calls restarts at 0 on resume. With this callback
+    (placed first) each dataset's random streams follow Keras's epoch.
+
+    Args:
+        datasets: objects with a `set_epoch(epoch)` method
+            (`LengthBucketedBatches`, `TechniqueBatches`).
+    """
+
+    def __init__(self, *datasets):
+        super().__init__()
+        self.datasets = [d for d in datasets if hasattr(d, "set_epoch")]
+
+    def on_epoch_begin(self, epoch, logs=None):
+        for dataset in self.datasets:
+            dataset.set_epoch(epoch)

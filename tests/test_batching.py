@@ -120,3 +120,26 @@ def test_pairs_are_trimmed_to_their_longer_document():
                                       pairs[rows, :, :width] != 0)
         assert not pairs[rows, :, width:].any()
     assert sorted(seen) == list(range(len(x)))
+
+
+def test_shuffled_order_is_a_function_of_seed_and_epoch():
+    x = np.tile(np.arange(1, 41)[:, None], (1, 8)).astype(np.int32)
+    y = np.arange(40, dtype=np.int32)
+
+    def order(batches):
+        return [batches[i][1].tolist() for i in range(len(batches))]
+
+    counted = LengthBucketedBatches(x, y, batch_size=8, shuffle=True, seed=3)
+    epochs = [order(counted)]
+    for _ in range(2):
+        counted.on_epoch_end()
+        epochs.append(order(counted))
+    assert epochs[0] != epochs[1] != epochs[2]
+    # A fresh dataset told the epoch (as EpochSync does on resume) gives
+    # that epoch's order; later on_epoch_end calls no longer move it.
+    fresh = LengthBucketedBatches(x, y, batch_size=8, shuffle=True, seed=3)
+    fresh.set_epoch(2)
+    fresh.on_epoch_end()
+    assert order(fresh) == epochs[2]
+    fresh.set_epoch(1)
+    assert order(fresh) == epochs[1]

@@ -1,6 +1,7 @@
 """What a run refuses or stops on: a non-finite loss, a run directory
 holding another run, a finished run started again."""
 
+import csv
 import json
 
 import keras
@@ -126,3 +127,51 @@ def test_an_empty_split_is_an_error_before_training(tmp_path):
                        r"rows \(read from .*data\)"):
         run("listops", _hp(), data_dir=data_dir, out_dir=tmp_path / "run",
             saved_models_dir=None, verbose=0)
+
+
+class _InterruptAfterEpoch(keras.callbacks.Callback):
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == self.epoch:
+            raise KeyboardInterrupt
+
+
+class _FinalWeights(keras.callbacks.Callback):
+    def on_train_end(self, logs=None):
+        self.weights = [keras.ops.convert_to_numpy(w)
+                        for w in self.model.weights]
+
+
+def _epoch_rows(out):
+    with open(out / "metrics.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("technique", ["none", "multitask"])
+def test_resumed_run_equals_an_uninterrupted_one(tmp_path, technique):
+    # The shuffle and the technique's masks follow Keras's epoch: a run
+    # interrupted after its first epoch and resumed trains on the batches,
+    # logs the losses and ends with the weights of a run that was never
+    # interrupted (the random streams used to restart, so the resumed
+    # epoch 2 replayed epoch 1's order and masks).
+    data_dir = _write_listops(tmp_path / "data")
+    hp = get_hparams("listops", "transformer", "quick", technique,
+                     **{**TINY, "epochs": 3, "batch_size": 8})
+    kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0)
+    straight = _FinalWeights()
+    run("listops", hp, out_dir=tmp_path / "a", callbacks=[straight],
+        **kwargs)
+    with pytest.raises(KeyboardInterrupt):
+        run("listops", hp, out_dir=tmp_path / "b",
+            callbacks=[_InterruptAfterEpoch(0)], **kwargs)
+    keras.utils.clear_session()
+    resumed = _FinalWeights()
+    run("listops", hp, out_dir=tmp_path / "b", callbacks=[resumed],
+        **kwargs)
+    assert _epoch_rows(tmp_path / "b") == _epoch_rows(tmp_path / "a")
+    assert len(straight.weights) == len(resumed.weights)
+    for a, b in zip(straight.weights, resumed.weights):
+        np.testing.assert_array_equal(a, b)

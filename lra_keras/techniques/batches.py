@@ -44,6 +44,7 @@ class TechniqueBatches(keras.utils.PyDataset):
         self.transform = transform
         self.seed = int(seed)
         self.epoch = 0
+        self._pinned = False
 
     def __len__(self):
         return len(self.batches)
@@ -60,6 +61,15 @@ class TechniqueBatches(keras.utils.PyDataset):
             return {"token_ids": token_ids, "padding_mask": mask}, y
         return self.transform(token_ids, mask, y, rng)
 
+    def set_epoch(self, epoch):
+        """Pins the epoch of the random streams (and of the wrapped
+        batches' order); see `lra_keras.batching.EpochSync`."""
+        self._pinned = True
+        self.epoch = int(epoch)
+        if hasattr(self.batches, "set_epoch"):
+            self.batches.set_epoch(epoch)
+
     def on_epoch_end(self):
         self.batches.on_epoch_end()
-        self.epoch += 1
+        if not self._pinned:
+            self.epoch += 1

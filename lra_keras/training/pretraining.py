@@ -13,6 +13,7 @@ import keras
 
 from lra_keras._atomic import atomic_path
 from lra_keras._atomic import write_json
+from lra_keras.batching import EpochSync
 from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.models import build_pretrainer
 from lra_keras.models import pretrainer_kwargs
@@ -106,8 +107,9 @@ def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
     model.fit(
         train,
         epochs=epochs,
+        shuffle=False,  # the batches shuffle themselves (see run.py)
         validation_data=val,
-        callbacks=[StopOnNonFiniteLoss(
+        callbacks=[EpochSync(train, val), StopOnNonFiniteLoss(
             f"(self-pretraining) The state after its last finished epoch, "
             f"if any, is in {out_dir / 'backup'}. Try a lower "
             f"pretrain_learning_rate (now {pt_hp['learning_rate']:g})."

@@ -16,6 +16,7 @@ import numpy as np
 
 from lra_keras import techniques
 from lra_keras._atomic import write_json
+from lra_keras.batching import EpochSync
 from lra_keras.callbacks import NonFiniteLossError
 from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.hparams import get_hparams
@@ -132,7 +133,9 @@ def run(
         f"the best one in {best_path}. Try a lower learning_rate (now "
         f"{hp['learning_rate']:g}) or gradient_clipnorm."
     )
-    run_callbacks = [stop] + make_callbacks(hp) + [
+    # EpochSync first: the epoch's data streams are set before anything
+    # reads a batch, from Keras's epoch (right after a resume too).
+    run_callbacks = [EpochSync(train, val), stop] + make_callbacks(hp) + [
         keras.callbacks.BackupAndRestore(str(backup_dir)),
         keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
         keras.callbacks.ModelCheckpoint(
@@ -151,6 +154,10 @@ def run(
     model.fit(
         train,
         epochs=hp["epochs"],
+        # The batches shuffle themselves from (seed, epoch); Keras's own
+        # shuffle of a PyDataset's batch order draws from Python's global
+        # `random`, which restarts on resume.
+        shuffle=False,
         validation_data=val,
         callbacks=run_callbacks,
         verbose=verbose,
