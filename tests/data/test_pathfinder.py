@@ -296,6 +296,20 @@ def test_splits_are_lra_80_10_10_disjoint_after_dropping_empty(tmp_path):
     np.testing.assert_array_equal(parts["test"][1], labels[36:])
 
 
+def test_num_samples_takes_a_prefix_of_the_official_files(tmp_path):
+    # --preset quick sets num_samples; it used to be refused with
+    # --data-dir. It takes the first samples, then LRA's 80/10/10 split.
+    images, labels = _fixture(tmp_path / "pathfinder32", 40)
+    flat = images.reshape(40, -1)
+    x, y = pathfinder.load_pathfinder("val", data_dir=tmp_path,
+                                      num_samples=20)
+    np.testing.assert_array_equal(x, flat[16:18])
+    np.testing.assert_array_equal(y, labels[16:18])
+    with pytest.raises(ValueError, match=r"num_samples=50, but .*"
+                       r"curv_contour_length_14 holds 40 samples"):
+        pathfinder.load_pathfinder("val", data_dir=tmp_path, num_samples=50)
+
+
 def test_data_dir_may_be_the_release_or_its_parents(tmp_path):
     root = tmp_path / "lra_release" / "pathfinder32"
     images, _ = _fixture(root, 10)
@@ -361,7 +375,7 @@ def test_loader_validates_arguments(tmp_path):
     with pytest.raises(ValueError, match="Received: difficulty='medium'"):
         pathfinder.load_pathfinder("train", difficulty="medium")
     with pytest.raises(ValueError, match="num_samples"):
-        pathfinder.load_pathfinder("train", data_dir=tmp_path, num_samples=5)
+        pathfinder.load_pathfinder("train", data_dir=tmp_path, num_samples=0)
 
 
 def test_missing_official_data_says_what_to_download(tmp_path):

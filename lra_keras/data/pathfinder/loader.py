@@ -160,9 +160,12 @@ def load_pathfinder(
             pixel is a token. Defaults to `None`.
         difficulty: str. `"easy"`, `"intermediate"`, `"hard"` or `"all"`.
             Defaults to `"hard"`, as LRA.
-        num_samples: int or None. Generated samples per difficulty;
-            `None` is the size of the LRA release, `DATASET_SIZE`
-            (200,000). Only for generated data. Defaults to `None`.
+        num_samples: int or None. Samples per difficulty, taken before
+            the split: the first `num_samples` generated, or (with
+            `data_dir`) the first `num_samples` of the official files in
+            metadata order, so `--preset quick` also runs on them. `None`
+            is every official sample, or `DATASET_SIZE` (200,000, the
+            release's size) generated. Defaults to `None`.
         seed: int. Generator seed; ignored with `data_dir`. Defaults to 0.
         resolution: int. Image side, one of `RESOLUTIONS`. Defaults to 32.
         progress: bool. Whether to show progress bars. Defaults to `True`.
@@ -186,11 +189,7 @@ def load_pathfinder(
     difficulties = list(DIFFICULTIES) if difficulty == "all" else [difficulty]
     if data_dir is not None:
         if num_samples is not None:
-            raise ValueError(
-                "`num_samples` applies only to generated data "
-                f"(data_dir=None). Received: data_dir={str(data_dir)!r}, "
-                f"num_samples={num_samples}"
-            )
+            _check_int("num_samples", num_samples, minimum=1)
         root = _find_root(data_dir, resolution)
     else:
         if num_samples is None:
@@ -212,7 +211,14 @@ def load_pathfinder(
                 f"{RELEASE_URL} and extract it."
             )
         x, y, valid = _read_difficulty(root, name, resolution, progress)
-        if data_dir is None:
+        if num_samples is not None:
+            if len(y) < num_samples:
+                folder = root / DIFFICULTIES[name]
+                raise ValueError(
+                    f"num_samples={num_samples}, but {folder} holds "
+                    f"{len(y)} samples. Ask for at most {len(y)}, or "
+                    "None for all of them."
+                )
             x, y, valid = x[:num_samples], y[:num_samples], valid[:num_samples]
         begin, end = _split_bounds(len(y))[split]
         x, y, keep = x[begin:end], y[begin:end], valid[begin:end]
