@@ -34,3 +34,22 @@ def available_cpus():
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def check_writable(directory, what):
+    """Creates `directory` and checks a file can be written in it, before
+    any long work whose result goes there; the error names
+    `LRA_KERAS_DATA`, which moves the cache."""
+    directory = os.fspath(directory)
+    probe = os.path.join(directory, f".write-test-{os.getpid()}")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(probe, "wb"):
+            pass
+        os.remove(probe)
+    except OSError as error:
+        raise OSError(
+            f"Cannot write {what} into {directory} ({error.strerror or error})."
+            " Set LRA_KERAS_DATA to a writable directory (the data cache), "
+            "or pass --data-dir with the official files."
+        ) from error

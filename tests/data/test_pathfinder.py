@@ -310,6 +310,45 @@ def test_num_samples_takes_a_prefix_of_the_official_files(tmp_path):
         pathfinder.load_pathfinder("val", data_dir=tmp_path, num_samples=50)
 
 
+def test_decoded_cache_follows_images_rewritten_in_place(tmp_path,
+                                                        monkeypatch):
+    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path / "cache"))
+    images, _ = _fixture(tmp_path, 8)
+    x, _ = pathfinder.read_official(tmp_path, "hard", 32)
+    np.testing.assert_array_equal(x, images.reshape(8, -1))
+    # Image 3 replaced by another of the same size, its time set apart.
+    from PIL import Image
+
+    path = tmp_path / "curv_contour_length_14" / "imgs" / "0" / "sample_3.png"
+    stat = path.stat()
+    Image.fromarray(255 - images[3]).save(path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    x, _ = pathfinder.read_official(tmp_path, "hard", 32)
+    np.testing.assert_array_equal(x[3], (255 - images[3]).reshape(-1))
+
+
+def test_damaged_or_unwritable_decoded_cache_decodes_again(tmp_path,
+                                                          monkeypatch):
+    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path / "cache"))
+    images, _ = _fixture(tmp_path, 8)
+    pathfinder.read_official(tmp_path, "hard", 32)
+    (cached,) = (tmp_path / "cache" / "pathfinder_decoded").glob("*.x.npy")
+    cached.write_bytes(cached.read_bytes()[:100])
+    with pytest.warns(UserWarning, match="damaged decoded-Pathfinder cache"):
+        x, _ = pathfinder.read_official(tmp_path, "hard", 32)
+    np.testing.assert_array_equal(x, images.reshape(8, -1))
+    x, _ = pathfinder.read_official(tmp_path, "hard", 32)  # rewritten
+    np.testing.assert_array_equal(x, images.reshape(8, -1))
+    # A cache directory that cannot be created (its parent is a file, as a
+    # read-only LRA_KERAS_DATA would refuse it): the files still read.
+    blocked = tmp_path / "blocked"
+    blocked.write_text("")
+    monkeypatch.setenv("LRA_KERAS_DATA", str(blocked / "cache"))
+    with pytest.warns(UserWarning, match="Could not write the decoded"):
+        x, _ = pathfinder.read_official(tmp_path, "hard", 32)
+    np.testing.assert_array_equal(x, images.reshape(8, -1))
+
+
 def test_data_dir_may_be_the_release_or_its_parents(tmp_path):
     root = tmp_path / "lra_release" / "pathfinder32"
     images, _ = _fixture(root, 10)
@@ -417,3 +456,16 @@ def test_generator_pool_works_in_a_script_without_main_guard(tmp_path, how):
     images, labels = pathfinder.generate(12, seed=3, num_workers=1)
     assert f"SUM {int(images.astype(np.int64).sum())} {labels.tolist()}" in (
         result.stdout)
+
+
+def test_unwritable_cache_is_refused_before_generating(tmp_path, monkeypatch):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("")  # LRA_KERAS_DATA below a file: not writable
+    monkeypatch.setenv("LRA_KERAS_DATA", str(blocked / "cache"))
+    calls = []
+    monkeypatch.setattr(generator, "_generate_chunk",
+                        lambda *a: calls.append(a))
+    with pytest.raises(OSError, match=r"Cannot write generated "
+                       r"Pathfinder-32 images into .*Set LRA_KERAS_DATA"):
+        pathfinder.load_pathfinder("train", num_samples=4, progress=False)
+    assert not calls

@@ -10,6 +10,7 @@ import pathlib
 
 from lra_keras._atomic import atomic_open
 from lra_keras.data._checks import check_int as _check_int
+from lra_keras.data._checks import check_writable
 from lra_keras.data.listops.generator import _generator_params
 from lra_keras.data.listops.generator import generate
 from lra_keras.data.listops.tsv import read_tsv
@@ -137,6 +138,7 @@ def _cache_directory(seed, sizes, params):
 
 def _generate_files(directory, seed, sizes, params, num_workers):
     total = sum(sizes.values())
+    check_writable(directory, "generated ListOps files")
     print(f"Generating {total} ListOps trees into {directory}", flush=True)
     rows = generate(
         total, seed, **params, num_workers=num_workers, progress=True

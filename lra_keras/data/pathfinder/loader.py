@@ -32,6 +32,7 @@ import numpy as np
 from lra_keras.data._checks import available_cpus as _available_cpus
 from lra_keras.data._checks import check_int as _check_int
 from lra_keras.data._checks import check_split as _check_split
+from lra_keras.data._checks import check_writable
 from lra_keras.data.pathfinder._common import CONTOUR_LENGTHS
 from lra_keras.data.pathfinder._common import DATASET_SIZE
 from lra_keras.data.pathfinder._common import DIFFICULTIES
@@ -94,6 +95,7 @@ def _ensure_generated(
     total = sum(want - have for _, have, want in missing)
     if not total:
         return
+    check_writable(directory, f"generated Pathfinder-{resolution} images")
     print(
         f"Generating {total} Pathfinder-{resolution} {difficulty} images "
         f"into {directory}",

@@ -11,8 +11,8 @@ accepted too), in numeric order of `k`, and the images they list; images of
 0 bytes are dropped (the LRA pipeline filters
 `tf.strings.length(image) > 0`). The decoded arrays of a directory are
 cached (`cache_dir()/pathfinder_decoded/`, keyed by the directory and the
-sizes and times of its files), so `read_official()` and the loader decode
-each directory once.
+sizes and modification times of its metadata files and of every image they
+list), so `read_official()` and the loader decode each directory once.
 
 Original files read: `lra_benchmarks/data/pathfinder.py` (the metadata
 parsing) and `lra_benchmarks/image/input_pipeline.py`
@@ -28,6 +28,7 @@ import hashlib
 import io
 import pathlib
 import pickle
+import warnings
 
 import numpy as np
 
@@ -267,16 +268,46 @@ def _metadata_files(directory):
     return sorted(files, key=lambda p: int(p.stem))
 
 
-def _fingerprint(directory, difficulty, resolution, files):
+def _fingerprint(directory, difficulty, resolution, files, rows):
+    # Every metadata file and every listed image by size and modification
+    # time: an image rewritten in place changes the key (one stat per
+    # image, seconds for Path-X, against minutes of decoding).
     entries = [str(directory.resolve()), difficulty, str(resolution)]
     for path in files:
         stat = path.stat()
         entries.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
-    images = directory / "imgs"
-    if images.is_dir():
-        for sub in sorted(images.iterdir()):
-            entries.append(f"imgs/{sub.name}:{sub.stat().st_mtime_ns}")
+    for row in rows:
+        path = directory / row[0] / row[1]
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"Image {path} listed in the metadata of {directory} "
+                "is missing."
+            ) from None
+        entries.append(f"{row[0]}/{row[1]}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(entries).encode("utf-8")).hexdigest()
+
+
+def _read_cached(x_path, meta_path, resolution):
+    # The decoded arrays, or None when absent or unreadable (then decoded
+    # again and rewritten).
+    if not (meta_path.exists() and x_path.exists()):
+        return None
+    try:
+        with np.load(meta_path, allow_pickle=False) as meta:
+            y, valid = meta["y"], meta["valid"]
+        x = np.load(x_path, mmap_mode="r", allow_pickle=False)
+    except Exception as error:  # a damaged cache file: decode again
+        warnings.warn(
+            f"Ignoring the damaged decoded-Pathfinder cache {x_path} "
+            f"({type(error).__name__}: {error}); decoding the images again.",
+            stacklevel=3,
+        )
+        return None
+    if x.shape != (len(y), resolution * resolution) or valid.shape != y.shape:
+        return None
+    return np.asarray(x), y, valid
 
 
 def _read_difficulty(root, difficulty, resolution, progress=False):
@@ -284,7 +315,10 @@ def _read_difficulty(root, difficulty, resolution, progress=False):
 
     `valid` is False for 0-byte images (their `x` rows are zeros). Decoded
     arrays are cached in `cache_dir()/pathfinder_decoded/`, keyed by the
-    directory, the difficulty and the sizes and times of its files.
+    directory, the difficulty, and the sizes and modification times of its
+    metadata files and of every image they list. A damaged cache file is
+    decoded again; a cache directory that cannot be written (a read-only
+    `LRA_KERAS_DATA`) only costs the decoding, with a warning.
     """
     import lra_keras.data as data_pkg
 
@@ -294,20 +328,17 @@ def _read_difficulty(root, difficulty, resolution, progress=False):
         raise FileNotFoundError(
             f"No metadata files (metadata/<k>.npy) in {directory}."
         )
-    key = _fingerprint(directory, difficulty, resolution, files)
-    cache = data_pkg.cache_dir() / "pathfinder_decoded"
-    x_path = cache / f"{key}.x.npy"
-    meta_path = cache / f"{key}.meta.npz"
-    if meta_path.exists() and x_path.exists():
-        with np.load(meta_path, allow_pickle=False) as meta:
-            y, valid = meta["y"], meta["valid"]
-        x = np.load(x_path, mmap_mode="r", allow_pickle=False)
-        if x.shape == (len(y), resolution * resolution):
-            return np.asarray(x), y, valid
-
     rows = []
     for path in files:
         rows.extend(_read_metadata(path))
+    key = _fingerprint(directory, difficulty, resolution, files, rows)
+    cache = data_pkg.cache_dir() / "pathfinder_decoded"
+    x_path = cache / f"{key}.x.npy"
+    meta_path = cache / f"{key}.meta.npz"
+    cached = _read_cached(x_path, meta_path, resolution)
+    if cached is not None:
+        return cached
+
     from PIL import Image
 
     x = np.zeros((len(rows), resolution * resolution), np.uint8)
@@ -342,11 +373,19 @@ def _read_difficulty(root, difficulty, resolution, progress=False):
                 x[n] = pixels.reshape(-1)
             if bar is not None:
                 bar.update(1)
-    with atomic_open(x_path, "wb") as f:
-        np.save(f, x)
-    # Written last: the cache counts only once this file exists.
-    with atomic_open(meta_path, "wb") as f:
-        np.savez(f, y=y, valid=valid)
+    try:
+        with atomic_open(x_path, "wb") as f:
+            np.save(f, x)
+        # Written last: the cache counts only once this file exists.
+        with atomic_open(meta_path, "wb") as f:
+            np.savez(f, y=y, valid=valid)
+    except OSError as error:
+        warnings.warn(
+            f"Could not write the decoded-Pathfinder cache in {cache} "
+            f"({error}); the images will be decoded again next time. Set "
+            "LRA_KERAS_DATA to a writable directory to keep it.",
+            stacklevel=2,
+        )
     return x, y, valid
 
 
