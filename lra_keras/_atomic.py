@@ -16,6 +16,8 @@ import math
 import os
 import pathlib
 import secrets
+import time
+from glob import escape as glob_escape
 
 
 @contextlib.contextmanager
@@ -26,7 +28,9 @@ def atomic_path(path, suffix=""):
     directory of `path` (created if missing), so that the rename stays
     within one file system and two processes never share a temporary. If
     the block raises anything (`KeyboardInterrupt` included), the temporary
-    is removed, `path` is left as it was, and the exception propagates.
+    is removed, `path` is left as it was, and the exception propagates. A
+    killed writer cannot clean up: the next write of `path` removes the
+    temporaries of processes that no longer run.
 
     Args:
         path: str or path-like. The destination.
@@ -43,6 +47,7 @@ def atomic_path(path, suffix=""):
     """
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_orphans(path)
     temporary = path.with_name(
         f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp{suffix}"
     )
@@ -52,6 +57,34 @@ def atomic_path(path, suffix=""):
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+# A temporary of a process that no longer runs, untouched for this long,
+# is an orphan (its writer was killed: SIGKILL skips every cleanup).
+_ORPHAN_SECONDS = 60
+
+
+def _remove_orphans(path):
+    """Removes the temporaries of `path` left by killed writers."""
+    for temporary in path.parent.glob(f".{glob_escape(path.name)}.*.tmp*"):
+        pid = temporary.name[len(path.name) + 2:].split(".", 1)[0]
+        if not pid.isdigit() or _running(int(pid)):
+            continue
+        try:
+            if time.time() - temporary.stat().st_mtime > _ORPHAN_SECONDS:
+                temporary.unlink()
+        except OSError:
+            pass  # gone already, or not ours to remove
+
+
+def _running(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 @contextlib.contextmanager

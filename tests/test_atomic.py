@@ -4,6 +4,7 @@ import json
 import os
 import pathlib
 import re
+import time
 
 import pytest
 
@@ -110,3 +111,36 @@ def test_atomic_open_accepts_only_write_modes(tmp_path):
             with atomic_open(tmp_path / "f", mode):
                 pass
     assert not list(tmp_path.iterdir())
+
+
+def test_write_json_is_strict_json(tmp_path):
+    # NaN and infinities are not JSON: they are written as null.
+    path = tmp_path / "metrics.json"
+    write_json(path, dict(loss=float("nan"), best=[1.0, float("inf")], n=2))
+    assert json.loads(path.read_text(), parse_constant=lambda c: 1 / 0) == (
+        dict(loss=None, best=[1.0, None], n=2))
+
+
+def test_temporaries_of_killed_writers_are_removed(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; "
+                           "print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    path = tmp_path / "basic_train.tsv"
+    orphan = tmp_path / f".basic_train.tsv.{dead}.0a1b2c3d.tmp"
+    recent = tmp_path / f".basic_train.tsv.{dead}.99999999.tmp"
+    alive = tmp_path / f".basic_train.tsv.{os.getpid()}.0a1b2c3d.tmp"
+    other = tmp_path / f".basic_val.tsv.{dead}.0a1b2c3d.tmp"
+    old = time.time() - 3600
+    for each in (orphan, recent, alive, other):
+        each.write_bytes(b"partial")
+        if each is not recent:
+            os.utime(each, (old, old))
+    with atomic_open(path, "w") as f:
+        f.write("done")
+    assert path.read_text() == "done"
+    assert not orphan.exists()  # a dead writer's, untouched for an hour
+    assert recent.exists()  # maybe another machine's, still being written
+    assert alive.exists() and other.exists()

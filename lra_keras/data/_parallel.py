@@ -4,7 +4,9 @@ import collections
 import concurrent.futures
 import contextlib
 import multiprocessing
+import os
 import sys
+import threading
 import time
 
 
@@ -39,7 +41,8 @@ def run_in_order(function, tasks, on_result, num_workers, remaining,
     # JAX or TensorFlow may already run threads, which can deadlock.
     context = multiprocessing.get_context("spawn")
     with _main_not_rerun(), concurrent.futures.ProcessPoolExecutor(
-        max_workers=num_workers, mp_context=context
+        max_workers=num_workers, mp_context=context,
+        initializer=_exit_with_parent, initargs=(os.getpid(),),
     ) as pool:
         futures = collections.deque()
         try:
@@ -83,3 +86,21 @@ def _main_not_rerun():
         for name, value in saved.items():
             if value is not missing:
                 setattr(main, name, value)
+
+
+def _exit_with_parent(parent, interval=1.0):
+    """Worker initializer: exit once `parent` is gone.
+
+    A parent killed with SIGKILL (or by the OOM killer) cannot stop its
+    pool; its workers, re-parented, would wait on their task pipe forever.
+    A daemon thread of each worker checks every `interval` seconds that it
+    is still the parent's child.
+    """
+
+    def watch():
+        while True:
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(interval)
+
+    threading.Thread(target=watch, daemon=True).start()

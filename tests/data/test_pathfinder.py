@@ -469,3 +469,55 @@ def test_unwritable_cache_is_refused_before_generating(tmp_path, monkeypatch):
                        r"Pathfinder-32 images into .*Set LRA_KERAS_DATA"):
         pathfinder.load_pathfinder("train", num_samples=4, progress=False)
     assert not calls
+
+
+def _children(pid):
+    children = []
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            children.append(int(stat.parent.name))
+    return children
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(),
+                    reason="reads the process table from /proc (Linux)")
+def test_workers_exit_when_the_generating_process_is_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "from lra_keras.data.pathfinder import generator\n"
+        "generator._POOL_MIN_SECONDS = 0.0\n"
+        "generator._CHUNK_SIZE[32] = 2\n"
+        "generator.generate(100000, seed=0, num_workers=2)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).parents[2])}
+    parent = subprocess.Popen([sys.executable, "-c", script], env=env,
+                              cwd=tmp_path)
+    try:
+        deadline = time.time() + 120
+        workers = []
+        while len(workers) < 2 and time.time() < deadline:
+            time.sleep(0.2)
+            # The spawn context adds a resource tracker; the workers run
+            # lra_keras code.
+            workers = [p for p in _children(parent.pid)
+                       if b"multiprocessing.spawn" in pathlib.Path(
+                           f"/proc/{p}/cmdline").read_bytes()
+                       and b"resource_tracker" not in pathlib.Path(
+                           f"/proc/{p}/cmdline").read_bytes()]
+        assert len(workers) == 2, "the pool did not start"
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and any(
+            pathlib.Path(f"/proc/{p}").exists() for p in workers):
+        time.sleep(0.2)
+    assert not any(pathlib.Path(f"/proc/{p}").exists() for p in workers)
