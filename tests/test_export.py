@@ -54,11 +54,15 @@ def test_cli_writes_a_serve_endpoint_under_this_backend(tmp_path):
                                rtol=1e-5, atol=1e-5)
 
 
-def test_export_saved_model_takes_a_model_object(tmp_path):
-    model = build_classifier(
+def _conv_model():
+    return build_classifier(
         task="listops", model="conv", num_classes=3, hidden_dim=8,
         num_layers=1, vocabulary_size=17, kernel_size=3,
         intermediate_dim=8, sequence_length=32)
+
+
+def test_export_saved_model_takes_a_model_object(tmp_path):
+    model = _conv_model()
     out = export.export_saved_model(model, tmp_path / "conv")
     inputs = export.probe_inputs(model)
     np.testing.assert_allclose(_serve(out, inputs), to_numpy(model(inputs)),
@@ -72,10 +76,7 @@ def test_readme_serving_snippet_runs(tmp_path):
     start = readme.index("```python\nimport tensorflow as tf\nmodel = "
                          "tf.saved_model.load(DIR)")
     snippet = readme[start:].split("```")[1].removeprefix("python\n")
-    model = build_classifier(
-        task="listops", model="conv", num_classes=3, hidden_dim=8,
-        num_layers=1, vocabulary_size=17, kernel_size=3,
-        intermediate_dim=8, sequence_length=32)
+    model = _conv_model()
     out = export.export_saved_model(model, tmp_path / "conv")
     probe = export.probe_inputs(model)
     namespace = dict(DIR=str(out), inputs={k: tf.constant(v)

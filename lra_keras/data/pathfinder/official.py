@@ -24,6 +24,7 @@ drewlinsley/pathfinder (`accumulate_meta`: the metadata fields).
 """
 
 import collections
+import contextlib
 import hashlib
 import io
 import pathlib
@@ -268,6 +269,18 @@ def _metadata_files(directory):
     return sorted(files, key=lambda p: int(p.stem))
 
 
+@contextlib.contextmanager
+def _listed_image(directory, row):
+    """The path of a metadata row's image; a missing file is named."""
+    path = directory / row[0] / row[1]
+    try:
+        yield path
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"Image {path} listed in the metadata of {directory} is missing."
+        ) from None
+
+
 def _fingerprint(directory, difficulty, resolution, files, rows):
     # Every metadata file and every listed image by size and modification
     # time: an image rewritten in place changes the key (one stat per
@@ -277,14 +290,8 @@ def _fingerprint(directory, difficulty, resolution, files, rows):
         stat = path.stat()
         entries.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
     for row in rows:
-        path = directory / row[0] / row[1]
-        try:
+        with _listed_image(directory, row) as path:
             stat = path.stat()
-        except FileNotFoundError:
-            raise FileNotFoundError(
-                f"Image {path} listed in the metadata of {directory} "
-                "is missing."
-            ) from None
         entries.append(f"{row[0]}/{row[1]}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(entries).encode("utf-8")).hexdigest()
 
@@ -346,14 +353,8 @@ def _read_difficulty(root, difficulty, resolution, progress=False):
     valid = np.ones(len(rows), bool)
     with _progress_bar(progress, len(rows), resolution, difficulty) as bar:
         for n, row in enumerate(rows):
-            path = directory / row[0] / row[1]
-            try:
+            with _listed_image(directory, row) as path:
                 payload = path.read_bytes()
-            except FileNotFoundError:
-                raise FileNotFoundError(
-                    f"Image {path} listed in the metadata of {directory} "
-                    "is missing."
-                ) from None
             if not payload:
                 # Empty files exist in the release; LRA filters them out.
                 valid[n] = False
