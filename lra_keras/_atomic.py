@@ -10,14 +10,15 @@ Standard library only: `lra_keras.data` imports nothing but numpy and the
 standard library, and must stay that way.
 """
 
+import collections
 import contextlib
 import json
 import math
 import os
 import pathlib
+import re
 import secrets
 import time
-from glob import escape as glob_escape
 
 
 @contextlib.contextmanager
@@ -29,8 +30,9 @@ def atomic_path(path, suffix=""):
     within one file system and two processes never share a temporary. If
     the block raises anything (`KeyboardInterrupt` included), the temporary
     is removed, `path` is left as it was, and the exception propagates. A
-    killed writer cannot clean up: the next write of `path` removes the
-    temporaries of processes that no longer run.
+    killed writer cannot clean up: the first write of this process into the
+    directory lists the temporaries there, and each write of `path` removes
+    those of `path` whose process no longer runs.
 
     Args:
         path: str or path-like. The destination.
@@ -62,13 +64,28 @@ def atomic_path(path, suffix=""):
 # A temporary of a process that no longer runs, untouched for this long,
 # is an orphan (its writer was killed: SIGKILL skips every cleanup).
 _ORPHAN_SECONDS = 60
+# `.<name>.<pid>.<8 hex>.tmp<suffix>`, as `atomic_path` names them.
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
+# Directory -> {destination name: [(temporary, pid)]}: each directory is
+# listed once per process (a Pathfinder folder receives a thousand
+# writes), at its first write.
+_temporaries = {}
 
 
 def _remove_orphans(path):
     """Removes the temporaries of `path` left by killed writers."""
-    for temporary in path.parent.glob(f".{glob_escape(path.name)}.*.tmp*"):
-        pid = temporary.name[len(path.name) + 2:].split(".", 1)[0]
-        if not pid.isdigit() or _running(int(pid)):
+    directory = path.parent
+    found = _temporaries.get(directory)
+    if found is None:
+        found = _temporaries[directory] = collections.defaultdict(list)
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                match = _TEMPORARY.match(entry.name)
+                if match:
+                    found[match["name"]].append(
+                        (directory / entry.name, int(match["pid"])))
+    for temporary, pid in found.pop(path.name, ()):
+        if _running(pid):
             continue
         try:
             if time.time() - temporary.stat().st_mtime > _ORPHAN_SECONDS:
