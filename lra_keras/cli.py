@@ -120,7 +120,7 @@ def main(task, argv=None):
     except ValueError as error:
         if args.debug:
             raise
-        parser.exit(2, f"{parser.prog}: error: {error}\n")
+        _exit(parser, 2, error)
     # Imported here so that --help answers without loading a backend.
     from lra_keras.training import run
     from lra_keras.training.run_directory import RunDirectoryError
@@ -139,14 +139,15 @@ def main(task, argv=None):
     except Exception as error:  # one line at the command line
         if args.debug:
             raise
-        code = 2 if isinstance(error, RunDirectoryError) else 1
-        parser.exit(code, f"{parser.prog}: error: {_one_line(error)} "
-                          "(--debug shows the traceback)\n")
+        _exit(parser, 2 if isinstance(error, RunDirectoryError) else 1,
+              error)
     return 0
 
 
-def _one_line(error):
+def _exit(parser, code, error):
+    """Exits with `code` and the error on one line."""
     text = " ".join(str(error).split()) or type(error).__name__
     if not isinstance(error, (ValueError, OSError, RuntimeError)):
         text = f"{type(error).__name__}: {text}"
-    return text
+    parser.exit(code, f"{parser.prog}: error: {text} "
+                      "(--debug shows the traceback)\n")

@@ -90,15 +90,11 @@ def _settings(hp, seed, data_dir):
 
 
 def _differing(saved, current):
-    differ = []
-    for part in ("hparams", "seed", "data_dir"):
-        if part == "hparams":
-            a, b = saved.get(part) or {}, current[part]
-            differ += sorted(k for k in set(a) | set(b)
-                             if a.get(k) != b.get(k))
-        elif saved.get(part) != current[part]:
-            differ.append(part)
-    return differ
+    # The differing hyperparameters by name, then "seed" and "data_dir".
+    a, b = saved.get("hparams") or {}, current["hparams"]
+    differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return differ + [k for k in ("seed", "data_dir")
+                     if saved.get(k) != current[k]]
 
 
 def prepare(out_dir, hp, *, seed=0, data_dir=None, overwrite=False):
@@ -126,7 +122,10 @@ def prepare(out_dir, hp, *, seed=0, data_dir=None, overwrite=False):
     if overwrite:
         for name in present:
             path = out_dir / name
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
         return None
     config = out_dir / "config.json"
     saved = json.loads(config.read_text()) if config.exists() else {}
