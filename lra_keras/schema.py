@@ -18,6 +18,8 @@ This module imports no Keras backend.
 import dataclasses
 import math
 
+from lra_keras.data.pathfinder import DIFFICULTIES
+
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
@@ -93,6 +95,9 @@ def _fraction(**kwargs):
 
 _TEXT = Rule(str)
 
+# The learning-rate schedules of `lra_keras.training.make_schedule`.
+SCHEDULES = ("constant", "cosine", "plateau")
+
 RULES = dict(
     # --- identity of the row (set from get_hparams's arguments) ---
     task=_TEXT,
@@ -109,10 +114,9 @@ RULES = dict(
     val_samples=_count(optional=True),
     test_samples=_count(optional=True),
     num_samples=_count(optional=True),
-    difficulty=Rule(str, choices=("easy", "intermediate", "hard"),
-                    optional=True),
-    train_difficulty=Rule(str, choices=("easy", "intermediate", "hard",
-                                        "all"), optional=True),
+    difficulty=Rule(str, choices=tuple(DIFFICULTIES), optional=True),
+    train_difficulty=Rule(str, choices=(*DIFFICULTIES, "all"),
+                          optional=True),
     towers=Rule(int, minimum=1, maximum=2),
     bucket_step=_count(optional=True),
     vocabulary_size=_count(),
@@ -125,7 +129,7 @@ RULES = dict(
     ssm_learning_rate=_rate(optional=True),
     weight_decay=Rule(float, minimum=0),
     warmup_steps=Rule(int, minimum=0),
-    schedule=Rule(str, choices=("constant", "cosine", "plateau")),
+    schedule=Rule(str, choices=SCHEDULES),
     plateau_factor=Rule(float, positive=True, maximum=1),
     plateau_patience=_count(),
     plateau_min_learning_rate=Rule(float, minimum=0),

@@ -29,6 +29,7 @@ import dataclasses
 from lra_keras.data import image
 from lra_keras.data import listops
 from lra_keras.data import text
+from lra_keras.data.pathfinder import DIFFICULTIES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +117,7 @@ _PATHFINDER = dict(
     num_classes=2,
     loader_options=("difficulty", "num_samples"),
     difficulty="hard",
-    difficulties=("easy", "intermediate", "hard"),
+    difficulties=tuple(DIFFICULTIES),  # easy, intermediate, hard
     augmentation="pathfinder_augment",
 )
 

@@ -9,18 +9,21 @@ then multiplied by `final_decay_factor` over the last
 `final_decay_fraction` of the steps.
 """
 
+from pathlib import Path
+
 import keras
 
+from lra_keras.batching import EpochSync
 from lra_keras.callbacks import ReduceOnTrainingPlateau
+from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.models.families import FAMILIES
 from lra_keras.models.families import all_dynamics_patterns
 from lra_keras.optimizers import AdamW
 from lra_keras.optimizers import ScheduledAdamW
+from lra_keras.schema import SCHEDULES
 
 # Norm scales and offsets and biases get no weight decay (Keras's names).
 NO_DECAY = ("bias", "gamma", "beta")
-
-SCHEDULES = ("constant", "cosine", "plateau")
 
 
 def dynamics_patterns(hp):
@@ -127,4 +130,23 @@ def make_callbacks(hp):
             min_learning_rate=float(hp.get("plateau_min_learning_rate",
                                            1e-7)),
         )
+    ]
+
+
+def fit_callbacks(hp, out_dir, train, val, hint):
+    """The callbacks of one resumable `fit` logging into `out_dir`.
+
+    In this order: `EpochSync` (the data streams of `train` and `val`
+    follow Keras's epoch, also right after a resume), the non-finite loss
+    stop (`hint` ends its message), the schedule's callbacks (their state
+    is updated before the backup is written), `BackupAndRestore` in
+    `out_dir/backup`, and the CSV log `out_dir/metrics.csv`.
+    """
+    out_dir = Path(out_dir)
+    return [
+        EpochSync(train, val),
+        StopOnNonFiniteLoss(hint),
+        *make_callbacks(hp),
+        keras.callbacks.BackupAndRestore(str(out_dir / "backup")),
+        keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
     ]

@@ -13,12 +13,10 @@ import keras
 
 from lra_keras._atomic import atomic_path
 from lra_keras._atomic import write_json
-from lra_keras.batching import EpochSync
-from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.models import build_pretrainer
 from lra_keras.models import pretrainer_kwargs
 from lra_keras.training.inputs import make_batches
-from lra_keras.training.optimization import make_callbacks
+from lra_keras.training.optimization import fit_callbacks
 from lra_keras.training.optimization import make_optimizer
 
 
@@ -109,15 +107,12 @@ def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
         epochs=epochs,
         shuffle=False,  # the batches shuffle themselves (see run.py)
         validation_data=val,
-        callbacks=[EpochSync(train, val), StopOnNonFiniteLoss(
+        callbacks=fit_callbacks(
+            pt_hp, out_dir, train, val,
             f"(self-pretraining) The state after its last finished epoch, "
             f"if any, is in {out_dir / 'backup'}. Try a lower "
-            f"pretrain_learning_rate (now {pt_hp['learning_rate']:g})."
-        )] + make_callbacks(pt_hp) + [
-            keras.callbacks.BackupAndRestore(str(out_dir / "backup")),
-            keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"),
-                                      append=True),
-        ],
+            f"pretrain_learning_rate (now {pt_hp['learning_rate']:g}).",
+        ),
         verbose=verbose,
     )
     with atomic_path(weights_path, suffix=".weights.h5") as temporary:

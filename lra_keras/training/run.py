@@ -16,15 +16,13 @@ import numpy as np
 
 from lra_keras import techniques
 from lra_keras._atomic import write_json
-from lra_keras.batching import EpochSync
 from lra_keras.callbacks import NonFiniteLossError
-from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.hparams import get_hparams
 from lra_keras.saving import load_model
 from lra_keras.saving import save_model
 from lra_keras.training.inputs import load_splits
 from lra_keras.training.inputs import run_batches
-from lra_keras.training.optimization import make_callbacks
+from lra_keras.training.optimization import fit_callbacks
 from lra_keras.training.optimization import make_optimizer
 from lra_keras.training.run_directory import environment
 from lra_keras.training.run_directory import prepare
@@ -125,19 +123,13 @@ def run(
     # replace the best checkpoint.
     best_so_far = max(val_accuracies(out_dir, f"val_{accuracy_key}"),
                       default=None)
-    # The schedule's callbacks come first: their state must be updated
-    # before BackupAndRestore writes the epoch's backup.
-    stop = StopOnNonFiniteLoss(
+    run_callbacks = fit_callbacks(
+        hp, out_dir, train, val,
         f"Nothing was saved or exported. The state after the last finished "
         f"epoch, if any, is in {backup_dir} (rerunning resumes from it) and "
         f"the best one in {best_path}. Try a lower learning_rate (now "
-        f"{hp['learning_rate']:g}) or gradient_clipnorm."
-    )
-    # EpochSync first: the epoch's data streams are set before anything
-    # reads a batch, from Keras's epoch (right after a resume too).
-    run_callbacks = [EpochSync(train, val), stop] + make_callbacks(hp) + [
-        keras.callbacks.BackupAndRestore(str(backup_dir)),
-        keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
+        f"{hp['learning_rate']:g}) or gradient_clipnorm.",
+    ) + [
         keras.callbacks.ModelCheckpoint(
             str(best_path),
             monitor=f"val_{accuracy_key}",
