@@ -27,7 +27,35 @@ def padding_mask(x, padding_id):
     return x != padding_id
 
 
-class LengthBucketedBatches(keras.utils.PyDataset):
+class EpochCounted:
+    """The epoch of a `PyDataset`'s random streams (a mixin).
+
+    Keras calls a dataset's `on_epoch_end()` at the end of each epoch, and
+    also at the start of `fit` and of every evaluation; counted, those
+    calls restart at 0 when a run resumes. `set_epoch(epoch)` (from
+    `EpochSync`) pins the epoch to Keras's own: from then on only
+    `set_epoch` changes it. `_epoch_changed()` redraws what depends on it.
+    """
+
+    epoch = 0
+    _pinned = False
+
+    def _epoch_changed(self):
+        pass
+
+    def set_epoch(self, epoch):
+        self._pinned = True
+        if int(epoch) != self.epoch:
+            self.epoch = int(epoch)
+            self._epoch_changed()
+
+    def on_epoch_end(self):
+        if not self._pinned:
+            self.epoch += 1
+            self._epoch_changed()
+
+
+class LengthBucketedBatches(EpochCounted, keras.utils.PyDataset):
     """A `keras.utils.PyDataset` of `(inputs, y)` batches grouped by length.
 
     Args:
@@ -65,8 +93,6 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         self.padding_id = padding_id
         self.shuffle = bool(shuffle)
         self.seed = int(seed)
-        self.epoch = 0
-        self._pinned = False
         full = x.shape[-1]
         self.bucket_length = np.full(len(x), full)
         if padding_id is not None and bucket_step:
@@ -117,21 +143,9 @@ class LengthBucketedBatches(keras.utils.PyDataset):
             return (inputs,)
         return inputs, self.y[rows]
 
-    def set_epoch(self, epoch):
-        """Makes the batches those of `epoch` (0-based); from now on only
-        `set_epoch` changes the epoch, not Keras's `on_epoch_end` calls
-        (which also come at the start of `fit` and of every evaluation)."""
-        self._pinned = True
-        if epoch != self.epoch:
-            self.epoch = int(epoch)
-            if self.shuffle:
-                self._make_batches()
-
-    def on_epoch_end(self):
-        if not self._pinned:
-            self.epoch += 1
-            if self.shuffle:
-                self._make_batches()
+    def _epoch_changed(self):
+        if self.shuffle:
+            self._make_batches()
 
 
 class EpochSync(keras.callbacks.Callback):

@@ -15,11 +15,12 @@ differ from epoch to epoch.
 import keras
 import numpy as np
 
+from lra_keras.batching import EpochCounted
 from lra_keras.batching import padding_mask
 from lra_keras.tasks import get_task
 
 
-class TechniqueBatches(keras.utils.PyDataset):
+class TechniqueBatches(EpochCounted, keras.utils.PyDataset):
     """Batches of one split, augmented and transformed per batch.
 
     Args:
@@ -43,8 +44,6 @@ class TechniqueBatches(keras.utils.PyDataset):
         self.augment = augment
         self.transform = transform
         self.seed = int(seed)
-        self.epoch = 0
-        self._pinned = False
 
     def __len__(self):
         return len(self.batches)
@@ -61,15 +60,12 @@ class TechniqueBatches(keras.utils.PyDataset):
             return {"token_ids": token_ids, "padding_mask": mask}, y
         return self.transform(token_ids, mask, y, rng)
 
+    # The wrapped batches follow the same epoch (`EpochCounted`).
     def set_epoch(self, epoch):
-        """Pins the epoch of the random streams (and of the wrapped
-        batches' order); see `lra_keras.batching.EpochSync`."""
-        self._pinned = True
-        self.epoch = int(epoch)
         if hasattr(self.batches, "set_epoch"):
             self.batches.set_epoch(epoch)
+        super().set_epoch(epoch)
 
     def on_epoch_end(self):
         self.batches.on_epoch_end()
-        if not self._pinned:
-            self.epoch += 1
+        super().on_epoch_end()
