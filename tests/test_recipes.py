@@ -24,6 +24,7 @@ from lra_keras.data import listops
 from lra_keras.tasks import get_task
 from tests.testing import to_numpy
 from tests.testing import token_inputs
+from tests.testing import write_listops_release
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,9 +38,7 @@ def _accuracy(model, inputs, y):
 def _write_fixture(directory):
     rows = listops.generate(60, seed=5, min_length=10, max_length=60,
                             num_workers=1)
-    for split, part in (("train", rows[:40]), ("val", rows[40:50]),
-                        ("test", rows[50:])):
-        listops.write_tsv(directory / f"basic_{split}.tsv", part)
+    write_listops_release(directory, rows)
 
 
 def test_listops_recipe_trains_evaluates_saves_and_exports(tmp_path):

@@ -13,6 +13,7 @@ from lra_keras.data import listops
 from lra_keras.hparams import get_hparams
 from lra_keras.training import run
 from lra_keras.training.run_directory import RunDirectoryError
+from tests.testing import write_listops_release
 
 # Full-length batches of one shape: one compilation per step function.
 TINY = dict(sequence_length=64, epochs=2, batch_size=10, hidden_dim=8,
@@ -22,10 +23,7 @@ TINY = dict(sequence_length=64, epochs=2, batch_size=10, hidden_dim=8,
 def _write_listops(data_dir):
     rows = listops.generate(60, seed=2, min_length=10, max_length=60,
                             num_workers=1)
-    for split, part in (("train", rows[:40]), ("val", rows[40:50]),
-                        ("test", rows[50:])):
-        listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
-    return data_dir
+    return write_listops_release(data_dir, rows)
 
 
 def _hp(**overrides):

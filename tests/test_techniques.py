@@ -47,6 +47,7 @@ from lra_keras.training import run_name
 from lra_keras.training import self_pretrain
 from tests.testing import to_numpy
 from tests.testing import token_inputs
+from tests.testing import write_listops_release
 
 # A tiny Transformer on short sequences. Full-length batches (no length
 # buckets) keep every step one shape, hence one compilation per backend.
@@ -81,10 +82,7 @@ def _write_listops(data_dir, seed=3):
     compilation of each step.
     """
     rows = _listops_rows(60, seed)
-    for split, part in (("train", rows[:40]), ("val", rows[40:50]),
-                        ("test", rows[50:])):
-        listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
-    return data_dir
+    return write_listops_release(data_dir, rows)
 
 
 def _ragged(rng, shape, low, high, padding_id=0):

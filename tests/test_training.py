@@ -15,6 +15,7 @@ from lra_keras.training import make_optimizer
 from lra_keras.training import make_schedule
 from lra_keras.training import run
 from tests.testing import to_numpy
+from tests.testing import write_listops_release
 
 
 def _easy_listops(n, seed=1):
@@ -103,9 +104,7 @@ def test_interrupted_run_resumes_from_last_epoch(tmp_path, capsys):
     data_dir = tmp_path / "data"
     rows = listops.generate(60, seed=2, min_length=10, max_length=60,
                             num_workers=1)
-    for split, part in (("train", rows[:40]), ("val", rows[40:50]),
-                        ("test", rows[50:])):
-        listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
+    write_listops_release(data_dir, rows)
     hp = get_hparams("listops", preset="quick", sequence_length=64,
                      epochs=2, batch_size=8, hidden_dim=8, num_layers=1,
                      intermediate_dim=16)

@@ -147,3 +147,15 @@ def token_inputs(x, padding_id):
         "token_ids": x.astype("int32"),
         "padding_mask": padding_mask(x, padding_id),
     }
+
+
+def write_listops_release(data_dir, rows):
+    """60 ListOps rows as the release's `basic_<split>.tsv` files: 40 train,
+    10 val, 10 test. Returns `data_dir`."""
+    from lra_keras.data import listops
+
+    assert len(rows) == 60
+    for split, part in (("train", rows[:40]), ("val", rows[40:50]),
+                        ("test", rows[50:])):
+        listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
+    return data_dir
