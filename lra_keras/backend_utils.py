@@ -5,6 +5,16 @@
 - TensorFlow differentiates a gather (an `Embedding`) into a
   `tf.IndexedSlices`, one slice per occurrence of a row; `dense_gradient`
   sums them into the dense gradient JAX and PyTorch compute.
+- Keras's PyTorch dropout draws from torch's global generator when its
+  layer was given no seed (keras/src/backend/torch/random.py, "Fast
+  path, unseeded"), not from the layer's seed generator, and so does every
+  new `DataLoader` iterator (a base seed) that Keras makes: a resumed run
+  needs that generator's state (`global_rng_state`), restored where the
+  uninterrupted run stood, and a start that does not depend on how many
+  iterators were made before (`seed_global_rng`).
+- Keras's TensorFlow adapter fixes the tensor spec of a `PyDataset` from
+  its first two batches; `fit_input` gives it one that fits every batch
+  when those two happen to have one length and later batches another.
 """
 
 import keras
@@ -36,3 +46,88 @@ def dense_gradient(gradient):
         if isinstance(gradient, tf.IndexedSlices):
             return tf.convert_to_tensor(gradient)
     return gradient
+
+
+def fit_input(dataset, probes=()):
+    """`dataset` as `fit` should receive it under the current backend.
+
+    JAX and PyTorch: `dataset` itself. TensorFlow: a `tf.data.Dataset` of
+    the same batches whose spec leaves free the batch dimension and every
+    dimension in which the first two batches of `dataset` and the
+    `probes` (batches of the same structure) differ. Keras would take the spec of the first two batches
+    alone, and a later batch of another length would then be refused:
+    `LengthBucketedBatches` puts two lengths first for that reason, but a
+    part of an epoch (`batching.RemainingBatches`) may start with two of
+    one length. Pass the whole epoch's first batches as `probes` and the
+    traced step is the one an uninterrupted run traced.
+    """
+    if keras.backend.backend() != "tensorflow":
+        return dataset
+    import tensorflow as tf
+
+    batches = [dataset[i] for i in range(min(2, len(dataset)))]
+    batches += list(probes)
+    if not batches:
+        raise ValueError("The dataset has no batches.")
+
+    def spec(*leaves):
+        shapes = {tuple(leaf.shape) for leaf in leaves}
+        if len({len(shape) for shape in shapes}) != 1:
+            raise ValueError(
+                f"Batches differ in rank: shapes {sorted(shapes)}."
+            )
+        # The batch dimension free, as Keras leaves it (the step's traced
+        # code reads it: per-output loss trackers weigh a batch by it).
+        shape = [None] + [dims[0] if len(set(dims)) == 1 else None
+                          for dims in list(zip(*shapes))[1:]]
+        return tf.TensorSpec(shape, tf.as_dtype(leaves[0].dtype))
+
+    signature = tuple(keras.tree.map_structure(spec, *batches))
+
+    def generate():
+        for i in range(len(dataset)):
+            yield tuple(dataset[i])
+
+    tf_dataset = tf.data.Dataset.from_generator(
+        generate, output_signature=signature
+    )
+    tf_dataset = tf_dataset.apply(
+        tf.data.experimental.assert_cardinality(len(dataset))
+    )
+    return tf_dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def global_rng_state():
+    """The state of the backend's global random generators, as numpy
+    arrays by name: torch's CPU generator and each CUDA device's under
+    PyTorch; nothing under JAX and TensorFlow, whose Keras ops draw from
+    the layers' seed generators only."""
+    if keras.backend.backend() != "torch":
+        return {}
+    import torch
+
+    state = {"torch_cpu": torch.get_rng_state().numpy()}
+    if torch.cuda.is_available():
+        for i, cuda in enumerate(torch.cuda.get_rng_state_all()):
+            state[f"torch_cuda_{i}"] = cuda.numpy()
+    return state
+
+
+def seed_global_rng(seed):
+    """Seeds the backend's global generators (torch's, under PyTorch)."""
+    if keras.backend.backend() == "torch":
+        import torch
+
+        torch.manual_seed(int(seed))
+
+
+def set_global_rng_state(state):
+    """Restores what `global_rng_state` returned."""
+    if keras.backend.backend() != "torch" or not state:
+        return
+    import torch
+
+    torch.set_rng_state(torch.from_numpy(state["torch_cpu"]))
+    cuda = [state[f"torch_cuda_{i}"] for i in range(len(state) - 1)]
+    if cuda and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([torch.from_numpy(c) for c in cuda])

@@ -169,3 +169,45 @@ class EpochSync(keras.callbacks.Callback):
     def on_epoch_begin(self, epoch, logs=None):
         for dataset in self.datasets:
             dataset.set_epoch(epoch)
+
+
+class RemainingBatches(keras.utils.PyDataset):
+    """The batches of one epoch after the first `skip`: `dataset[skip:]`.
+
+    A run resumed in the middle of an epoch (`training.resume`) finishes
+    that epoch on the batches it had not trained on yet. The epoch must be
+    set on `dataset` (`set_epoch`, done by `EpochSync` through the wrapped
+    dataset) so that its batch order is that epoch's.
+
+    Args:
+        dataset: a `PyDataset` whose batches are a function of its epoch
+            and their index (`LengthBucketedBatches`, `TechniqueBatches`).
+        skip: int in [0, len(dataset)). Batches already trained on.
+    """
+
+    def __init__(self, dataset, skip, **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= int(skip) < len(dataset):
+            raise ValueError(
+                f"`skip` must be in [0, {len(dataset)}) for a dataset of "
+                f"{len(dataset)} batches. Received: skip={skip}"
+            )
+        self.dataset = dataset
+        self.skip = int(skip)
+
+    def __len__(self):
+        return len(self.dataset) - self.skip
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self):
+            raise IndexError(
+                f"Batch {index} of {len(self)} remaining batches."
+            )
+        return self.dataset[self.skip + index]
+
+    def set_epoch(self, epoch):
+        if hasattr(self.dataset, "set_epoch"):
+            self.dataset.set_epoch(epoch)
+
+    def on_epoch_end(self):
+        self.dataset.on_epoch_end()

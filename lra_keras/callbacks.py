@@ -151,6 +151,9 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
         super().__init__()
         self.hint = hint
         self._epoch = 0
+        # Batches of the epoch trained before this `fit` (a resumed epoch,
+        # `training.resume.resumable_fit`): step numbers count them.
+        self.step_offset = 0
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
@@ -168,7 +171,7 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
             )
 
     def on_train_batch_end(self, batch, logs=None):
-        self._check(logs, "loss", f"step {batch + 1}")
+        self._check(logs, "loss", f"step {self.step_offset + batch + 1}")
 
     def on_epoch_end(self, epoch, logs=None):
         self._check(logs, "loss", "epoch end")

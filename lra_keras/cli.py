@@ -35,6 +35,18 @@ def parse_overrides(pairs):
     return overrides
 
 
+def _minutes(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of minutes >= 0, got {text!r}"
+        )
+    return value
+
+
 def parser_for(task):
     parser = argparse.ArgumentParser(
         description=f"Train and evaluate a model on the LRA {task} task. "
@@ -84,6 +96,13 @@ def parser_for(task):
         help="augment the training batches: ListOps operand permutation, "
         "CIFAR-10 AutoAugment-derived policy, Pathfinder D4 and all three "
         "difficulty sets",
+    )
+    parser.add_argument(
+        "--backup-minutes", type=_minutes, default=5.0, metavar="M",
+        help="back the training state up every M minutes within an epoch "
+        "(and at every epoch's end); an interrupted run started again "
+        "resumes at the batch after its last backup (default 5; 0: at "
+        "epoch ends only)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -135,6 +154,8 @@ def main(task, argv=None):
             export=not args.no_export,
             seed=args.seed,
             overwrite=args.overwrite,
+            backup_seconds=(60.0 * args.backup_minutes
+                            if args.backup_minutes else None),
         )
     except Exception as error:  # one line at the command line
         if args.debug:

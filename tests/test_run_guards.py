@@ -173,3 +173,64 @@ def test_resumed_run_equals_an_uninterrupted_one(tmp_path, technique):
     assert len(straight.weights) == len(resumed.weights)
     for a, b in zip(straight.weights, resumed.weights):
         np.testing.assert_array_equal(a, b)
+
+
+class _InterruptAtStep(keras.callbacks.Callback):
+    """Raises KeyboardInterrupt after batch `step` (counted from 1, over the
+    whole epoch, also in a resumed epoch) of epoch `epoch`."""
+
+    def __init__(self, epoch, step):
+        super().__init__()
+        self.epoch, self.step = epoch, step
+        self.step_offset = 0  # set by resumable_fit in a resumed epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.current = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if (self.current, self.step_offset + batch + 1) == (self.epoch,
+                                                            self.step):
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("technique, bucket_step", [("none", 16),
+                                                    ("multitask", None)])
+def test_resumed_mid_epoch_equals_an_uninterrupted_run(tmp_path, technique,
+                                                       bucket_step):
+    # Killed in the middle of an epoch, between two backups (every 2
+    # batches), then killed again inside the resumed part of that epoch,
+    # the run ends with the logged epochs and the weights of a run never
+    # interrupted: the batches already trained are skipped, the ones after
+    # the last backup trained again, and the dropout seed states and the
+    # epoch's metric totals restored. Keras's BackupAndRestore(save_freq)
+    # restarted the epoch at its first batch. Length buckets (TensorFlow's
+    # input spec of a part of an epoch) in one case.
+    data_dir = _write_listops(tmp_path / "data")
+    hp = get_hparams("listops", "transformer", "quick", technique,
+                     **{**TINY, "epochs": 3, "batch_size": 8,
+                        "dropout": 0.2, "bucket_step": bucket_step})
+    kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0,
+                  backup_seconds=None, backup_steps=2)
+    straight = _FinalWeights()
+    _, expected = run("listops", hp, out_dir=tmp_path / "a",
+                      callbacks=[straight], **kwargs)
+    out = tmp_path / "b"
+    # 5 batches an epoch: killed after batch 3 of epoch 2 (backed up after
+    # batch 2), then after batch 4 of epoch 2 (backed up there).
+    for epoch, step, resumes_at in [(1, 3, None), (1, 4, (1, 2))]:
+        with pytest.raises(KeyboardInterrupt):
+            run("listops", hp, out_dir=out,
+                callbacks=[_InterruptAtStep(epoch, step)], **kwargs)
+        state = json.loads((out / "backup" / "state.json").read_text())
+        assert (state["epoch"], state["step"]) == (1, 2 if step == 3 else 4)
+        keras.utils.clear_session()
+    resumed = _FinalWeights()
+    _, metrics = run("listops", hp, out_dir=out, callbacks=[resumed],
+                     **kwargs)
+    assert _epoch_rows(out) == _epoch_rows(tmp_path / "a")
+    assert metrics["test_accuracy"] == expected["test_accuracy"]
+    assert len(straight.weights) == len(resumed.weights)
+    for a, b in zip(straight.weights, resumed.weights):
+        np.testing.assert_array_equal(a, b)
+    # The backup goes once the results are written.
+    assert not (out / "backup").exists()

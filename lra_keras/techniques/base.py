@@ -56,8 +56,10 @@ class Technique:
         """Derives keys of `hp` in place when this technique is chosen."""
 
     def pretrain(self, task, hp, splits, out_dir, *, seed=0,
-                 verbose="auto"):
-        """A phase before training; returns encoder weights or None."""
+                 verbose="auto", backup_seconds=300.0, backup_steps=None):
+        """A phase before training; returns encoder weights or None.
+
+        Resumable, backed up as the run (`training.run`'s `backup_*`)."""
         return None
 
     def build(self, hp):

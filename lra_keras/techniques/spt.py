@@ -102,12 +102,13 @@ class SelfPretraining(Technique):
             )
 
     def pretrain(self, task, hp, splits, out_dir, *, seed=0,
-                 verbose="auto"):
+                 verbose="auto", backup_seconds=300.0, backup_steps=None):
         from lra_keras.training.pretraining import self_pretrain
 
         return self_pretrain(task, hp, splits["train"][0], splits["val"][0],
                              out_dir / "pretrain", seed=seed,
-                             verbose=verbose)
+                             verbose=verbose, backup_seconds=backup_seconds,
+                             backup_steps=backup_steps)
 
     def pretraining_transform(self, task, hp):
         """The batches of the pretraining phase (training and

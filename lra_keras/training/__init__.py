@@ -6,6 +6,7 @@
 | `inputs` | the task's splits and the batches of a split |
 | `optimization` | AdamW, the learning-rate schedule and its callbacks |
 | `pretraining` | the self-pretraining phase |
+| `resume` | the training state backed up within epochs, and resumed |
 | `run_directory` | what a run writes, and whether it may resume |
 """
 
@@ -17,5 +18,8 @@ from lra_keras.training.optimization import make_optimizer
 from lra_keras.training.optimization import make_schedule
 from lra_keras.training.pretraining import compile_pretrainer
 from lra_keras.training.pretraining import self_pretrain
+from lra_keras.training.resume import BackupCallback
+from lra_keras.training.resume import TrainingBackup
+from lra_keras.training.resume import resumable_fit
 from lra_keras.training.run import run
 from lra_keras.training.run_directory import run_name

@@ -21,6 +21,7 @@ from lra_keras.models.families import all_dynamics_patterns
 from lra_keras.optimizers import AdamW
 from lra_keras.optimizers import ScheduledAdamW
 from lra_keras.schema import SCHEDULES
+from lra_keras.training.resume import BackupCallback
 
 # Norm scales and offsets and biases get no weight decay (Keras's names).
 NO_DECAY = ("bias", "gamma", "beta")
@@ -133,20 +134,28 @@ def make_callbacks(hp):
     ]
 
 
-def fit_callbacks(hp, out_dir, train, val, hint):
+def fit_callbacks(hp, out_dir, train, val, hint, *, checkpoint=None,
+                  backup_seconds=300.0, backup_steps=None, seed=0):
     """The callbacks of one resumable `fit` logging into `out_dir`.
 
     In this order: `EpochSync` (the data streams of `train` and `val`
     follow Keras's epoch, also right after a resume), the non-finite loss
     stop (`hint` ends its message), the schedule's callbacks (their state
-    is updated before the backup is written), `BackupAndRestore` in
-    `out_dir/backup`, and the CSV log `out_dir/metrics.csv`.
+    is updated before the backup is written), `checkpoint` if given, the
+    CSV log `out_dir/metrics.csv`, and the backup in `out_dir/backup`
+    (`training.resume.BackupCallback`: at every epoch's end, and within an
+    epoch every `backup_seconds` and/or `backup_steps` batches; `seed`
+    seeds PyTorch's global generator per epoch). Whatever
+    an epoch's end writes is thus written before the backup that skips
+    that epoch on resume. Train with `training.resume.resumable_fit`.
     """
     out_dir = Path(out_dir)
     return [
         EpochSync(train, val),
         StopOnNonFiniteLoss(hint),
         *make_callbacks(hp),
-        keras.callbacks.BackupAndRestore(str(out_dir / "backup")),
+        *([checkpoint] if checkpoint is not None else []),
         keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
+        BackupCallback(out_dir / "backup", every_seconds=backup_seconds,
+                       every_steps=backup_steps, seed=seed),
     ]

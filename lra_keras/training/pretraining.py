@@ -18,6 +18,8 @@ from lra_keras.models import pretrainer_kwargs
 from lra_keras.training.inputs import make_batches
 from lra_keras.training.optimization import fit_callbacks
 from lra_keras.training.optimization import make_optimizer
+from lra_keras.training.resume import TrainingBackup
+from lra_keras.training.resume import resumable_fit
 
 
 def compile_pretrainer(model, hp, total_steps):
@@ -45,7 +47,7 @@ def compile_pretrainer(model, hp, total_steps):
 
 
 def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
-                  verbose="auto"):
+                  verbose="auto", backup_seconds=300.0, backup_steps=None):
     """Self-pretrains the encoder on the task's own inputs (NTFS §2).
 
     Trains `build_pretrainer` on the training split without labels, with
@@ -57,10 +59,11 @@ def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
     of a pixel task. Retrieval pretrains on the documents one by one. With
     `augment`, the training batches are augmented as the classifier's.
 
-    Resumable: `<out_dir>/backup/` holds the interrupted state, and a
-    finished pretraining (`<out_dir>/encoder.weights.h5`) is reused
-    rather than repeated. Writes `metrics.csv` (per epoch) and
-    `metrics.json`.
+    Resumable: `<out_dir>/backup/` holds the interrupted state (backed up
+    at every epoch's end and every `backup_seconds` and/or `backup_steps`
+    batches within one, `training.resume`), and a finished pretraining
+    (`<out_dir>/encoder.weights.h5`) is reused rather than
+    repeated. Writes `metrics.csv` (per epoch) and `metrics.json`.
 
     Returns:
         The path of the encoder's weights, or None when `pretrain_epochs`
@@ -102,18 +105,18 @@ def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
         flush=True,
     )
     started = time.time()
-    model.fit(
-        train,
-        epochs=epochs,
-        shuffle=False,  # the batches shuffle themselves (see run.py)
-        validation_data=val,
+    resumable_fit(
+        model, train, epochs=epochs, validation_data=val, verbose=verbose,
         callbacks=fit_callbacks(
             pt_hp, out_dir, train, val,
-            f"(self-pretraining) The state after its last finished epoch, "
-            f"if any, is in {out_dir / 'backup'}. Try a lower "
+            f"(self-pretraining) The state after its last backup, if any, "
+            f"is in {out_dir / 'backup'}. Try a lower "
             f"pretrain_learning_rate (now {pt_hp['learning_rate']:g}).",
+            backup_seconds=backup_seconds, backup_steps=backup_steps,
+            seed=seed,
         ),
-        verbose=verbose,
+        announce=lambda text: print(f"(self-pretraining) {text}",
+                                    flush=True),
     )
     with atomic_path(weights_path, suffix=".weights.h5") as temporary:
         model.get_layer("encoder").save_weights(str(temporary))
@@ -123,4 +126,5 @@ def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
         epochs=epochs,
         seconds=round(time.time() - started, 1),
     ))
+    TrainingBackup(out_dir / "backup").remove()
     return weights_path

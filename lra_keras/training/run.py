@@ -3,8 +3,10 @@
 `run(task, hp)` looks up the run's technique and, with `augment`, the
 task's augmentation (`lra_keras.techniques`), and calls their hooks; it
 knows no technique or task by name. The run is resumable: restarted with
-the same `out_dir`, it continues from its last finished epoch (also during
-self-pretraining). See `run_directory` for what it writes.
+the same `out_dir`, it continues from its last backup, taken at every
+epoch's end and every `backup_seconds` within an epoch (also during
+self-pretraining), where it stopped (`training.resume`). See
+`run_directory` for what it writes.
 """
 
 import sys
@@ -24,6 +26,8 @@ from lra_keras.training.inputs import load_splits
 from lra_keras.training.inputs import run_batches
 from lra_keras.training.optimization import fit_callbacks
 from lra_keras.training.optimization import make_optimizer
+from lra_keras.training.resume import TrainingBackup
+from lra_keras.training.resume import resumable_fit
 from lra_keras.training.run_directory import environment
 from lra_keras.training.run_directory import prepare
 from lra_keras.training.run_directory import run_name
@@ -43,6 +47,8 @@ def run(
     verbose="auto",
     callbacks=(),
     overwrite=False,
+    backup_seconds=300.0,
+    backup_steps=None,
 ):
     """Trains, evaluates and saves one model. Returns (model, metrics).
 
@@ -54,7 +60,14 @@ def run(
     The returned and saved model is always the classifier alone.
 
     `callbacks` are added after the run's own (non-finite loss check,
-    schedule, backup, CSV log, best checkpoint).
+    schedule, best checkpoint, CSV log, backup).
+
+    The training state is backed up in `<out_dir>/backup/` at every
+    epoch's end and, within an epoch, every `backup_seconds` (None: not by
+    time) and every `backup_steps` batches (None: not by count). A run
+    started again resumes at the batch after its last backup and trains
+    as if never interrupted. The backup is removed once `metrics.json` is
+    written.
 
     A directory holding a finished run with the same settings is not
     trained again: its model and metrics are returned. One holding a run
@@ -104,8 +117,10 @@ def run(
         flush=True,
     )
     pretrain_started = time.time()
-    encoder_weights = technique.pretrain(task, hp, splits, out_dir,
-                                         seed=seed, verbose=verbose)
+    encoder_weights = technique.pretrain(
+        task, hp, splits, out_dir, seed=seed, verbose=verbose,
+        backup_seconds=backup_seconds, backup_steps=backup_steps,
+    )
     pretrain_seconds = (time.time() - pretrain_started
                         if encoder_weights is not None else 0.0)
 
@@ -125,12 +140,11 @@ def run(
                       default=None)
     run_callbacks = fit_callbacks(
         hp, out_dir, train, val,
-        f"Nothing was saved or exported. The state after the last finished "
-        f"epoch, if any, is in {backup_dir} (rerunning resumes from it) and "
+        f"Nothing was saved or exported. The state after the last backup, "
+        f"if any, is in {backup_dir} (rerunning resumes from it) and "
         f"the best one in {best_path}. Try a lower learning_rate (now "
         f"{hp['learning_rate']:g}) or gradient_clipnorm.",
-    ) + [
-        keras.callbacks.ModelCheckpoint(
+        checkpoint=keras.callbacks.ModelCheckpoint(
             str(best_path),
             monitor=f"val_{accuracy_key}",
             mode="max",
@@ -138,22 +152,14 @@ def run(
             save_weights_only=True,
             initial_value_threshold=best_so_far,
         ),
-    ]
-    run_callbacks += list(callbacks)
-    if resuming:
-        print(f"Resuming from {backup_dir}", flush=True)
+        backup_seconds=backup_seconds,
+        backup_steps=backup_steps,
+        seed=seed,
+    ) + list(callbacks)
     fit_started = time.time()
-    model.fit(
-        train,
-        epochs=hp["epochs"],
-        # The batches shuffle themselves from (seed, epoch); Keras's own
-        # shuffle of a PyDataset's batch order draws from Python's global
-        # `random`, which restarts on resume.
-        shuffle=False,
-        validation_data=val,
-        callbacks=run_callbacks,
-        verbose=verbose,
-    )
+    resumable_fit(model, train, epochs=hp["epochs"], callbacks=run_callbacks,
+                  validation_data=val, verbose=verbose,
+                  announce=lambda text: print(text, flush=True))
     fit_seconds = time.time() - fit_started
     if best_path.exists():
         model.load_weights(str(best_path))
@@ -184,6 +190,7 @@ def run(
     model_path = out_dir / "model.keras"
     save_model(classifier, model_path)
     write_json(out_dir / "metrics.json", metrics)
+    TrainingBackup(backup_dir).remove()
     if saved_models_dir:
         save_model_card(
             model_path, hp, metrics, Path(saved_models_dir), name, export

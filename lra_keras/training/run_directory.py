@@ -4,7 +4,8 @@
     <out_dir>/metrics.csv     one row per epoch (loss, accuracy, val_*, lr)
     <out_dir>/metrics.json    final test metrics, best epoch, wall time
     <out_dir>/model.keras     the evaluated model
-    <out_dir>/backup/         Keras's BackupAndRestore state while running
+    <out_dir>/backup/         the training state until metrics.json is
+                              written (training.resume)
     <out_dir>/pretrain/       the self-pretraining phase (technique "spt")
 
 and, unless disabled, `<saved_models>/<name>.keras` with a `<name>.json`
