@@ -234,3 +234,38 @@ def test_resumed_mid_epoch_equals_an_uninterrupted_run(tmp_path, technique,
         np.testing.assert_array_equal(a, b)
     # The backup goes once the results are written.
     assert not (out / "backup").exists()
+
+
+def test_self_pretraining_resumed_mid_epoch_equals_an_uninterrupted_run(
+        tmp_path, monkeypatch):
+    # The SPT phase resumes the same way (its own backup in pretrain/).
+    from lra_keras.training import pretraining
+
+    data_dir = _write_listops(tmp_path / "data")
+    hp = get_hparams("listops", "transformer", "quick", "spt",
+                     **{**TINY, "epochs": 1, "pretrain_epochs": 2,
+                        "batch_size": 8, "dropout": 0.2})
+    kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0,
+                  backup_seconds=None, backup_steps=2)
+    straight = _FinalWeights()
+    run("listops", hp, out_dir=tmp_path / "a", callbacks=[straight],
+        **kwargs)
+    plain = pretraining.fit_callbacks
+    monkeypatch.setattr(
+        pretraining, "fit_callbacks",
+        lambda *args, **kw: plain(*args, **kw) + [_InterruptAtStep(1, 3)])
+    out = tmp_path / "b"
+    with pytest.raises(KeyboardInterrupt):
+        run("listops", hp, out_dir=out, **kwargs)
+    state = json.loads(
+        (out / "pretrain" / "backup" / "state.json").read_text())
+    assert (state["epoch"], state["step"]) == (1, 2)
+    monkeypatch.setattr(pretraining, "fit_callbacks", plain)
+    keras.utils.clear_session()
+    resumed = _FinalWeights()
+    run("listops", hp, out_dir=out, callbacks=[resumed], **kwargs)
+    assert _epoch_rows(out / "pretrain") == _epoch_rows(
+        tmp_path / "a" / "pretrain")
+    for a, b in zip(straight.weights, resumed.weights):
+        np.testing.assert_array_equal(a, b)
+    assert not (out / "pretrain" / "backup").exists()
