@@ -4,7 +4,15 @@ refuses; a run killed after `fit` resumes without training again.
 The equality of interrupted and uninterrupted runs is tested through
 `run()` in tests/test_run_guards.py."""
 
+import csv
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -12,6 +20,7 @@ import pytest
 
 from lra_keras import cli
 from lra_keras.batching import RemainingBatches
+from lra_keras.data import listops
 from lra_keras.training import run
 from lra_keras.training.resume import BackupCallback
 from lra_keras.training.resume import BackupError
@@ -185,3 +194,76 @@ def test_backup_minutes_flag(monkeypatch, capsys):
             cli.main("listops", ["--backup-minutes", bad])
         assert info.value.code == 2
         assert "expected a number of minutes >= 0" in capsys.readouterr().err
+
+
+def _recipe(data_dir, out, *extra):
+    return [
+        sys.executable, str(Path(__file__).resolve().parents[1] / "recipes"
+                            / "listops.py"),
+        "--preset", "quick", "--data-dir", str(data_dir), "--out", str(out),
+        "--saved-models", "", "--no-export", "--set", "sequence_length=64",
+        "epochs=3", "batch_size=4", "hidden_dim=16", "num_layers=1",
+        "intermediate_dim=32", "bucket_step=None", "dropout=0.1", *extra,
+    ]
+
+
+def _rows(out):
+    with open(out / "metrics.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_run_killed_mid_epoch_by_sigkill_resumes_to_the_same_result(
+        tmp_path):
+    # As a user's run dies: SIGKILL, at any instruction (a backup may be
+    # half written), in the middle of an epoch. Started again, it resumes
+    # at its last backup and ends as the run that was never killed.
+    data_dir = tmp_path / "data"
+    rows = listops.generate(240, seed=4, min_length=10, max_length=60,
+                            num_workers=1)
+    for split, part in (("train", rows[:200]), ("val", rows[200:220]),
+                        ("test", rows[220:])):
+        listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # A backup after every batch (every 6 ms).
+    frequent = ("--backup-minutes", "0.0001")
+    straight = subprocess.run(_recipe(data_dir, tmp_path / "a", *frequent),
+                              capture_output=True, text=True, env=env,
+                              cwd=tmp_path, timeout=600)
+    assert straight.returncode == 0, straight.stderr[-3000:]
+
+    out = tmp_path / "b"
+    state_path = out / "backup" / "state.json"
+    process = subprocess.Popen(_recipe(data_dir, out, *frequent),
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=env,
+                               cwd=tmp_path)
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                state = json.loads(state_path.read_text())
+            except (OSError, ValueError):
+                state = {}
+            if state.get("epoch") == 1 and state.get("step", 0) >= 5:
+                break  # in the second epoch's 50-odd batches
+            time.sleep(0.002)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    state = json.loads(state_path.read_text())
+    assert state["epoch"] == 1 and state["step"] > 0, state
+    assert not (out / "metrics.json").exists()
+
+    resumed = subprocess.run(_recipe(data_dir, out, *frequent),
+                             capture_output=True, text=True, env=env,
+                             cwd=tmp_path, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    batches = re.search(r"after batch (\d+) of (\d+) of epoch 2",
+                        resumed.stdout)
+    assert batches and int(batches[1]) == state["step"], resumed.stdout
+    assert _rows(out) == _rows(tmp_path / "a")
+    expected = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    got = json.loads((out / "metrics.json").read_text())
+    for key in ("test_accuracy", "test_loss", "best_val_accuracy",
+                "epochs_run"):
+        assert got[key] == expected[key], key
