@@ -54,8 +54,9 @@ def fit_input(dataset, probes=()):
     JAX and PyTorch: `dataset` itself. TensorFlow: a `tf.data.Dataset` of
     the same batches whose spec leaves free the batch dimension and every
     dimension in which the first two batches of `dataset` and the
-    `probes` (batches of the same structure) differ. Keras would take the spec of the first two batches
-    alone, and a later batch of another length would then be refused:
+    `probes` (batches of the same structure) differ. Keras would take the
+    spec of the first two batches alone, and a later batch of another
+    length would then be refused:
     `LengthBucketedBatches` puts two lengths first for that reason, but a
     part of an epoch (`batching.RemainingBatches`) may start with two of
     one length. Pass the whole epoch's first batches as `probes` and the
