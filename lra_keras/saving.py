@@ -54,6 +54,12 @@ def check_keras_file(path):
             "it is not a complete zip archive (a truncated file, from an "
             "interrupted save or copy, or another format)",
         )
+    if not _end_record_ends_file(path):
+        raise _bad(
+            path,
+            "the zip archive's end record does not end the file (bytes "
+            "appended, or the record is damaged)",
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             missing = [m for m in REQUIRED_MEMBERS
@@ -61,11 +67,29 @@ def check_keras_file(path):
             if missing:
                 raise _bad(path, f"the archive lacks {missing}")
             damaged = archive.testzip()
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise _bad(path, f"the archive is damaged ({error})") from error
+    except ModelFileError:
+        raise
+    except Exception as error:  # zipfile raises many kinds on a bad header
+        raise _bad(
+            path,
+            f"the archive is damaged ({type(error).__name__}: {error})",
+        ) from error
     if damaged is not None:
         raise _bad(path, f"its member {damaged!r} fails the CRC check "
                          "(the file is corrupt)")
+
+
+def _end_record_ends_file(path):
+    # zipfile finds the end-of-central-directory record anywhere in the
+    # last 64 KiB and ignores what follows it and its comment, so a file
+    # with bytes appended reads as complete.
+    with open(path, "rb") as f:
+        size = f.seek(0, 2)
+        f.seek(max(0, size - 22 - 0xFFFF))
+        tail = f.read()
+    end = tail.rfind(b"PK\x05\x06")
+    comment = int.from_bytes(tail[end + 20 : end + 22], "little")
+    return end >= 0 and end + 22 + comment == len(tail)
 
 
 def load_model(path, *, safe_mode=True, compile=True):

@@ -81,6 +81,33 @@ def test_corrupt_member_is_a_clear_error(saved, tmp_path):
         load_model(bad)
 
 
+def test_bytes_appended_to_the_archive_are_a_clear_error(saved, tmp_path):
+    # Reader fuzzing, [keras-zip seed=3 append model.keras offset=200]:
+    # zipfile ignores what follows the end record, so it passed the check.
+    _, path = saved
+    joined = tmp_path / "joined.keras"
+    joined.write_bytes(path.read_bytes() + b"\0" * 200)
+    with pytest.raises(ModelFileError, match="end record does not end"):
+        check_keras_file(joined)
+
+
+def test_unsupported_member_flags_are_a_clear_error(saved, tmp_path):
+    # Reader fuzzing, [keras-zip seed=3362 flip model.keras
+    # flips=11363:0x00->0xa0]: a flag bit set in the central directory
+    # raised a bare NotImplementedError (and an unknown compression
+    # method, seed=2928, another).
+    _, path = saved
+    data = bytearray(path.read_bytes())
+    central = data.rindex(b"PK\x01\x02")  # the last member's entry
+    for offset, value in ((8, 0x20), (10, 99)):  # flags, method
+        damaged = data.copy()
+        damaged[central + offset] = value
+        bad = tmp_path / "flagged.keras"
+        bad.write_bytes(bytes(damaged))
+        with pytest.raises(ModelFileError, match="NotImplementedError"):
+            check_keras_file(bad)
+
+
 def test_archive_without_weights_is_a_clear_error(saved, tmp_path):
     _, path = saved
     partial = tmp_path / "partial.keras"

@@ -39,7 +39,6 @@ Original files read: `lra_benchmarks/image/input_pipeline.py`
 `convert_image_dtype`) of tensorflow/tensorflow.
 """
 
-import importlib
 import pathlib
 import pickle
 
@@ -48,6 +47,7 @@ import numpy as np
 from lra_keras.data import _tfds
 from lra_keras.data._checks import SPLITS  # noqa: F401 (public)
 from lra_keras.data._checks import check_split as _check_split
+from lra_keras.data._pickles import NumpyUnpickler
 
 MASK_ID = 256
 VOCABULARY_SIZE = 257
@@ -131,44 +131,14 @@ def read_binary_batch(path):
     return _planes_to_images(path, records[:, 1:]), _labels(path, records[:, 0])
 
 
-class _NumpyOnlyUnpickler(pickle.Unpickler):
-    """Unpickler that resolves only the globals numpy arrays need.
+class _BatchUnpickler(NumpyUnpickler):
+    """A CIFAR-10 python batch holds numpy arrays, lists and bytes only; a
+    hostile file fails before anything runs (see `_pickles`)."""
 
-    A pickle can name any importable callable (`os.system`, ...) and have it
-    called; this one refuses every global except numpy's array and dtype
-    reconstructors, so a hostile file fails before anything runs.
-    """
-
-    _ALLOWED = {
-        ("numpy.core.multiarray", "_reconstruct"),
-        ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy.core.numeric", "_frombuffer"),
-        ("numpy._core.numeric", "_frombuffer"),
-        ("numpy", "ndarray"),
-        ("numpy", "dtype"),
-    }
-
-    def find_class(self, module, name):
-        if (module, name) not in self._ALLOWED:
-            raise pickle.UnpicklingError(
-                f"Refusing to load the global {module}.{name}: a CIFAR-10 "
-                "batch holds only numpy arrays, lists and bytes, so this "
-                "file is not a CIFAR-10 python batch (or was tampered "
-                "with)."
-            )
-        # numpy 2 moved numpy.core to numpy._core (the old name still
-        # works but warns); pickles from numpy 1 and Python 2 use it.
-        if module.startswith("numpy.core.") and _has_module("numpy._core"):
-            module = "numpy._core." + module[len("numpy.core.") :]
-        return getattr(importlib.import_module(module), name)
-
-
-def _has_module(name):
-    try:
-        importlib.import_module(name)
-    except ImportError:
-        return False
-    return True
+    refusal = (
+        "a CIFAR-10 batch holds only numpy arrays, lists and bytes, so this "
+        "file is not a CIFAR-10 python batch (or was tampered with)."
+    )
 
 
 def read_python_batch(path):
@@ -187,13 +157,15 @@ def read_python_batch(path):
 
     Raises:
         pickle.UnpicklingError: if the file names any global other than
-            numpy's array reconstructors.
-        ValueError: if the dict lacks the keys or has wrong shapes.
+            numpy's array reconstructors, or holds an array or dtype state
+            that numpy would crash on (see `_pickles`).
+        ValueError: if the file is not one whole pickle, or the dict lacks
+            the keys or has wrong shapes.
     """
     path = pathlib.Path(path)
     with open(path, "rb") as f:
         try:
-            batch = _NumpyOnlyUnpickler(f, encoding="bytes").load()
+            batch = _BatchUnpickler(f, encoding="bytes").load()
         except pickle.UnpicklingError as error:
             raise pickle.UnpicklingError(
                 f"CIFAR-10 python batch {path}: {error}"
@@ -203,6 +175,12 @@ def read_python_batch(path):
                 f"CIFAR-10 python batch {path} is not a readable pickle "
                 f"({type(error).__name__}: {error})"
             ) from error
+        if f.read(1):
+            # The unpickler stops at the pickle's end and ignores the rest.
+            raise ValueError(
+                f"CIFAR-10 python batch {path} has bytes after its pickle "
+                f"(appended or joined files). Re-extract {_PYTHON_URL}."
+            )
     if not isinstance(batch, dict) or not {b"data", b"labels"} <= set(batch):
         raise ValueError(
             f"CIFAR-10 python batch {path} must be a dict with the keys "

@@ -152,6 +152,10 @@ def read_aclimdb(directory, split, progress=False):
 
     Returns:
         A tuple `(texts, labels)`: a list of bytes and int32 `(N,)`.
+
+    Raises:
+        ValueError: if a review file is empty (after stripping); the
+            message names the file.
     """
     if split not in ("train", "test"):
         raise ValueError(
@@ -159,10 +163,17 @@ def read_aclimdb(directory, split, progress=False):
             f"split={split!r}"
         )
     files, labels = _list_aclimdb(pathlib.Path(directory), split)
-    texts = [
-        path.read_bytes().strip()
-        for path in _progress(files, progress, f"IMDB {split}")
-    ]
+    texts = []
+    for path in _progress(files, progress, f"IMDB {split}"):
+        review = path.read_bytes().strip()
+        if not review:
+            # Every review of the archive has text; an empty file is a
+            # failed extraction or copy, not a review to train on.
+            raise ValueError(
+                f"IMDB review file {path} is empty (or only whitespace). "
+                f"Re-extract {_ACLIMDB_URL}."
+            )
+        texts.append(review)
     return texts, np.asarray(labels, np.int32)
 
 

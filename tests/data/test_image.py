@@ -237,6 +237,47 @@ def test_restricted_unpickler_refuses_other_globals(tmp_path):
         image.read_python_batch(path)
 
 
+def test_python_batch_with_bytes_appended_is_refused(tmp_path):
+    # Reader fuzzing, [cifar-py-batch seed=8 append data_batch_1
+    # offset=280]: the unpickler stopped at the pickle's end and the batch
+    # read as complete.
+    rgb, labels = make_cifar()[0]
+    data = python2_pickle({"labels": [int(v) for v in labels],
+                           "data": planes(rgb)})
+    path = tmp_path / "data_batch_1"
+    path.write_bytes(data + b"\n")
+    with pytest.raises(ValueError, match=re.escape(f"{path} has bytes after "
+                                                   "its pickle")):
+        image.read_python_batch(path)
+
+
+def test_python_batch_with_a_damaged_dtype_is_an_error_not_a_crash(
+    tmp_path,
+):
+    # One byte of the pixel array's dtype state turned into POP: numpy's
+    # dtype.__setstate__ then gets (3, '|', None, -1, -1, 0) and crashes
+    # the interpreter (numpy 2.4; found by reader fuzzing as
+    # [pathfinder-object seed=2377], where ndarray.__setstate__ also
+    # crashed on a shape flipped from (5, 11) to (5, 26), seed=106).
+    rgb, labels = make_cifar()[0]
+    data = python2_pickle({"labels": [int(v) for v in labels],
+                           "data": planes(rgb)})
+    state = b"NNNJ\xff\xff\xff\xffJ"  # subarray, names, fields, size
+    assert data.count(state) == 1
+    path = tmp_path / "data_batch_1"
+    path.write_bytes(data.replace(state, b"NN0" + state[3:]))
+    with pytest.raises(pickle.UnpicklingError,
+                       match=re.escape(f"{path}: not a plain dtype")):
+        image.read_python_batch(path)
+    # The element count of the shape, off by one.
+    shape = b"K\x04M\x00\x0c\x86"  # (4, 3072)
+    assert data.count(shape) == 1
+    path.write_bytes(data.replace(shape, b"K\x05M\x00\x0c\x86"))
+    with pytest.raises(pickle.UnpicklingError,
+                       match=re.escape(f"{path}: the data of an array")):
+        image.read_python_batch(path)
+
+
 def test_malformed_batches(tmp_path):
     path = tmp_path / "data_batch_1.bin"
     path.write_bytes(bytes(3073 + 5))

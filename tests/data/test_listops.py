@@ -373,6 +373,14 @@ def test_read_tsv_rejects_malformed_files(
     assert message in text
 
 
+def test_read_tsv_refuses_a_file_cut_right_after_its_header(tmp_path):
+    # Reader fuzzing, [listops seed=310 boundary basic_train.tsv offset=14]:
+    # it read as a split of 0 rows.
+    path = write_text(tmp_path / "basic_train.tsv", ["Source\tTarget"])
+    with pytest.raises(ValueError, match=r"basic_train.tsv holds no rows"):
+        listops.read_tsv(path)
+
+
 def test_write_tsv_read_tsv_round_trip(tmp_path):
     rows = listops.generate(100, seed=3, num_workers=1, **SMALL)
     path = tmp_path / "basic_val.tsv"
@@ -464,6 +472,14 @@ def test_truncated_generated_cache_is_an_error_not_a_short_split(
     with pytest.raises(ValueError, match=r"basic_train.tsv holds 25 rows; "
                        r"its .complete marker records num_train=50"):
         data.load("listops", "train", **TINY)
+
+
+def test_generated_split_of_size_0_is_empty(tmp_path, monkeypatch):
+    # Its file holds the header only, which read_tsv refuses.
+    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path))
+    x, y = data.load("listops", "test", **{**TINY, "num_test": 0})
+    assert x.shape == (0, 100) and y.shape == (0,)
+    assert x.dtype == y.dtype == np.int32
 
 
 def test_cache_dir_default_and_override(monkeypatch, tmp_path):

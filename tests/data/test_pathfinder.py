@@ -248,6 +248,126 @@ def test_corrupt_npy_header_names_the_file(tmp_path):
         pathfinder.read_official(tmp_path, "hard", 32)
 
 
+# Files damaged as reader fuzzing (tests/data/test_reader_fuzz.py) did,
+# each of which read silently or failed without naming the file.
+
+
+def _metadata_path(root, k):
+    return root / "curv_contour_length_14" / "metadata" / f"{k}.npy"
+
+
+def _error(root):
+    with pytest.raises((ValueError, OSError)) as error:
+        pathfinder.read_official(root, "hard", 32)
+    return str(error.value)
+
+
+def test_empty_metadata_file_is_an_error(tmp_path):
+    # [pathfinder-text seed=5 empty 1.npy]: its images were left out.
+    _fixture(tmp_path, 12)  # metadata 0.npy (8 rows) and 1.npy (4 rows)
+    path = _metadata_path(tmp_path, 1)
+    path.write_bytes(b"")
+    assert f"{path} lists no images" in _error(tmp_path)
+
+
+def test_lost_line_break_in_metadata_is_an_error(tmp_path):
+    # [pathfinder-text seed=202 flip 1.npy flips=42:0x0a->0x53]: two lines
+    # read as one row (fields after the 4th are unused), one image lost.
+    _fixture(tmp_path, 12)
+    path = _metadata_path(tmp_path, 0)
+    text = path.read_bytes()
+    path.write_bytes(text.replace(b"\n", b"S", 1))
+    assert f"{path}, row 1: 11 fields where row 0 has 21" in _error(tmp_path)
+    # All lines of a file joined: its rows are checked against 0.npy's.
+    path.write_bytes(text)
+    other = _metadata_path(tmp_path, 1)
+    other.write_bytes(other.read_bytes().replace(b"\n", b" ") + b"\n")
+    message = _error(tmp_path)
+    assert f"{other} has rows of 44 fields where {path} has 11" in message
+
+
+def test_damaged_image_path_names_the_metadata_file(tmp_path):
+    # [pathfinder-text seed=28 flip 1.npy]: the error named the image only;
+    # [pathfinder-npy seed=12]: a NUL byte raised a bare "embedded null
+    # byte".
+    _fixture(tmp_path, 4)
+    path = _metadata_path(tmp_path, 0)
+    text = path.read_bytes()
+    for damaged in (b"sample_x.png", b"sample_\0.png"):
+        path.write_bytes(text.replace(b"sample_1.png", damaged))
+        message = _error(tmp_path)
+        assert "sample_" in message and f"metadata file {path}" in message
+
+
+def test_binary_npy_metadata_cut_appended_or_not_text_is_an_error(tmp_path):
+    # [pathfinder-npy seed=15 append 0.npy offset=120]: np.load ignores
+    # bytes after the data. [pathfinder-npy seed=97 flip 2.npy
+    # flips=179:0x00->0x80]: numpy made a code point above U+10FFFF into a
+    # broken str, a SystemError later.
+    _fixture(tmp_path, 4)
+    path = _metadata_path(tmp_path, 0)
+    rows = [line.split() for line in path.read_text().splitlines()]
+    with open(path, "wb") as f:
+        np.save(f, np.array(rows))
+    data = path.read_bytes()
+    for damaged in (data + b"\n", data[:-4]):
+        path.write_bytes(damaged)
+        assert f"{path} holds {len(damaged)} bytes" in _error(tmp_path)
+    code = bytearray(data)
+    code[-1] = 0x80  # the high byte of the last UTF-32 code unit
+    path.write_bytes(bytes(code))
+    assert f"{path}: its strings are not Unicode text" in _error(tmp_path)
+
+
+def test_pickled_metadata_damaged_is_an_error_not_a_crash(tmp_path):
+    # [pathfinder-object seed=106 flip 0.npy flips=219:0x0b->0x1a]: the
+    # array's shape (5, 11) became (5, 26), and numpy's
+    # ndarray.__setstate__ crashed the interpreter on the short element
+    # list (numpy 2.4). Bytes appended were ignored.
+    _fixture(tmp_path, 4)
+    path = _metadata_path(tmp_path, 0)
+    rows = [line.split() for line in path.read_text().splitlines()]
+    mixed = [r[:2] + [int(r[2]), int(r[3])] + r[4:] for r in rows]
+    with open(path, "wb") as f:
+        np.save(f, np.array(mixed, dtype=object), allow_pickle=True)
+    data = path.read_bytes()
+    shape = b"K\x04K\x0b\x86"  # (4, 11) in the pickle
+    assert data.count(shape) == 1
+    path.write_bytes(data.replace(shape, b"K\x04K\x1a\x86"))
+    assert f"{path}: the data of an array" in _error(tmp_path)
+    path.write_bytes(data + b"\0")
+    assert f"{path} has bytes after its pickled array" in _error(tmp_path)
+
+
+def test_png_cut_after_its_pixels_or_appended_to_is_an_error(tmp_path):
+    # [pathfinder-png seed=61 boundary sample_0.png offset=1112] (the end
+    # chunk cut off) and [pathfinder-png seed=2 append sample_0.png]: PIL
+    # decodes both without a word.
+    _fixture(tmp_path, 4)
+    png = tmp_path / "curv_contour_length_14" / "imgs" / "0" / "sample_0.png"
+    data = png.read_bytes()
+    for damaged in (data[:-12], data + b"\0"):
+        png.write_bytes(damaged)
+        assert f"Image {png} does not end with" in _error(tmp_path)
+
+
+def test_png_with_a_damaged_chunk_names_the_image(tmp_path):
+    # [pathfinder-png seed=5788 flip sample_3.png flips=35:0x04->0x00] (a
+    # chunk length) raised PIL's bare SyntaxError, and [pathfinder-png
+    # seed=12269 flip sample_2.png flips=11:0x0d->0x0a,...] (the IHDR
+    # length) a bare ValueError.
+    _fixture(tmp_path, 4)
+    png = tmp_path / "curv_contour_length_14" / "imgs" / "0" / "sample_0.png"
+    data = png.read_bytes()
+    for offset, value, kind in ((35, 0x00, "SyntaxError"),
+                                (11, 0x0A, "ValueError")):
+        damaged = bytearray(data)
+        damaged[offset] = value
+        png.write_bytes(bytes(damaged))
+        message = _error(tmp_path)
+        assert f"Image {png} is not a readable image ({kind}" in message
+
+
 def test_empty_image_is_skipped(tmp_path):
     images, labels = _fixture(tmp_path, 10)
     png = tmp_path / "curv_contour_length_14" / "imgs" / "0" / "sample_3.png"

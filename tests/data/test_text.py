@@ -121,6 +121,18 @@ def test_read_aclimdb_order_labels_and_strip(tmp_path):
     assert text.read_aclimdb(base, "train")[0][1] == b"Bad\tacting"
 
 
+@pytest.mark.parametrize("content", [b"", b" \n\t\n"])
+def test_read_aclimdb_refuses_an_empty_review(tmp_path, content):
+    # Reader fuzzing, [aclimdb seed=1 empty 0_1.txt]: it read as a review
+    # of no text.
+    base = write_aclimdb(tmp_path)
+    path = base / "train" / "neg" / "0_1.txt"
+    path.write_bytes(content)
+    with pytest.raises(ValueError) as error:
+        text.read_aclimdb(base, "train")
+    assert f"review file {path} is empty" in str(error.value)
+
+
 @pytest.mark.parametrize("where", ["parent", "aclImdb"])
 def test_load_text_from_aclimdb(tmp_path, cache, where):
     base = write_aclimdb(tmp_path / "data")

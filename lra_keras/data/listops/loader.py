@@ -8,6 +8,8 @@ generates the three splits once into `cache_dir()/listops/<name>` with
 import json
 import pathlib
 
+import numpy as np
+
 from lra_keras._atomic import atomic_open
 from lra_keras.data._checks import check_int as _check_int
 from lra_keras.data._checks import check_writable
@@ -100,8 +102,10 @@ def load_listops(
     if not (directory / _COMPLETE_MARKER).exists():
         _generate_files(directory, seed, sizes, params, num_workers)
     path = directory / _FILE_NAMES[split]
-    x, y = read_tsv(path, max_length)
     expected = sizes[f"num_{split}"]
+    if expected == 0:  # read_tsv refuses a file without rows
+        return np.zeros((0, max_length), np.int32), np.zeros(0, np.int32)
+    x, y = read_tsv(path, max_length)
     if len(y) != expected:
         raise ValueError(
             f"The generated ListOps file {path} holds {len(y)} rows; its "

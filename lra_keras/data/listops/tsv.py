@@ -72,9 +72,10 @@ def read_tsv(path, max_length=MAX_LENGTH):
         and `y` int32 of shape `(N,)` with values in `[0, 9]`.
 
     Raises:
-        ValueError: if the header is missing or a row is malformed (not two
-            tab-separated fields, a target that is not an int in `[0, 9]`,
-            an unknown token); the message names the file and line.
+        ValueError: if the header is missing, no row follows it, or a row
+            is malformed (not two tab-separated fields, a target that is
+            not an int in `[0, 9]`, an unknown token); the message names the
+            file and line.
     """
     _check_int("max_length", max_length, minimum=1)
     path = pathlib.Path(path)
@@ -115,6 +116,9 @@ def read_tsv(path, max_length=MAX_LENGTH):
             sources.append(source)
             targets.append(int(target))
             line_numbers.append(line_number)
+    if not sources:
+        # A file cut right after its header (no split of LRA is empty).
+        raise ValueError(f"ListOps TSV {path} holds no rows.")
     x = _tokenize_rows(
         sources,
         max_length,

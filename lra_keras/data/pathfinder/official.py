@@ -27,14 +27,15 @@ import collections
 import contextlib
 import hashlib
 import io
+import math
 import pathlib
-import pickle
 import warnings
 
 import numpy as np
 
 from lra_keras._atomic import atomic_open
 from lra_keras.data._checks import check_int as _check_int
+from lra_keras.data._pickles import NumpyUnpickler
 from lra_keras.data.pathfinder._common import CONTOUR_LENGTHS
 from lra_keras.data.pathfinder._common import DIFFICULTIES
 from lra_keras.data.pathfinder._common import GENERATOR_PARAMS
@@ -161,36 +162,37 @@ def _image_number(name):
     return None
 
 
-class _ArrayUnpickler(pickle.Unpickler):
-    """Unpickles numpy object arrays of strings and numbers, nothing else.
+class _MetadataUnpickler(NumpyUnpickler):
+    """`np.save` of the official metadata (a list of mixed strings and
+    numbers) can give a pickled object array; this reads it without running
+    what the file names (see `_pickles`)."""
 
-    `np.save` of the official metadata (a list of mixed strings and numbers)
-    can give a pickled object array. A plain pickle load runs whatever the
-    file names; this one resolves only what an ndarray needs.
-    """
-
-    _ALLOWED = {
-        ("numpy.core.multiarray", "_reconstruct"),
-        ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy.core.multiarray", "scalar"),
-        ("numpy._core.multiarray", "scalar"),
-        ("numpy", "ndarray"),
-        ("numpy", "dtype"),
-        ("_codecs", "encode"),
-    }
-
-    def find_class(self, module, name):
-        if (module, name) in self._ALLOWED:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(
-            f"Refusing to load {module}.{name} from a metadata file: only "
-            "numpy arrays of strings and numbers are accepted."
-        )
+    refusal = (
+        "only numpy arrays of strings and numbers are accepted in a "
+        "metadata file."
+    )
 
 
-def _load_npy(path, payload):
+def _npy_rows(path, payload):
+    """Rows of string fields of a binary `.npy` metadata file."""
     try:
-        return _parse_npy(path, payload)
+        array = _parse_npy(path, payload)
+        if array.dtype.kind == "U" and array.size:
+            # numpy turns a code point above U+10FFFF into a broken str
+            # that fails later, far from here (SystemError).
+            codes = np.ascontiguousarray(array).view(
+                np.dtype("u4").newbyteorder(array.dtype.byteorder)
+            )
+            if codes.max() > 0x10FFFF:
+                raise ValueError("its strings are not Unicode text")
+        if array.ndim == 1:
+            return [str(line).split() for line in array.tolist()]
+        if array.ndim == 2:
+            return [[str(field) for field in row] for row in array.tolist()]
+        raise ValueError(
+            f"Metadata file {path}: expected a 1-D or 2-D array. "
+            f"Received: shape={array.shape}"
+        )
     except Exception as error:  # any parse failure: name the file
         if str(path) in str(error):
             raise
@@ -200,26 +202,36 @@ def _load_npy(path, payload):
 
 
 def _parse_npy(path, payload):
-    try:
-        return np.load(io.BytesIO(payload), allow_pickle=False)
-    except ValueError:
-        pass
-    # An object array: the header, then a pickle of the array.
     stream = io.BytesIO(payload)
     version = np.lib.format.read_magic(stream)
     if version == (1, 0):
         shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
-    elif version == (2, 0):
+    elif version in ((2, 0), (3, 0)):  # 3.0: 2.0 with a UTF-8 header
         shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
     else:
         raise ValueError(
             f"Metadata file {path}: unsupported .npy version {version}."
         )
     if not dtype.hasobject:
-        raise ValueError(f"Unreadable metadata file {path}.")
-    array = _ArrayUnpickler(stream).load()
+        # np.load ignores bytes after the data: a file cut or appended to
+        # must not read as a shorter or longer array.
+        size = stream.tell() + math.prod(shape) * dtype.itemsize
+        if len(payload) != size:
+            raise ValueError(
+                f"Metadata file {path} holds {len(payload)} bytes; its .npy "
+                f"header ({shape}, {dtype}) needs {size}: the file was cut "
+                "or has bytes appended."
+            )
+        return np.load(io.BytesIO(payload), allow_pickle=False)
+    # An object array: the header, then a pickle of the array.
+    array = _MetadataUnpickler(stream).load()
     if not isinstance(array, np.ndarray) or array.shape != shape:
         raise ValueError(f"Metadata file {path} does not hold an array.")
+    if stream.read(1):
+        raise ValueError(
+            f"Metadata file {path} has bytes after its pickled array (the "
+            "file was appended to)."
+        )
     return array
 
 
@@ -227,16 +239,7 @@ def _read_metadata(path):
     """Rows of string fields of one metadata file, text or binary `.npy`."""
     payload = pathlib.Path(path).read_bytes()
     if payload.startswith(b"\x93NUMPY"):
-        array = _load_npy(path, payload)
-        if array.ndim == 1:
-            rows = [str(line).split() for line in array.tolist()]
-        elif array.ndim == 2:
-            rows = [[str(field) for field in row] for row in array.tolist()]
-        else:
-            raise ValueError(
-                f"Metadata file {path}: expected a 1-D or 2-D array. "
-                f"Received: shape={array.shape}"
-            )
+        rows = _npy_rows(path, payload)
     else:
         try:
             text = payload.decode("utf-8")
@@ -252,6 +255,13 @@ def _read_metadata(path):
                 f"Metadata file {path}, row {n}: expected at least 4 "
                 "space-separated fields with the label (0 or 1) 4th. "
                 f"Received: {' '.join(row)!r}"
+            )
+        if len(row) != len(rows[0]):
+            # A line break lost or added (the generator writes the same
+            # fields on every line): two images read as one, or one as two.
+            raise ValueError(
+                f"Metadata file {path}, row {n}: {len(row)} fields where "
+                f"row 0 has {len(rows[0])}. Received: {' '.join(row)!r}"
             )
         folder = pathlib.PurePosixPath(row[0])
         if folder.is_absolute() or ".." in folder.parts or "/" in row[1]:
@@ -269,19 +279,32 @@ def _metadata_files(directory):
     return sorted(files, key=lambda p: int(p.stem))
 
 
+# A PNG file starts with the signature and ends with the IEND chunk, whose
+# 12 bytes never vary (length 0, type, CRC).
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_PNG_END = b"\x00\x00\x00\x00IEND\xaeB`\x82"
+
+
 @contextlib.contextmanager
-def _listed_image(directory, row):
-    """The path of a metadata row's image; a missing file is named."""
+def _listed_image(directory, row, metadata):
+    """The path of a metadata row's image; errors name it and the metadata
+    file that lists it (a damaged path field reads as another path)."""
     path = directory / row[0] / row[1]
     try:
         yield path
     except FileNotFoundError:
         raise FileNotFoundError(
-            f"Image {path} listed in the metadata of {directory} is missing."
+            f"Image {path} listed in the metadata file {metadata} is "
+            "missing."
         ) from None
+    except (OSError, ValueError) as error:  # a directory, a NUL byte, ...
+        raise ValueError(
+            f"Image {path} listed in the metadata file {metadata} cannot "
+            f"be read ({error})."
+        ) from error
 
 
-def _fingerprint(directory, difficulty, resolution, files, rows):
+def _fingerprint(directory, difficulty, resolution, files, rows, sources):
     # Every metadata file and every listed image by size and modification
     # time: an image rewritten in place changes the key (one stat per
     # image, seconds for Path-X, against minutes of decoding).
@@ -289,8 +312,8 @@ def _fingerprint(directory, difficulty, resolution, files, rows):
     for path in files:
         stat = path.stat()
         entries.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
-    for row in rows:
-        with _listed_image(directory, row) as path:
+    for row, metadata in zip(rows, sources):
+        with _listed_image(directory, row, metadata) as path:
             stat = path.stat()
         entries.append(f"{row[0]}/{row[1]}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(entries).encode("utf-8")).hexdigest()
@@ -335,10 +358,25 @@ def _read_difficulty(root, difficulty, resolution, progress=False):
         raise FileNotFoundError(
             f"No metadata files (metadata/<k>.npy) in {directory}."
         )
-    rows = []
+    rows, sources = [], []  # sources: the metadata file of each row
     for path in files:
-        rows.extend(_read_metadata(path))
-    key = _fingerprint(directory, difficulty, resolution, files, rows)
+        new = _read_metadata(path)
+        if not new:
+            raise ValueError(
+                f"Metadata file {path} lists no images (an empty or cut "
+                "file)."
+            )
+        if rows and len(new[0]) != len(rows[0]):
+            raise ValueError(
+                f"Metadata file {path} has rows of {len(new[0])} fields "
+                f"where {sources[0]} has {len(rows[0])}: a line break was "
+                "lost or added."
+            )
+        rows.extend(new)
+        sources.extend([path] * len(new))
+    key = _fingerprint(
+        directory, difficulty, resolution, files, rows, sources
+    )
     cache = data_pkg.cache_dir() / "pathfinder_decoded"
     x_path = cache / f"{key}.x.npy"
     meta_path = cache / f"{key}.meta.npz"
@@ -352,19 +390,29 @@ def _read_difficulty(root, difficulty, resolution, progress=False):
     y = np.array([int(row[3]) for row in rows], np.int32)
     valid = np.ones(len(rows), bool)
     with _progress_bar(progress, len(rows), resolution, difficulty) as bar:
-        for n, row in enumerate(rows):
-            with _listed_image(directory, row) as path:
+        for n, (row, metadata) in enumerate(zip(rows, sources)):
+            with _listed_image(directory, row, metadata) as path:
                 payload = path.read_bytes()
             if not payload:
                 # Empty files exist in the release; LRA filters them out.
                 valid[n] = False
             else:
+                if payload.startswith(_PNG_SIGNATURE) and not (
+                    payload.endswith(_PNG_END)
+                ):
+                    # PIL decodes a PNG cut after its pixel data, or with
+                    # bytes appended, without a word.
+                    raise ValueError(
+                        f"Image {path} does not end with the PNG end chunk "
+                        "(IEND): the file was cut or has bytes appended."
+                    )
                 try:
                     with Image.open(io.BytesIO(payload)) as image:
                         pixels = np.asarray(image.convert("L"))
-                except OSError as error:
+                except Exception as error:  # PIL: OSError, SyntaxError, ...
                     raise ValueError(
-                        f"Image {path} is not a readable image."
+                        f"Image {path} is not a readable image "
+                        f"({type(error).__name__}: {error})."
                     ) from error
                 if pixels.shape != (resolution, resolution):
                     raise ValueError(
