@@ -7,11 +7,9 @@ The equality of interrupted and uninterrupted runs is tested through
 import csv
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import keras
@@ -183,8 +181,10 @@ def test_run_killed_after_fit_resumes_without_training_again(tmp_path):
 
 def test_backup_minutes_flag(monkeypatch, capsys):
     seen = {}
-    monkeypatch.setattr("lra_keras.training.run",
-                        lambda task, hp, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(
+        "lra_keras.training.run",
+        lambda task, hp, **kwargs: seen.update(kwargs)
+        or (None, dict(test_accuracy=0.5)))
     assert cli.main("listops", ["--backup-minutes", "0.5"]) == 0
     assert seen["backup_seconds"] == 30.0
     assert cli.main("listops", ["--backup-minutes", "0"]) == 0
@@ -196,15 +196,44 @@ def test_backup_minutes_flag(monkeypatch, capsys):
         assert "expected a number of minutes >= 0" in capsys.readouterr().err
 
 
-def _recipe(data_dir, out, *extra):
-    return [
-        sys.executable, str(Path(__file__).resolve().parents[1] / "recipes"
-                            / "listops.py"),
-        "--preset", "quick", "--data-dir", str(data_dir), "--out", str(out),
-        "--saved-models", "", "--no-export", "--set", "sequence_length=64",
-        "epochs=3", "batch_size=4", "hidden_dim=16", "num_layers=1",
-        "intermediate_dim=32", "bucket_step=None", "dropout=0.1", *extra,
-    ]
+# A run in its own process, as `python -c` would run it; with `kill`, it
+# SIGKILLs itself after batch 7 of its second epoch (backups every 3
+# batches: the last one after batch 6).
+_RUN = """
+import json, os, signal, sys
+import keras
+from lra_keras.hparams import get_hparams
+from lra_keras.training import run
+
+data_dir, out, kill = sys.argv[1], sys.argv[2], sys.argv[3] == "kill"
+
+class Kill(keras.callbacks.Callback):
+    step_offset = 0  # set by resumable_fit in a resumed epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if (self.epoch, self.step_offset + batch + 1) == (1, 7):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+hp = get_hparams("listops", "transformer", "quick", sequence_length=64,
+                 epochs=3, batch_size=4, hidden_dim=16, num_layers=1,
+                 intermediate_dim=32, bucket_step=None, dropout=0.1)
+run("listops", hp, data_dir=data_dir, out_dir=out, saved_models_dir=None,
+    verbose=0, backup_seconds=None, backup_steps=3,
+    callbacks=[Kill()] if kill else [])
+"""
+
+
+def _run_process(data_dir, out, kill=False):
+    return subprocess.run(
+        [sys.executable, "-c", _RUN, str(data_dir), str(out),
+         "kill" if kill else "-"],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        cwd=Path(__file__).resolve().parents[1],
+    )
 
 
 def _rows(out):
@@ -214,53 +243,28 @@ def _rows(out):
 
 def test_run_killed_mid_epoch_by_sigkill_resumes_to_the_same_result(
         tmp_path):
-    # As a user's run dies: SIGKILL, at any instruction (a backup may be
-    # half written), in the middle of an epoch. Started again, it resumes
-    # at its last backup and ends as the run that was never killed.
+    # As a user's run dies: SIGKILL, no exception, no clean-up, in the
+    # middle of an epoch and between two backups. Started again, it
+    # resumes at its last backup and ends as the run never killed.
     data_dir = tmp_path / "data"
     rows = listops.generate(240, seed=4, min_length=10, max_length=60,
                             num_workers=1)
     for split, part in (("train", rows[:200]), ("val", rows[200:220]),
                         ("test", rows[220:])):
         listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    # A backup after every batch (every 6 ms).
-    frequent = ("--backup-minutes", "0.0001")
-    straight = subprocess.run(_recipe(data_dir, tmp_path / "a", *frequent),
-                              capture_output=True, text=True, env=env,
-                              cwd=tmp_path, timeout=600)
+    straight = _run_process(data_dir, tmp_path / "a")
     assert straight.returncode == 0, straight.stderr[-3000:]
 
     out = tmp_path / "b"
-    state_path = out / "backup" / "state.json"
-    process = subprocess.Popen(_recipe(data_dir, out, *frequent),
-                               stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=env,
-                               cwd=tmp_path)
-    deadline = time.monotonic() + 300
-    try:
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                state = json.loads(state_path.read_text())
-            except (OSError, ValueError):
-                state = {}
-            if state.get("epoch") == 1 and state.get("step", 0) >= 5:
-                break  # in the second epoch's 50-odd batches
-            time.sleep(0.002)
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-    state = json.loads(state_path.read_text())
-    assert state["epoch"] == 1 and state["step"] > 0, state
+    killed = _run_process(data_dir, out, kill=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    state = json.loads((out / "backup" / "state.json").read_text())
+    assert (state["epoch"], state["step"]) == (1, 6)
     assert not (out / "metrics.json").exists()
 
-    resumed = subprocess.run(_recipe(data_dir, out, *frequent),
-                             capture_output=True, text=True, env=env,
-                             cwd=tmp_path, timeout=600)
+    resumed = _run_process(data_dir, out)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    batches = re.search(r"after batch (\d+) of (\d+) of epoch 2",
-                        resumed.stdout)
-    assert batches and int(batches[1]) == state["step"], resumed.stdout
+    assert "after batch 6 of 50 of epoch 2" in resumed.stdout
     assert _rows(out) == _rows(tmp_path / "a")
     expected = json.loads((tmp_path / "a" / "metrics.json").read_text())
     got = json.loads((out / "metrics.json").read_text())
