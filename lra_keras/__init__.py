@@ -15,8 +15,8 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = ("cli", "data", "export", "hparams", "layers", "models",
-               "optimizers", "presets", "saving", "tasks", "techniques",
-               "training")
+               "optimizers", "presets", "report", "saving", "tasks",
+               "techniques", "training")
 
 
 def __getattr__(name):

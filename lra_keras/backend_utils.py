@@ -15,6 +15,9 @@
 - Keras's TensorFlow adapter fixes the tensor spec of a `PyDataset` from
   its first two batches; `fit_input` gives it one that fits every batch
   when those two happen to have one length and later batches another.
+- Keras's `TensorBoard` callback writes through `tf.summary` under every
+  backend; under JAX and PyTorch, `tensorboard_callback` keeps TensorFlow
+  off the GPUs first, whose memory it would otherwise map when it starts.
 """
 
 import keras
@@ -132,3 +135,21 @@ def set_global_rng_state(state):
     cuda = [state[f"torch_cuda_{i}"] for i in range(len(state) - 1)]
     if cuda and torch.cuda.is_available():
         torch.cuda.set_rng_state_all([torch.from_numpy(c) for c in cuda])
+
+
+def tensorboard_callback(log_dir):
+    """`keras.callbacks.TensorBoard(log_dir)`, TensorFlow kept off GPUs.
+
+    Under JAX and PyTorch the callback's summaries still go through
+    TensorFlow, which by default maps nearly all the memory of every GPU
+    it sees when it starts (tensorflow.org/guide/gpu) and so would take it
+    from the training backend; writing summaries needs no GPU.
+    """
+    if keras.backend.backend() != "tensorflow":
+        import tensorflow as tf
+
+        try:
+            tf.config.set_visible_devices([], "GPU")
+        except RuntimeError:
+            pass  # TensorFlow has started already (TFDS read the data)
+    return keras.callbacks.TensorBoard(log_dir=str(log_dir))

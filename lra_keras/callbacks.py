@@ -23,6 +23,7 @@ References:
 """
 
 import math
+import time
 
 import keras
 
@@ -176,3 +177,60 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         self._check(logs, "loss", "epoch end")
         self._check(logs, "val_loss", "validation")
+
+
+def format_duration(seconds):
+    """`41 s`, `3 min 10 s`, `1 h 22 min`: the units a person reads."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+class RunProgress(keras.callbacks.ProgbarLogger):
+    """Keras's progress bar, each epoch announced with the run's ETA.
+
+    At each epoch's start it prints `Epoch k/N - run ETA 1 h 22 min (41 s
+    per epoch)` where Keras prints `Epoch k/N`: the mean duration of the
+    epochs trained so far in this process (validation included) times the
+    epochs left, this one included; the progress bar within the epoch is
+    Keras's own. An epoch resumed in its middle (`step_offset > 0`, set
+    by `training.resume.resumable_fit`) is announced as such and left out
+    of the mean, being shorter than the others.
+
+    Being a `ProgbarLogger`, it replaces the one `fit` would add, and
+    prints nothing with `verbose=0`.
+
+    Args:
+        clock: `fn() -> seconds`. Defaults to `time.monotonic`.
+    """
+
+    def __init__(self, clock=None):
+        super().__init__()
+        self.clock = clock or time.monotonic
+        self.step_offset = 0
+        self.epoch_seconds = []
+        self._started = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._reset_progbar()
+        self._maybe_init_progbar()
+        self._started = self.clock() if not self.step_offset else None
+        if not self.verbose:
+            return
+        line = f"Epoch {epoch + 1}/{self.epochs}"
+        if self.step_offset:
+            line += f" - resumed after batch {self.step_offset}"
+        if self.epoch_seconds:
+            mean = sum(self.epoch_seconds) / len(self.epoch_seconds)
+            left = mean * (self.epochs - epoch)
+            line += (f" - run ETA {format_duration(left)} "
+                     f"({format_duration(mean)} per epoch)")
+        print(line, flush=True)
+
+    def on_epoch_end(self, epoch, logs=None):
+        super().on_epoch_end(epoch, logs)
+        if self._started is not None:
+            self.epoch_seconds.append(self.clock() - self._started)

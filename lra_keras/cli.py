@@ -2,6 +2,8 @@
 
 import argparse
 import ast
+import importlib.util
+from pathlib import Path
 
 from lra_keras.hparams import get_hparams
 from lra_keras.models.families import FAMILIES
@@ -67,9 +69,11 @@ def parser_for(task):
     )
     parser.add_argument(
         "--out", default=None,
-        help="run directory (default runs/<task>_<model>[_<preset>]); "
-        "rerunning with the same settings resumes an interrupted run, or "
-        "prints a finished one's result; other settings are refused",
+        help="run directory (default runs/<task>_<model>[_<technique>]"
+        "[_augment][_<preset>]; with --seeds, the directory of the seeds' "
+        "runs); rerunning with the same settings resumes an interrupted "
+        "run, or prints a finished one's result; other settings are "
+        "refused",
     )
     parser.add_argument(
         "--overwrite", action="store_true",
@@ -104,7 +108,22 @@ def parser_for(task):
         "resumes at the batch after its last backup (default 5; 0: at "
         "epoch ends only)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    seeds = parser.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, default=None,
+                       help="the run's seed (default 0)")
+    seeds.add_argument(
+        "--seeds", type=int, nargs="+", metavar="K",
+        help="run these seeds one after another, each into "
+        "<out>/seed<K>/ (resumable like any run) and saved as "
+        "<name>_seed<K> in --saved-models; then print the mean test "
+        "accuracy with its 95%% interval",
+    )
+    parser.add_argument(
+        "--tensorboard", action="store_true",
+        help="write TensorBoard logs (Keras's callback) to "
+        "<run>/tensorboard/, beside metrics.csv; needs the tensorboard "
+        "package",
+    )
     parser.add_argument(
         "--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
         help="override hyperparameters, e.g. --set epochs=3 batch_size=16 "
@@ -136,33 +155,83 @@ def main(task, argv=None):
             overrides["pretrain_objective"] = args.pretrain_objective
         hp = get_hparams(task, args.model, args.preset, args.technique,
                          augment=args.augment, **overrides)
+        if args.seeds and len(set(args.seeds)) < len(args.seeds):
+            twice = sorted({k for k in args.seeds if args.seeds.count(k) > 1})
+            raise ValueError(
+                f"--seeds gives {', '.join(map(str, twice))} more than "
+                f"once. Received: --seeds {' '.join(map(str, args.seeds))}"
+            )
+        if (args.tensorboard
+                and importlib.util.find_spec("tensorboard") is None):
+            # Keras's callback would fail at the first epoch's end.
+            raise ValueError(
+                "--tensorboard needs the tensorboard package, which is not "
+                "installed (TensorFlow 2.21 does not bring it): pip install "
+                "tensorboard"
+            )
     except ValueError as error:
         if args.debug:
             raise
         _exit(parser, 2, error)
     # Imported here so that --help answers without loading a backend.
+    from lra_keras.backend_utils import tensorboard_callback
     from lra_keras.training import run
     from lra_keras.training.run_directory import RunDirectoryError
+    from lra_keras.training.run_directory import default_out_dir
+    from lra_keras.training.run_directory import run_name
 
-    try:
-        run(
-            task,
-            hp,
-            data_dir=args.data_dir,
-            out_dir=args.out,
-            saved_models_dir=args.saved_models,
-            export=not args.no_export,
-            seed=args.seed,
-            overwrite=args.overwrite,
-            backup_seconds=(60.0 * args.backup_minutes
-                            if args.backup_minutes else None),
-        )
-    except Exception as error:  # one line at the command line
-        if args.debug:
-            raise
-        _exit(parser, 2 if isinstance(error, RunDirectoryError) else 1,
-              error)
+    out = Path(args.out) if args.out else default_out_dir(hp)
+    if args.seeds is None:
+        jobs = [(args.seed or 0, out, run_name(hp))]
+    else:
+        jobs = [(k, out / f"seed{k}", f"{run_name(hp)}_seed{k}")
+                for k in args.seeds]
+    results = []
+    for seed, out_dir, saved_name in jobs:
+        if len(jobs) > 1:
+            print(f"seed {seed}: {out_dir}", flush=True)
+        callbacks = ([tensorboard_callback(out_dir / "tensorboard")]
+                     if args.tensorboard else [])
+        try:
+            _, metrics = run(
+                task,
+                hp,
+                data_dir=args.data_dir,
+                out_dir=out_dir,
+                saved_models_dir=args.saved_models,
+                export=not args.no_export,
+                seed=seed,
+                overwrite=args.overwrite,
+                backup_seconds=(60.0 * args.backup_minutes
+                                if args.backup_minutes else None),
+                callbacks=callbacks,
+                saved_name=saved_name,
+            )
+        except Exception as error:  # one line at the command line
+            if args.debug:
+                raise
+            _exit(parser, 2 if isinstance(error, RunDirectoryError) else 1,
+                  error)
+        results.append(metrics["test_accuracy"])
+    if args.seeds is not None:
+        print(seeds_summary(args.seeds, results, out), flush=True)
     return 0
+
+
+def seeds_summary(seeds, accuracies, out_dir):
+    """The line printed after a `--seeds` run: mean test accuracy ± the
+    half-width of its 95% interval (`lra_keras.report.mean_ci`)."""
+    from lra_keras.report import mean_ci
+
+    mean, half = mean_ci(accuracies)
+    interval = ("no interval from one seed" if half is None
+                else f"± {half:.4f} (95% CI)")
+    each = ", ".join(f"{a:.4f}" for a in accuracies)
+    return (
+        f"test accuracy over seeds {' '.join(map(str, seeds))}: "
+        f"{mean:.4f} {interval}; each: {each}. Table and plots: "
+        f"python -m lra_keras.report {out_dir}"
+    )
 
 
 def _exit(parser, code, error):

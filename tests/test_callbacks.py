@@ -1,10 +1,13 @@
-"""The plateau schedule, the SSM learning rate and their optimizer."""
+"""The plateau schedule, the SSM learning rate and their optimizer; the
+progress bar's run ETA."""
 
 import keras
 import numpy as np
 import pytest
 
 from lra_keras.callbacks import ReduceOnTrainingPlateau
+from lra_keras.callbacks import RunProgress
+from lra_keras.callbacks import format_duration
 from lra_keras.optimizers import ScheduledAdamW
 from lra_keras.training import make_callbacks
 from lra_keras.training import make_optimizer
@@ -236,3 +239,76 @@ def test_dynamics_are_the_declared_weights_of_the_row_family():
         model.get_layer("two").ssm_w)
     undeclared = keras.Variable(np.ones(3, "float32"), name="ssm_w")
     assert model.optimizer._use_weight_decay(undeclared)
+
+
+def _epoch_lines(text):
+    return [line for line in text.splitlines() if line.startswith("Epoch")]
+
+
+def test_run_eta_is_the_mean_epoch_time_times_the_epochs_left(capsys):
+    now = [0.0]
+    progress = RunProgress(clock=lambda: now[0])
+    progress.set_params(dict(verbose=1, epochs=4, steps=2))
+    progress.on_train_begin()
+    for epoch, seconds in ((0, 30.0), (1, 90.0)):
+        progress.on_epoch_begin(epoch)
+        now[0] += seconds
+        progress.on_train_batch_end(1, {"loss": 1.0})
+        progress.on_epoch_end(epoch, {"loss": 1.0})
+    progress.on_epoch_begin(2)
+    assert _epoch_lines(capsys.readouterr().out) == [
+        "Epoch 1/4",
+        # 30 s per epoch, epochs 2-4 left.
+        "Epoch 2/4 - run ETA 1 min 30 s (30 s per epoch)",
+        # (30 + 90) / 2 = 60 s per epoch, epochs 3-4 left.
+        "Epoch 3/4 - run ETA 2 min 0 s (1 min 0 s per epoch)",
+    ]
+
+
+def test_an_epoch_resumed_in_its_middle_is_left_out_of_the_mean(capsys):
+    now = [0.0]
+    progress = RunProgress(clock=lambda: now[0])
+    progress.set_params(dict(verbose=1, epochs=5, steps=2))
+    # As resumable_fit does: the rest of epoch 3 from batch 5, then on.
+    progress.step_offset = 5
+    progress.on_epoch_begin(2)
+    now[0] += 10.0
+    progress.on_epoch_end(2, {"loss": 1.0})
+    progress.step_offset = 0
+    for epoch in (3, 4):
+        progress.on_epoch_begin(epoch)
+        now[0] += 40.0
+        progress.on_epoch_end(epoch, {"loss": 1.0})
+    assert _epoch_lines(capsys.readouterr().out) == [
+        "Epoch 3/5 - resumed after batch 5",
+        "Epoch 4/5",
+        "Epoch 5/5 - run ETA 40 s (40 s per epoch)",
+    ]
+    assert progress.epoch_seconds == [40.0, 40.0]
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (0.4, "0 s"), (41, "41 s"), (59.6, "1 min 0 s"), (190, "3 min 10 s"),
+    (4920, "1 h 22 min"), (90061, "25 h 1 min"),
+])
+def test_durations_read_in_the_units_a_person_reads(seconds, text):
+    assert format_duration(seconds) == text
+
+
+def test_the_progress_bar_replaces_keras_own_in_fit(capsys):
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x, y = np.ones((8, 3), "float32"), np.zeros((8, 1), "float32")
+    model.fit(x, y, epochs=3, batch_size=4, verbose=1,
+              callbacks=[RunProgress()])
+    out = capsys.readouterr().out
+    lines = _epoch_lines(out)
+    # One announcement per epoch (not Keras's "Epoch k/3" beside it), the
+    # ETA from the second on, and Keras's bar itself.
+    assert [line[:9] for line in lines] == ["Epoch 1/3", "Epoch 2/3",
+                                            "Epoch 3/3"]
+    assert lines[0] == "Epoch 1/3"
+    assert all(" - run ETA " in line for line in lines[1:])
+    assert "2/2" in out and "loss:" in out
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[RunProgress()])
+    assert capsys.readouterr().out == ""

@@ -13,6 +13,7 @@ from lra_keras.data import listops
 from lra_keras.hparams import get_hparams
 from lra_keras.training import run
 from lra_keras.training.run_directory import RunDirectoryError
+from lra_keras.training.run_directory import prepare
 from tests.testing import write_listops_release
 
 # Full-length batches of one shape: one compilation per step function.
@@ -116,6 +117,36 @@ def test_run_directory_that_is_a_file_is_refused(tmp_path):
         run("listops", _hp(), data_dir=tmp_path, out_dir=path,
             saved_models_dir=None, verbose=0)
     assert path.read_text() == "not a run"
+
+
+def _tensorboard_logs(out):
+    (out / "tensorboard" / "train").mkdir(parents=True)
+    (out / "tensorboard" / "train" / "events.out.tfevents.1").write_text("")
+
+
+def test_tensorboard_logs_alone_are_a_run_not_started(tmp_path):
+    # A run stopped before its first backup: config.json and the logs of
+    # `--tensorboard`, which run() removes before training.
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps(dict(
+        hparams=_hp(learning_rate=0.5), seed=1, data_dir=None)))
+    _tensorboard_logs(out)
+    assert prepare(out, _hp(), seed=0) is None
+
+
+def test_overwrite_removes_the_tensorboard_logs(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps(dict(
+        hparams=_hp(learning_rate=0.5), seed=0, data_dir=None)))
+    (out / "metrics.json").write_text("{}")
+    (out / "notes.txt").write_text("mine")
+    _tensorboard_logs(out)
+    with pytest.raises(RunDirectoryError, match="differing: learning_rate"):
+        prepare(out, _hp(), seed=0)
+    assert prepare(out, _hp(), seed=0, overwrite=True) is None
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
 
 def test_an_empty_split_is_an_error_before_training(tmp_path):

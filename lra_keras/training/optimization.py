@@ -15,6 +15,7 @@ import keras
 
 from lra_keras.batching import EpochSync
 from lra_keras.callbacks import ReduceOnTrainingPlateau
+from lra_keras.callbacks import RunProgress
 from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.models.families import FAMILIES
 from lra_keras.models.families import all_dynamics_patterns
@@ -147,7 +148,9 @@ def fit_callbacks(hp, out_dir, train, val, hint, *, checkpoint=None,
     epoch every `backup_seconds` and/or `backup_steps` batches; `seed`
     seeds PyTorch's global generator per epoch). Whatever
     an epoch's end writes is thus written before the backup that skips
-    that epoch on resume. Train with `training.resume.resumable_fit`.
+    that epoch on resume. Last, the progress bar (`RunProgress`: Keras's,
+    each epoch announced with the run's ETA). Train with
+    `training.resume.resumable_fit`.
     """
     out_dir = Path(out_dir)
     return [
@@ -158,4 +161,5 @@ def fit_callbacks(hp, out_dir, train, val, hint, *, checkpoint=None,
         keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
         BackupCallback(out_dir / "backup", every_seconds=backup_seconds,
                        every_steps=backup_steps, seed=seed),
+        RunProgress(),
     ]

@@ -9,6 +9,7 @@ self-pretraining), where it stopped (`training.resume`). See
 `run_directory` for what it writes.
 """
 
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ from lra_keras.training.optimization import fit_callbacks
 from lra_keras.training.optimization import make_optimizer
 from lra_keras.training.resume import TrainingBackup
 from lra_keras.training.resume import resumable_fit
+from lra_keras.training.run_directory import default_out_dir
 from lra_keras.training.run_directory import environment
 from lra_keras.training.run_directory import prepare
 from lra_keras.training.run_directory import run_name
@@ -49,6 +51,7 @@ def run(
     overwrite=False,
     backup_seconds=300.0,
     backup_steps=None,
+    saved_name=None,
 ):
     """Trains, evaluates and saves one model. Returns (model, metrics).
 
@@ -60,7 +63,11 @@ def run(
     The returned and saved model is always the classifier alone.
 
     `callbacks` are added after the run's own (non-finite loss check,
-    schedule, best checkpoint, CSV log, backup).
+    schedule, best checkpoint, CSV log, backup, progress bar).
+
+    `out_dir` defaults to `runs/<name>`, and the model goes to
+    `<saved_models_dir>/<saved_name>.keras`, `saved_name` defaulting to
+    `<name>` (`run_directory.run_name`).
 
     The training state is backed up in `<out_dir>/backup/` at every
     epoch's end and, within an epoch, every `backup_seconds` (None: not by
@@ -81,8 +88,8 @@ def run(
     technique = techniques.get_technique(hp.get("technique", "none"))
     augmentation = (techniques.get_augmentation(task) if hp.get("augment")
                     else None)
-    name = run_name(hp)
-    out_dir = Path(out_dir or Path("runs") / name)
+    name = saved_name or run_name(hp)
+    out_dir = Path(out_dir or default_out_dir(hp))
     finished = prepare(out_dir, hp, seed=seed, data_dir=data_dir,
                        overwrite=overwrite)
     if finished is not None:
@@ -96,8 +103,11 @@ def run(
     out_dir.mkdir(parents=True, exist_ok=True)
     backup_dir = out_dir / "backup"
     resuming = backup_dir.exists()
-    if not resuming and (out_dir / "metrics.csv").exists():
-        (out_dir / "metrics.csv").unlink()
+    if not resuming:
+        # The logs of an attempt stopped before its first backup.
+        if (out_dir / "metrics.csv").exists():
+            (out_dir / "metrics.csv").unlink()
+        shutil.rmtree(out_dir / "tensorboard", ignore_errors=True)
     keras.utils.set_random_seed(seed)
     env = environment()
     write_json(

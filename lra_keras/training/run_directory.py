@@ -7,9 +7,11 @@
     <out_dir>/backup/         the training state until metrics.json is
                               written (training.resume)
     <out_dir>/pretrain/       the self-pretraining phase (technique "spt")
+    <out_dir>/tensorboard/    TensorBoard logs, if asked for (`--tensorboard`)
 
 and, unless disabled, `<saved_models>/<name>.keras` with a `<name>.json`
-card, and a TensorFlow SavedModel in `<saved_models>/<name>/`.
+card, and a TensorFlow SavedModel in `<saved_models>/<name>/`. The
+default `<out_dir>` is `runs/<name>` (`default_out_dir`).
 """
 
 import csv
@@ -36,6 +38,11 @@ def run_name(hp):
     if hp["preset"] != "paper":
         name += f"_{hp['preset']}"
     return name
+
+
+def default_out_dir(hp):
+    """`runs/<run_name(hp)>`, relative to the working directory."""
+    return Path("runs") / run_name(hp)
 
 
 def _git_commit():
@@ -79,7 +86,9 @@ class RunDirectoryError(ValueError):
 # What a run writes into its directory; `--overwrite` removes these (and
 # nothing else the user may have put there).
 RUN_FILES = ("config.json", "metrics.csv", "metrics.json", "model.keras",
-             "best.weights.h5", "backup", "pretrain")
+             "best.weights.h5", "backup", "pretrain", "tensorboard")
+# What a run stopped before its first backup leaves: nothing to resume.
+NOT_STARTED = {"config.json", "tensorboard"}
 
 
 def _settings(hp, seed, data_dir):
@@ -116,7 +125,7 @@ def prepare(out_dir, hp, *, seed=0, data_dir=None, overwrite=False):
             f"The run directory {out_dir} is a file; pass another --out."
         )
     present = [name for name in RUN_FILES if (out_dir / name).exists()]
-    if present == ["config.json"]:
+    if set(present) <= NOT_STARTED:
         present = []  # stopped before training: nothing to resume or keep
     if not present:
         return None

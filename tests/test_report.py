@@ -1,0 +1,274 @@
+"""`python -m lra_keras.report`: synthetic run directories with known
+numbers give a known table; the interval against its closed form."""
+
+import csv
+import io
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+from PIL import Image
+
+from lra_keras import report
+
+pytestmark = pytest.mark.numpy_only
+
+# Half-width of the 95% interval of 0.5, 0.6, 0.7: t(0.975, 2) s / sqrt(3),
+# s = 0.1 (the sample standard deviation), in percent.
+HALF_WIDTH_3 = 100 * 4.303 * 0.1 / math.sqrt(3)
+
+
+def _write_run(path, *, task="listops", model="transformer",
+               technique="none", augment=False, preset="quick", seed=0,
+               test=0.5, best_val=0.55, epochs=2, wall=30.0, backend="jax",
+               devices=("cpu:0",), output="", hparams=None, finished=True):
+    """A run directory as `training.run` leaves it; `output` is the
+    prefix Keras gives the classifier's metrics in a multi-output model
+    (`"logits_"`)."""
+    path.mkdir(parents=True)
+    hparams = dict(task=task, model=model, epochs=epochs, **(hparams or {}))
+    (path / "config.json").write_text(json.dumps(
+        dict(hparams=hparams, seed=seed, backend=backend,
+             devices=list(devices))))
+    columns = ["epoch", f"{output}accuracy", "loss",
+               f"val_{output}accuracy", "val_loss"]
+    if output:
+        columns.append(f"val_{output}loss")
+    lines = [",".join(columns)]
+    for epoch in range(epochs):
+        # Validation accuracy rises to best_val; the classifier's loss is
+        # 1 / (epoch + 1), the total loss (with a token head) 10 more.
+        acc = best_val - 0.1 * (epochs - 1 - epoch)
+        loss = 1.0 / (epoch + 1)
+        row = [epoch, 0.5, loss, acc, loss + (10 if output else 0)]
+        lines.append(",".join(map(str, row + ([loss] if output else []))))
+    (path / "metrics.csv").write_text("\n".join(lines) + "\n")
+    if finished:
+        (path / "metrics.json").write_text(json.dumps(dict(
+            task=task, model=model, preset=preset, technique=technique,
+            augment=augment, test_accuracy=test, test_loss=1.0,
+            best_val_accuracy=best_val, epochs_run=epochs,
+            wall_seconds=wall, backend=backend, devices=list(devices))))
+    return path
+
+
+def _three_seeds(root):
+    for seed, test, wall in ((0, 0.5, 30.0), (1, 0.6, 40.0),
+                             (2, 0.7, 50.0)):
+        _write_run(root / "listops" / f"seed{seed}", seed=seed, test=test,
+                   best_val=test + 0.05, wall=wall)
+
+
+def _report(argv, capsys):
+    code = report.main([str(a) for a in argv])
+    return code, capsys.readouterr()
+
+
+def _csv_rows(path):
+    return list(csv.DictReader(io.StringIO(path.read_text())))
+
+
+def test_interval_matches_the_closed_form():
+    mean, half = report.mean_ci([0.5, 0.6, 0.7])
+    assert mean == pytest.approx(0.6, abs=1e-15)
+    assert half == pytest.approx(4.303 * 0.1 / math.sqrt(3), rel=1e-12)
+    # Two values 1 and 3: s = sqrt(2), t(0.975, 1) = 12.706.
+    assert report.mean_ci([1.0, 3.0]) == pytest.approx(
+        (2.0, 12.706 * math.sqrt(2) / math.sqrt(2)), rel=1e-12)
+    # One value has no interval.
+    assert report.mean_ci([0.42]) == (0.42, None)
+    # Beyond 30 degrees of freedom, the normal quantile: 0, 1, ..., 39
+    # have s^2 = 40 * 41 / 12.
+    values = list(range(40))
+    assert report.mean_ci(values)[1] == pytest.approx(
+        1.96 * math.sqrt(40 * 41 / 12) / math.sqrt(40), rel=1e-12)
+    with pytest.raises(ValueError, match="at least one value"):
+        report.mean_ci([])
+
+
+def test_t_table_agrees_with_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    for df in range(1, 31):
+        assert report.t_quantile(df) == pytest.approx(
+            stats.t.ppf(0.975, df), abs=5e-4), df
+    assert report.t_quantile(31) == 1.96
+    with pytest.raises(ValueError, match="df=0"):
+        report.t_quantile(0)
+
+
+def test_known_runs_give_the_known_table(tmp_path, capsys):
+    _three_seeds(tmp_path / "runs")
+    # A second group, one seed, trained with a token head (multitask).
+    _write_run(tmp_path / "runs" / "text", task="text", model="s4",
+               technique="multitask", preset="paper", test=0.91,
+               best_val=0.9, epochs=3, wall=7300.0, backend="torch",
+               devices=("gpu:0",), output="logits_")
+    code, out = _report([tmp_path / "runs", "--out", tmp_path / "report"],
+                        capsys)
+    assert code == 0
+
+    markdown = (tmp_path / "report" / "results.md").read_text()
+    lines = markdown.splitlines()
+    assert lines[0] == report.MARKDOWN_HEADER
+    assert lines[2] == (
+        "| listops | transformer | none | no | quick | 60.00 ± 24.84 "
+        "| 65.00 ± 24.84 | 3 | 2 | 40 s | jax | cpu:0 | 43.90 |"
+    )
+    assert f"{HALF_WIDTH_3:.2f}" == "24.84"
+    assert lines[3] == (
+        "| text | s4 | multitask | no | paper | 91.00 ± n/a | 90.00 ± n/a "
+        "| 1 | 3 | 2.0 h | torch | gpu:0 | 91.01 |"
+    )
+    assert ("- text_s4_multitask: You Can Train from Scratch, Table 3 (S4 "
+            "with the training techniques)") in lines
+    assert "Note:" not in markdown
+    assert out.out.startswith(markdown.split("\n![")[0])
+
+    rows = _csv_rows(tmp_path / "report" / "results.csv")
+    assert rows == [
+        dict(task="listops", model="transformer", technique="none",
+             augment="false", preset="quick", seeds="3", seed_list="0 1 2",
+             test_accuracy_pct="60.0000",
+             test_accuracy_pct_ci95=f"{HALF_WIDTH_3:.4f}",
+             best_val_accuracy_pct="65.0000",
+             best_val_accuracy_pct_ci95=f"{HALF_WIDTH_3:.4f}",
+             epochs="2", wall_seconds="40.0", backend="jax",
+             device="cpu:0", paper_accuracy_pct="43.9000",
+             paper_source="You Can Train from Scratch, Table 4 (Rotary, "
+             "no training techniques)"),
+        dict(task="text", model="s4", technique="multitask",
+             augment="false", preset="paper", seeds="1", seed_list="0",
+             test_accuracy_pct="91.0000", test_accuracy_pct_ci95="",
+             best_val_accuracy_pct="90.0000",
+             best_val_accuracy_pct_ci95="", epochs="3",
+             wall_seconds="7300.0", backend="torch", device="gpu:0",
+             paper_accuracy_pct="91.0100",
+             paper_source="You Can Train from Scratch, Table 3 (S4 with "
+             "the training techniques)"),
+    ]
+    assert rows[0]["test_accuracy_pct_ci95"] == "24.8434"
+
+
+def test_plots_are_written(tmp_path, capsys):
+    _three_seeds(tmp_path / "runs")
+    _report([tmp_path / "runs", "--out", tmp_path / "report"], capsys)
+    for name in ("accuracy.png", "curves_listops_transformer_quick.png"):
+        path = tmp_path / "report" / name
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        with Image.open(path) as image:
+            width, height = image.size
+        assert width > 300 and height > 300, (name, image.size)
+        assert f"![{name[:-4]}]({name})" in (
+            tmp_path / "report" / "results.md").read_text()
+
+
+def test_curves_read_the_classifier_output_of_a_multi_output_run(tmp_path):
+    run_dir = _write_run(tmp_path / "run", epochs=3, best_val=0.8,
+                         output="logits_")
+    curves = report.read_curves(run_dir / "metrics.csv")
+    assert curves["epoch"] == [1, 2, 3]
+    assert curves["accuracy"] == pytest.approx([0.6, 0.7, 0.8])
+    # val_logits_loss (1 / epoch), not the total val_loss (10 more).
+    assert curves["loss"] == pytest.approx([1.0, 1 / 2, 1 / 3])
+    run_dir = _write_run(tmp_path / "plain", epochs=2, best_val=0.8)
+    curves = report.read_curves(run_dir / "metrics.csv")
+    assert curves["accuracy"] == pytest.approx([0.7, 0.8])
+    assert curves["loss"] == pytest.approx([1.0, 0.5])
+
+
+def test_groups_split_by_technique_augment_and_preset(tmp_path, capsys):
+    for i, kwargs in enumerate([
+            dict(), dict(seed=1, test=0.7), dict(technique="spt"),
+            dict(augment=True), dict(preset="paper"), dict(model="s4")]):
+        _write_run(tmp_path / "runs" / f"r{i}", **kwargs)
+    rows, _ = report.write_report([tmp_path / "runs"], tmp_path / "out")
+    assert [(r["name"], r["seeds"]) for r in rows] == [
+        ("listops_s4_quick", [0]),
+        ("listops_transformer", [0]),
+        ("listops_transformer_quick", [0, 1]),
+        ("listops_transformer_augment_quick", [0]),
+        ("listops_transformer_spt_quick", [0]),
+    ]
+    assert rows[2]["test_accuracy"] == pytest.approx(60.0)
+    # The YCTFS row for ListOps is its augmented run; SPT is NTFS's row.
+    assert [r["paper_accuracy"] for r in rows] == [59.6, 43.9, 43.9, 62.9,
+                                                   61.49]
+
+
+def test_unfinished_runs_are_skipped_with_a_note(tmp_path, capsys):
+    _three_seeds(tmp_path / "runs")
+    _write_run(tmp_path / "runs" / "listops" / "seed3", seed=3, test=0.0,
+               finished=False)
+    code, out = _report([tmp_path / "runs", "--out", tmp_path / "report"],
+                        capsys)
+    assert code == 0
+    assert (f"skipped {tmp_path / 'runs' / 'listops' / 'seed3'}: unfinished "
+            "(no metrics.json)") in out.out
+    rows = _csv_rows(tmp_path / "report" / "results.csv")
+    assert [(r["seeds"], r["test_accuracy_pct"]) for r in rows] == [
+        ("3", "60.0000")]
+
+
+def test_a_run_directory_is_not_searched_below(tmp_path):
+    # pretrain/ holds the SPT phase's own metrics.json: not a run.
+    run_dir = _write_run(tmp_path / "runs" / "a")
+    (run_dir / "pretrain").mkdir()
+    (run_dir / "pretrain" / "metrics.json").write_text("{}")
+    finished, unfinished = report.find_runs([tmp_path / "runs", run_dir])
+    assert (finished, unfinished) == ([run_dir], [])
+
+
+def test_mixed_hyperparameters_are_named(tmp_path, capsys):
+    _write_run(tmp_path / "a", hparams=dict(learning_rate=1e-3))
+    _write_run(tmp_path / "b", seed=1, epochs=3,
+               hparams=dict(learning_rate=1e-4))
+    _report([tmp_path / "a", tmp_path / "b", "--out", tmp_path / "r"],
+            capsys)
+    markdown = (tmp_path / "r" / "results.md").read_text()
+    assert ("Note: listops_transformer_quick mixes runs with different "
+            "hyperparameters (epochs, learning_rate).") in markdown
+    assert "| 2 | 2–3 |" in markdown
+    # Beyond eight keys, a count.
+    assert report._first(list("abcdefghij")) == (
+        "a, b, c, d, e, f, g, h and 2 more")
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda root: None, "{root}/missing is not a directory."),
+    (lambda root: (root / "missing").mkdir(),
+     "{root}/missing is not a run directory and holds none"),
+    (lambda root: _write_run(root / "missing", finished=False),
+     "No finished run (with metrics.json) in {root}/missing."),
+    (lambda root: (_write_run(root / "missing"),
+                   (root / "missing" / "metrics.json").write_text("{")),
+     "{root}/missing/metrics.json is not readable JSON"),
+])
+def test_errors_exit_2_naming_the_path(tmp_path, capsys, setup, message):
+    setup(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        report.main([str(tmp_path / "missing"), "--out",
+                     str(tmp_path / "report")])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert message.format(root=tmp_path) in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "report").exists()
+
+
+def test_the_report_loads_no_keras_backend(tmp_path):
+    _three_seeds(tmp_path / "runs")
+    code = (
+        "import sys\n"
+        "from lra_keras import report\n"
+        f"report.main([{str(tmp_path / 'runs')!r}, '--out', "
+        f"{str(tmp_path / 'report')!r}])\n"
+        "loaded = {'keras', 'tensorflow', 'jax', 'torch'} & set(sys.modules)"
+        "\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "report" / "results.csv").exists()
