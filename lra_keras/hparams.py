@@ -162,6 +162,9 @@ def resolve(task, model="transformer", preset="paper", technique="none",
               f"quick preset (presets.quick.QUICK_TASK[{task!r}])")
         apply(presets.QUICK_FAMILY.get(model, {}),
               f"quick preset (presets.quick.QUICK_FAMILY[{model!r}])")
+        apply(presets.QUICK_TASK_FAMILY.get((task, model), {}),
+              "quick preset (presets.quick.QUICK_TASK_FAMILY"
+              f"[{(task, model)!r}])")
     origins["source"] = "the rows above"
     unknown = sorted(set(overrides) - set(hp))
     if unknown:

@@ -100,17 +100,20 @@ def test_recipe_rejects_unknown_override(tmp_path):
 
 @pytest.mark.large
 def test_quick_preset_on_generated_listops(tmp_path):
-    """The README's main job (minutes): generate, train, evaluate, export."""
+    """The README's main job (5 minutes): generate, train, evaluate, export,
+    and learn: a model that ignores its input predicts one class (at most
+    the majority class, 0.17 of the test trees); the quick S4D reaches the
+    root operator's level (0.354-0.359 measured under the three backends,
+    README Results), so 0.30 leaves room for seeds and thread counts."""
     env = {**os.environ, "LRA_KERAS_DATA": str(tmp_path / "cache")}
-    cmd = [sys.executable, str(ROOT / "recipes" / "listops.py"), "--preset",
-           "quick", "--out", str(tmp_path / "run"), "--saved-models",
-           str(tmp_path / "saved_models")]
+    cmd = [sys.executable, str(ROOT / "recipes" / "listops.py"), "--model",
+           "s4d", "--preset", "quick", "--out", str(tmp_path / "run"),
+           "--saved-models", str(tmp_path / "saved_models")]
     result = subprocess.run(cmd, env=env, capture_output=True, text=True,
                             cwd=tmp_path, timeout=3600)
     assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    # Chance level is 0.1; the majority class (9 or 0) is ~0.17.
-    assert metrics["test_accuracy"] > 0.1
+    assert metrics["test_accuracy"] >= 0.30
 
 
 # === The other recipes, in-process on tiny official-format fixtures ===

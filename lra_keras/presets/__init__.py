@@ -55,6 +55,7 @@ from lra_keras.presets.ntfs import SPT_LRA_SIZED
 from lra_keras.presets.quick import QUICK
 from lra_keras.presets.quick import QUICK_FAMILY
 from lra_keras.presets.quick import QUICK_TASK
+from lra_keras.presets.quick import QUICK_TASK_FAMILY
 from lra_keras.presets.yctfs import YCTFS_TECHNIQUES
 
 PRESETS = ("paper", "quick")
