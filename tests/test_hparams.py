@@ -16,6 +16,7 @@ from lra_keras.presets import PAPER
 from lra_keras.presets import PRESETS
 from lra_keras.presets import QUICK_FAMILY
 from lra_keras.presets import QUICK_TASK
+from lra_keras.presets import QUICK_TASK_FAMILY
 from lra_keras.presets import SPT_LRA_SIZED
 from lra_keras.presets import TECHNIQUE
 from lra_keras.presets import YCTFS_TECHNIQUES
@@ -64,6 +65,8 @@ def test_quick_rows_name_known_families_and_tasks():
     # beside the quick preset's common scaling (width 64, 2 blocks).
     assert set(QUICK_FAMILY) <= set(FAMILIES)
     assert set(QUICK_TASK) <= set(TASKS)
+    assert {task for task, _ in QUICK_TASK_FAMILY} <= set(TASKS)
+    assert {model for _, model in QUICK_TASK_FAMILY} <= set(FAMILIES)
 
 
 def test_every_entry_cites_a_source():
@@ -79,8 +82,13 @@ def test_every_entry_cites_a_source():
 def test_every_key_of_every_row_is_known():
     for (task, model), row in PAPER.items():
         assert set(row) <= _known_keys(task, model) | {"source"}, (task, model)
+    # A task's quick row applies to every family: common keys, or keys
+    # that every family has (its pooling, say).
+    every_family = set.intersection(*(set(f.keys) for f in FAMILIES.values()))
     for task, row in QUICK_TASK.items():
-        assert set(row) <= set(COMMON_KEYS), task
+        assert set(row) <= set(COMMON_KEYS) | every_family, task
+    for (task, model), row in QUICK_TASK_FAMILY.items():
+        assert set(row) <= _known_keys(task, model), (task, model)
     for model, row in QUICK_FAMILY.items():
         assert set(row) <= set(FAMILIES[model].keys), model
     for (task, model, technique), row in TECHNIQUE.items():
