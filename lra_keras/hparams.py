@@ -226,6 +226,20 @@ def get_hparams(task, model="transformer", preset="paper", technique="none",
     return resolve(task, model, preset, technique, augment, **overrides)[0]
 
 
+def run_name(hp):
+    """`<task>_<model>[_<technique>][_augment][_<preset>]`: a run's name
+    (its default directory `runs/<name>`, its saved model), read by the
+    report too, which loads no backend."""
+    name = f"{hp['task']}_{hp['model']}"
+    if hp.get("technique", "none") != "none":
+        name += f"_{hp['technique']}"
+    if hp.get("augment"):
+        name += "_augment"
+    if hp["preset"] != "paper":
+        name += f"_{hp['preset']}"
+    return name
+
+
 def paper_tables():
     """The papers' numbers kept as data, as Markdown: the accuracies
     (`presets.EXPECTED`, `EXPECTED_LRA`), NTFS's compute-tied results

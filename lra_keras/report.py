@@ -39,6 +39,7 @@ from pathlib import Path
 
 from lra_keras._atomic import atomic_open
 from lra_keras._atomic import atomic_path
+from lra_keras.hparams import run_name
 from lra_keras.presets import expected_accuracy
 
 # t(0.975, df) for df = 1..30: NIST/SEMATECH e-Handbook of Statistical
@@ -222,14 +223,8 @@ def group_runs(runs):
 
 
 def group_name(key):
-    """`<task>_<model>[_<technique>][_augment][_<preset>]`, as runs are
-    named by default."""
-    task, model, technique, augment, preset = key
-    name = f"{task}_{model}"
-    name += f"_{technique}" if technique != "none" else ""
-    name += "_augment" if augment else ""
-    name += f"_{preset}" if preset != "paper" else ""
-    return name
+    """The group's runs' default name (`hparams.run_name`)."""
+    return run_name(dict(zip(GROUP_KEYS, key)))
 
 
 def summarize(groups):

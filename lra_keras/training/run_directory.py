@@ -26,18 +26,7 @@ import keras
 from lra_keras._atomic import atomic_path
 from lra_keras._atomic import write_json
 from lra_keras.backend_utils import list_devices
-
-
-def run_name(hp):
-    """`<task>_<model>[_<technique>][_augment][_<preset>]`."""
-    name = f"{hp['task']}_{hp['model']}"
-    if hp.get("technique", "none") != "none":
-        name += f"_{hp['technique']}"
-    if hp.get("augment"):
-        name += "_augment"
-    if hp["preset"] != "paper":
-        name += f"_{hp['preset']}"
-    return name
+from lra_keras.hparams import run_name  # noqa: F401 (re-exported)
 
 
 def default_out_dir(hp):
