@@ -51,26 +51,26 @@ def dense_gradient(gradient):
     return gradient
 
 
-def fit_input(dataset, probes=()):
+def fit_input(dataset, like=None):
     """`dataset` as `fit` should receive it under the current backend.
 
     JAX and PyTorch: `dataset` itself. TensorFlow: a `tf.data.Dataset` of
     the same batches whose spec leaves free the batch dimension and every
-    dimension in which the first two batches of `dataset` and the
-    `probes` (batches of the same structure) differ. Keras would take the
-    spec of the first two batches alone, and a later batch of another
-    length would then be refused:
-    `LengthBucketedBatches` puts two lengths first for that reason, but a
-    part of an epoch (`batching.RemainingBatches`) may start with two of
-    one length. Pass the whole epoch's first batches as `probes` and the
-    traced step is the one an uninterrupted run traced.
+    dimension in which the first two batches of `dataset` and of `like`
+    (a dataset of batches of the same structure, or None) differ. Keras
+    would take the spec of the first two batches alone, and a later batch
+    of another length would then be refused: `LengthBucketedBatches` puts
+    two lengths first for that reason, but a part of an epoch
+    (`batching.RemainingBatches`) may start with two of one length. With
+    the whole epoch as `like`, the traced step is the one an uninterrupted
+    run traced.
     """
     if keras.backend.backend() != "tensorflow":
         return dataset
     import tensorflow as tf
 
-    batches = [dataset[i] for i in range(min(2, len(dataset)))]
-    batches += list(probes)
+    batches = [source[i] for source in (dataset, like)
+               if source is not None for i in range(min(2, len(source)))]
     if not batches:
         raise ValueError("The dataset has no batches.")
 

@@ -175,9 +175,9 @@ class RemainingBatches(keras.utils.PyDataset):
     """The batches of one epoch after the first `skip`: `dataset[skip:]`.
 
     A run resumed in the middle of an epoch (`training.resume`) finishes
-    that epoch on the batches it had not trained on yet. The epoch must be
-    set on `dataset` (`set_epoch`, done by `EpochSync` through the wrapped
-    dataset) so that its batch order is that epoch's.
+    that epoch on the batches it had not trained on yet. The epoch is set
+    on `dataset` itself (`set_epoch`, by `resumable_fit` and `EpochSync`)
+    so that its batch order is that epoch's.
 
     Args:
         dataset: a `PyDataset` whose batches are a function of its epoch
@@ -204,10 +204,6 @@ class RemainingBatches(keras.utils.PyDataset):
                 f"Batch {index} of {len(self)} remaining batches."
             )
         return self.dataset[self.skip + index]
-
-    def set_epoch(self, epoch):
-        if hasattr(self.dataset, "set_epoch"):
-            self.dataset.set_epoch(epoch)
 
     def on_epoch_end(self):
         self.dataset.on_epoch_end()

@@ -89,10 +89,6 @@ class TrainingBackup:
     def __init__(self, directory):
         self.directory = Path(directory)
 
-    @property
-    def exists(self):
-        return self.directory.exists()
-
     def save(self, model, epoch, step):
         """Writes the state of `model` (compiled, after `step` batches of
         epoch `epoch`), then removes the previous one."""
@@ -339,16 +335,16 @@ class _StopAtEpochEnd(keras.callbacks.Callback):
         self.model.stop_training = True
 
 
-def _build_metrics(model, batch, count):
+def _build_metrics(model, dataset, count):
     # Keras creates the compiled metrics' variables in the first train step
     # under TensorFlow (JAX and PyTorch build them when `fit` starts), too
     # late for their totals to be restored when the resumed epoch begins:
-    # one evaluation on a batch creates them. It changes no weight and
-    # draws no random number (dropout is off), and `fit` resets the
-    # metrics.
+    # one evaluation on the dataset's first batch creates them. It changes
+    # no weight and draws no random number (dropout is off), and `fit`
+    # resets the metrics.
     if len(model.metrics_variables) == count:
         return
-    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(batch)
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(dataset[0])
     size = len(keras.tree.flatten(x)[0])
     model.evaluate(x, y, sample_weight=sample_weight, batch_size=size,
                    verbose=0)
@@ -431,9 +427,8 @@ def resumable_fit(model, train, *, epochs, callbacks, validation_data=None,
         if step and epoch < epochs:
             if hasattr(train, "set_epoch"):
                 train.set_epoch(epoch)
-            first = [train[i] for i in range(min(2, len(train)))]
             if metrics is not None:
-                _build_metrics(model, first[0], len(metrics))
+                _build_metrics(model, train, len(metrics))
             backup.step_offset = step
             backup.resume_at(epoch, metrics, rng)
             stop = _StopAtEpochEnd()
@@ -441,7 +436,7 @@ def resumable_fit(model, train, *, epochs, callbacks, validation_data=None,
             for callback in offsets:
                 callback.step_offset = step
             try:
-                model.fit(fit_input(RemainingBatches(train, step), first),
+                model.fit(fit_input(RemainingBatches(train, step), like=train),
                           initial_epoch=epoch, epochs=epochs,
                           callbacks=list(callbacks) + [stop], **fit)
             finally:
