@@ -11,15 +11,18 @@ from lra_keras.layers.conv_block import ConvBlock
 from lra_keras.layers.dlr import DLR
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.gated_long_convolution import GatedLongConvolution
+from lra_keras.layers.masked_batch_normalization import MaskedBatchNormalization
 from lra_keras.layers.moving_average_gated_attention import MegaEncoder
 from lra_keras.layers.moving_average_gated_attention import (
     MovingAverageGatedAttention,
 )
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
+from lra_keras.layers.pixel_encoder import PixelEncoder
 from lra_keras.layers.position_embedding import LearnedPositionEmbedding
 from lra_keras.layers.position_embedding import SinusoidalPositionEmbedding
 from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
 from lra_keras.layers.rotary_attention import apply_rotary
+from lra_keras.layers.rotary_attention import apply_rotary_across_heads
 from lra_keras.layers.s4 import S4
 from lra_keras.layers.s4d import S4D
 from lra_keras.layers.s5 import S5

@@ -5,13 +5,28 @@ References:
 - "You Can Train from Scratch", Table 5 (rotary Transformer on LRA,
   "Rotary base freq", "Rotary disable half") and Table 4 (position
   ablation: rotary vs. summed embeddings, for which `use_rotary=False`).
+- The YCTFS code (pablomiralles22/long-transformers, branch lra-paper):
+  `src/models/modules/rotary_multihead_attention.py` (forward: rotary on
+  the projected queries and keys (batch, L, d_model) before
+  `separate_heads`) and `src/utils/rotary_embedding.py`
+  (`__build_rotation_matrix`: `thetas = exp(-2 log(freq) i / D)` for
+  `i < D/2` with D the model width, `thetas[::2] = 0` for
+  `disable_half`; `apply`: pairs of adjacent channels `(2i, 2i+1)`,
+  positions from 0). `apply_rotary_across_heads` is that rotation.
 """
+
+import math
 
 import keras
 from keras import ops
 
 from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
 from lra_keras.layers.attention_kernels import attention
+
+# Where the rotary frequencies range: within every head (each head gets the
+# whole range, `apply_rotary`), or over the model width before the heads
+# are split (each head gets its own band, `apply_rotary_across_heads`).
+ROTARY_SCOPES = ("head", "model")
 
 
 def apply_rotary(x, max_wavelength=10000, start_index=0, disable_half=False):
@@ -62,6 +77,52 @@ def apply_rotary(x, max_wavelength=10000, start_index=0, disable_half=False):
     return ops.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1)
 
 
+def apply_rotary_across_heads(x, max_wavelength=10000, disable_half=False):
+    """Rotary positions over the whole width, as the YCTFS code applies them.
+
+    The heads of `x` are read as one vector of width `D = heads *
+    head_dim` (head `h` holds channels `h * head_dim ...`), as the YCTFS
+    rotary attention rotates the projected queries and keys before it
+    splits them into heads. Adjacent channels `(2i, 2i + 1)` form pair `i`,
+    rotated by `position * max_wavelength ** (-2i / D)` for `i < D/2`: head
+    `h` holds pairs `h * head_dim / 2 ...`, so every head gets its own band
+    of frequencies (the first head the fastest ones). With
+    `disable_half=True` every other frequency is 0 (`thetas[::2] = 0`, the
+    pairs of even `i` are not rotated), so every head keeps rotated and
+    position-free channels. Source: pablomiralles22/long-transformers,
+    branch lra-paper, `src/utils/rotary_embedding.py` and
+    `src/models/modules/rotary_multihead_attention.py`.
+
+    Args:
+        x: tensor (batch, length, heads, head_dim), head_dim even.
+        max_wavelength: float. Base of the frequencies (YCTFS's `freq`).
+        disable_half: bool. Whether every other frequency is 0.
+
+    Returns:
+        Tensor of the same shape and dtype as `x`.
+    """
+    x = ops.convert_to_tensor(x)
+    length = ops.shape(x)[1]
+    heads, depth = x.shape[-2], x.shape[-1]
+    half = heads * depth // 2  # pairs over the whole width
+    index = ops.arange(half, dtype="float32")  # (D/2,)
+    inv_freq = ops.exp(
+        index * (-2.0 * math.log(float(max_wavelength)) / (2 * half))
+    )
+    if disable_half:
+        inv_freq = ops.where(ops.arange(half) % 2 == 0, 0.0, inv_freq)
+    inv_freq = ops.reshape(inv_freq, (heads, depth // 2))  # (heads, hd/2)
+    positions = ops.arange(length, dtype="float32")
+    angles = positions[:, None, None] * inv_freq[None]  # (L, heads, hd/2)
+    cos = ops.cast(ops.cos(angles), x.dtype)[None]  # (1, L, heads, hd/2)
+    sin = ops.cast(ops.sin(angles), x.dtype)[None]
+    shape = ops.shape(x)
+    pairs = ops.reshape(x, (shape[0], shape[1], heads, depth // 2, 2))
+    x0, x1 = pairs[..., 0], pairs[..., 1]  # (batch, L, heads, hd/2)
+    rotated = ops.stack([x0 * cos - x1 * sin, x0 * sin + x1 * cos], -1)
+    return ops.reshape(rotated, shape)
+
+
 @keras.saving.register_keras_serializable(package="lra_keras")
 class RotaryMultiHeadAttention(keras.layers.Layer):
     """Multi-head self-attention with rotary positions on queries and keys.
@@ -103,10 +164,17 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         use_rotary: bool. Whether queries and keys are rotated. `False`
             gives position-free multi-head attention (positions must then be
             summed into the inputs). Defaults to `True`.
-        rotary_disable_half: bool. Whether the lowest half of the rotary
-            frequencies is set to 0, so those channels are not rotated
-            ("Rotary disable half"; see `apply_rotary`). Defaults to
-            `False`.
+        rotary_disable_half: bool. Whether half of the rotary frequencies
+            are set to 0, so those channels are not rotated ("Rotary
+            disable half"): with `rotary_scope="head"` the lowest half of
+            every head's (`apply_rotary`), with `"model"` every other one
+            over the width, as the YCTFS code (`apply_rotary_across_heads`).
+            Defaults to `False`.
+        rotary_scope: `"head"` (default): every head rotates its queries and
+            keys over the full frequency range (RoFormer, keras-hub).
+            `"model"`: the frequencies range over all heads' channels
+            together and each head gets its own band, as the YCTFS code,
+            whose rotary Transformer presets use it.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -134,9 +202,15 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         block_size=None,
         use_rotary=True,
         rotary_disable_half=False,
+        rotary_scope="head",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if rotary_scope not in ROTARY_SCOPES:
+            raise ValueError(
+                f"`rotary_scope` must be one of {ROTARY_SCOPES}. Received: "
+                f"rotary_scope={rotary_scope!r}"
+            )
         if int(num_heads) < 1:
             raise ValueError(
                 f"`num_heads` must be >= 1. Received: num_heads={num_heads}"
@@ -168,6 +242,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.block_size = block_size
         self.use_rotary = bool(use_rotary)
         self.rotary_disable_half = bool(rotary_disable_half)
+        self.rotary_scope = rotary_scope
         self.supports_masking = False
 
     def _projection(self, name, size):
@@ -203,10 +278,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         k = self.key_dense(inputs)
         v = self.value_dense(inputs)  # (batch, length, heads, value_dim)
         if self.use_rotary:
-            q = apply_rotary(
+            rotate = (apply_rotary if self.rotary_scope == "head"
+                      else apply_rotary_across_heads)
+            q = rotate(
                 q, self.max_wavelength, disable_half=self.rotary_disable_half
             )
-            k = apply_rotary(
+            k = rotate(
                 k, self.max_wavelength, disable_half=self.rotary_disable_half
             )
         out = attention(
@@ -236,5 +313,6 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             block_size=self.block_size,
             use_rotary=self.use_rotary,
             rotary_disable_half=self.rotary_disable_half,
+            rotary_scope=self.rotary_scope,
         )
         return config

@@ -5,8 +5,9 @@ References:
   Modeling" (S5), ICLR 2023, https://arxiv.org/abs/2208.04933
 - Port of lindermanlab/S5 `s5/ssm.py` (S5SSM, ZOH, `apply_ssm`),
   `s5/ssm_init.py` (HiPPO-N eigenvalues, `init_VinvB`, `init_CV`) and the
-  block initialisation in `s5/train.py`. S5's parallel scan becomes the
-  equivalent convolution through the shared `fft_conv`:
+  block initialisation in `s5/train.py`; the activations of
+  `s5/layers.py` (`SequenceLayer`, lines 68-82). S5's parallel scan
+  becomes the equivalent convolution through the shared `fft_conv`:
   `keras.ops.associative_scan` (Keras 3.15) fails under TensorFlow when the
   length is dynamic inside `tf.function` (a Python `bool` of a symbolic
   shape), and its torch version builds buffers with a bare `torch.zeros`.
@@ -30,6 +31,20 @@ from lra_keras.layers.state_space import StateSpaceLayer
 C_INITS = ("trunc_standard_normal", "lecun_normal", "complex_normal")
 # Truncation at 2 std shrinks a normal's std by this factor (jax/Keras).
 TRUNCATED_STD = 0.87962566103423978
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+def gelu_tanh(x):
+    """GELU in its tanh approximation, S5's activation.
+
+    S5 calls `flax.linen.gelu` (`s5/layers.py` lines 69, 73, 78, 82),
+    which is `jax.nn.gelu` with its default `approximate=True` (flax
+    0.5.2 `flax/linen/activation.py` line 27, jax 0.3.5
+    `jax/_src/nn/functions.py` line 233, the versions pinned in S5's
+    `requirements_cpu.txt`): `x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715
+    x^3)))`. Keras's `"gelu"` is the exact (erf) one.
+    """
+    return keras.activations.gelu(x, approximate=True)
 
 
 def block_hippo_n(state_dim, blocks):
@@ -81,7 +96,10 @@ class S5(StateSpaceLayer):
     `2 Re(.)`. The non-causal layer adds a reverse-time pass with the same
     `Lambda` and `B` and its own `C` (S5's `bidirectional`), both passes
     including the current step. Then GELU and the output activation (see
-    `StateSpaceLayer`).
+    `StateSpaceLayer`; S5's `activation_fn` "half_glu1" is
+    `output_activation="half_glu"`, "half_glu2" is `"half_glu2"`,
+    "full_glu" is `"glu"` and "gelu" is None, each with S5's dropout
+    placement, `s5/layers.py` lines 68-82).
 
     Initialisation as S5: `Lambda` from the eigenvalues of the normal part
     of HiPPO-LegS ("HiPPO-N"), repeated over `num_blocks` blocks of size
@@ -102,18 +120,30 @@ class S5(StateSpaceLayer):
             Defaults to 64.
         num_blocks: int. Number of blocks J of the HiPPO-N
             initialisation (S5's `blocks`). Defaults to 1.
-        C_init: how C is initialised (S5's `C_init`):
-            `"trunc_standard_normal"` (S5's default: a real-shaped complex
-            C_0 (H, P), lecun normal per row, i.e. truncated normal with std
-            1/sqrt(P), then `C = C_0 V`), `"lecun_normal"` (lecun normal
-            over the whole (H, P), then `C_0 V`) or `"complex_normal"`
-            (C ~ CN(0, 1) directly in the eigenbasis).
+        C_init: how C is initialised (S5's `C_init`, `s5/ssm.py` lines
+            171-210, `s5/ssm_init.py` lines 134-168). With `C_0` a complex
+            (H, P) matrix whose real and imaginary parts are drawn
+            separately, then `C = C_0 V` (V: the (P, P/2) eigenvectors):
+            `"trunc_standard_normal"` (S5's default: `lecun_normal` per
+            row of shape (1, P, 2), fan-in P: parts truncated normal with
+            std 1/sqrt(P)), `"lecun_normal"` (one `lecun_normal` over
+            (H, P, 2), fan-in P H: std 1/sqrt(P H)). Since V has
+            orthonormal columns, the parts of C keep these stds.
+            `"complex_normal"`: C drawn directly in the eigenbasis, parts
+            normal with std sqrt(1/2) (`normal(stddev=0.5 ** 0.5)`).
+            Each direction has its own C (S5's `C1`, `C2`).
         dt_min: float. Smallest initial step. Defaults to 0.001.
         dt_max: float. Largest initial step. Defaults to 0.1.
-        clip_eigs: bool. Clip `Re(Lambda)` at -1e-4 so every mode decays
-            (S5's `clip_eigs`). Defaults to False, as in S5.
-        causal, activation, output_activation, dropout: see
-            `StateSpaceLayer`.
+        clip_eigs: bool. Clip `Re(Lambda)` at -1e-4 before discretising
+            so every mode decays (S5's `clip_eigs`, `s5/ssm.py` lines
+            154-155). Defaults to False, as in S5.
+        activation: activation after the SSM. Defaults to `gelu_tanh`,
+            S5's tanh-approximated GELU.
+        causal, output_activation, dropout: see `StateSpaceLayer`. With
+            `output_activation=None` this layer applies no dropout: S5's
+            "gelu" drops once, after the activation (`s5/layers.py` line
+            82), which is where the residual block drops the mixer's
+            output.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -138,7 +168,7 @@ class S5(StateSpaceLayer):
         dt_max=0.1,
         clip_eigs=False,
         causal=True,
-        activation="gelu",
+        activation=gelu_tanh,
         output_activation="glu",
         dropout=0.0,
         **kwargs,
@@ -173,6 +203,10 @@ class S5(StateSpaceLayer):
         self.dt_min = dt_min
         self.dt_max = dt_max
         self.clip_eigs = bool(clip_eigs)
+
+    def activation_dropout(self):
+        # S5's "gelu" (no projection) drops once, where the block does.
+        return self.output_activation is not None
 
     def build_ssm(self, hidden_dim):
         full, half = self.state_dim, self.state_dim // 2

@@ -12,7 +12,8 @@ class SequencePooling(keras.layers.Layer):
 
     Padded positions never influence the result: `"mean"` averages real
     positions only, `"max"` takes the maximum over real positions, `"first"`
-    takes position 0 (a CLS token), `"last"` the last real position. A row
+    takes position 0 (the first token, e.g. ListOps's root operator; no CLS
+    token is prepended), `"last"` the last real position. A row
     without any real position pools to zeros (mean, max, last).
 
     Args:

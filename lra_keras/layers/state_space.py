@@ -9,8 +9,9 @@ belong to the model builder. Subclasses only say how the kernel is made.
 References:
 - S4 LRA blocks (GELU, then a linear layer to 2H followed by GLU):
   https://arxiv.org/abs/2111.00396, and the state-spaces/s4 code base.
-- S5 output activations ("half_glu", "full_glu"):
-  https://arxiv.org/abs/2208.04933
+- S5 output activations ("full_glu", "half_glu1", "half_glu2"):
+  https://arxiv.org/abs/2208.04933 and lindermanlab/S5 `s5/layers.py`
+  lines 68-82 (`SequenceLayer.__call__`).
 """
 
 import keras
@@ -19,7 +20,7 @@ from keras import ops
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.legacy import upgrade_config
 
-OUTPUT_ACTIVATIONS = ("glu", "half_glu", "linear", None)
+OUTPUT_ACTIVATIONS = ("glu", "half_glu", "half_glu2", "linear", None)
 
 
 def masked(inputs, padding_mask):
@@ -46,10 +47,24 @@ class StateSpaceLayer(keras.layers.Layer):
             code base's `bidirectional=True`). Defaults to `True`, as the
             S4 code base.
         activation: activation after the SSM. Defaults to `"gelu"`.
-        output_activation: `"glu"` (linear H -> 2H then GLU, S4's LRA
-            blocks and S5's "full_glu"), `"half_glu"` (S5: `y *
-            sigmoid(W y)`), `"linear"` (linear H -> H) or None.
-        dropout: float. Dropout after the activation.
+        output_activation: with `x = SSM(u) + D u` and `y =
+            dropout(activation(x))`: `"glu"` (linear H -> 2H then GLU on
+            y, S4's LRA blocks and S5's "full_glu"), `"half_glu"` (S5's
+            "half_glu1": `y * sigmoid(W y)`), `"half_glu2"` (S5's
+            "half_glu2", `s5/layers.py` lines 76-80: `x * sigmoid(W y)`,
+            the pre-activation x gated, only the gate's input through the
+            activation and dropout), `"linear"` (linear H -> H on y) or
+            None (y).
+        dropout: float. Dropout (tied along the sequence) after the
+            activation. S5 (`s5/layers.py` lines 68-82) drops
+            `activation(x)` and then, for every GLU variant, the gated
+            output again: that second dropout is the residual block's
+            (`lra_keras.models.families.residual_block`, not tied along
+            the sequence there). So "glu", "half_glu" and "half_glu2"
+            place dropout as S5 does. With None, S5 ("gelu", line 82)
+            drops only once: the `S5` layer then leaves that dropout to
+            the block (see `activation_dropout`); the other layers keep
+            theirs.
     """
 
     def __init__(
@@ -85,6 +100,10 @@ class StateSpaceLayer(keras.layers.Layer):
     def directions(self):
         return 1 if self.causal else 2
 
+    def activation_dropout(self):
+        """Whether `dropout` follows the activation inside this layer."""
+        return True
+
     def build_ssm(self, hidden_dim):
         raise NotImplementedError
 
@@ -116,6 +135,7 @@ class StateSpaceLayer(keras.layers.Layer):
             self.dropout, noise_shape=(None, 1, None), dtype=dtype
         )
         width = {"glu": 2 * self.hidden_dim, "half_glu": self.hidden_dim,
+                 "half_glu2": self.hidden_dim,
                  "linear": self.hidden_dim}.get(self.output_activation)
         self.output_dense = None
         if width is not None:
@@ -127,8 +147,14 @@ class StateSpaceLayer(keras.layers.Layer):
 
     def call(self, inputs, padding_mask=None, training=None):
         u = masked(inputs, padding_mask)  # (batch, length, H)
-        y = self.ssm_convolve(u) + u * ops.cast(self.D, u.dtype)
-        y = self.dropout_layer(self.activation(y), training=training)
+        x = self.ssm_convolve(u) + u * ops.cast(self.D, u.dtype)
+        y = self.activation(x)
+        if self.activation_dropout():
+            y = self.dropout_layer(y, training=training)
+        if self.output_activation == "half_glu2":
+            # S5 half_glu2 (s5/layers.py:76-80): x1 = drop(gelu(x)),
+            # x * sigmoid(W x1); x itself is neither activated nor dropped.
+            return x * ops.sigmoid(self.output_dense(y))
         if self.output_activation == "glu":
             y = ops.glu(self.output_dense(y), axis=-1)
         elif self.output_activation == "half_glu":

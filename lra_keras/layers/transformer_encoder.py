@@ -34,9 +34,11 @@ class TransformerEncoder(keras.layers.Layer):
             `False` for summed position embeddings (`LearnedPositionEmbedding`,
             `SinusoidalPositionEmbedding` before the first block). Defaults
             to `True`.
-        rotary_disable_half: bool. Whether the lowest half of the rotary
-            frequencies is set to 0 ("Rotary disable half"). Defaults to
-            `False`.
+        rotary_disable_half: bool. Whether half of the rotary
+            frequencies are 0 ("Rotary disable half"; which half depends on
+            `rotary_scope`). Defaults to `False`.
+        rotary_scope: `"head"` or `"model"`; see
+            `RotaryMultiHeadAttention`. Defaults to `"head"`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -64,6 +66,7 @@ class TransformerEncoder(keras.layers.Layer):
         attention_implementation="auto",
         use_rotary=True,
         rotary_disable_half=False,
+        rotary_scope="head",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -86,6 +89,7 @@ class TransformerEncoder(keras.layers.Layer):
         self.attention_implementation = attention_implementation
         self.use_rotary = bool(use_rotary)
         self.rotary_disable_half = bool(rotary_disable_half)
+        self.rotary_scope = rotary_scope
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
@@ -107,6 +111,7 @@ class TransformerEncoder(keras.layers.Layer):
             attention_implementation=self.attention_implementation,
             use_rotary=self.use_rotary,
             rotary_disable_half=self.rotary_disable_half,
+            rotary_scope=self.rotary_scope,
             name="attention",
             dtype=dtype,
         )
@@ -155,5 +160,6 @@ class TransformerEncoder(keras.layers.Layer):
             attention_implementation=self.attention_implementation,
             use_rotary=self.use_rotary,
             rotary_disable_half=self.rotary_disable_half,
+            rotary_scope=self.rotary_scope,
         )
         return config

@@ -46,6 +46,9 @@ def _randomise(layer, seed=0):
               layer.spatial_bias]:
         if w is not None:
             w.assign(rng.normal(size=w.shape).astype("float32") * 0.5)
+    for w in layer.input_dense.weights + layer.output_dense.weights:
+        # Non-zero Dense biases too (Keras starts them at 0).
+        w.assign(rng.normal(size=w.shape).astype("float32") * 0.5)
     if layer.gate_norm:
         for w in layer.gate_norm_layer.weights:
             w.assign(1.0 + rng.normal(size=w.shape).astype("float32") * 0.3)
@@ -66,10 +69,20 @@ def _layer_reference(layer, x, mask):
     Z1, Z2 = Z[..., :H], Z[..., H:]
     if layer.gate_norm:
         gamma, beta = (to_numpy(w) for w in layer.gate_norm_layer.weights)
+    if layer.gate_norm == "before":
         Z2 = numpy_layer_norm(Z2, gamma, beta)
     Z2 = Z2 * mask[..., None]
-    b = to_numpy(layer.spatial_bias)[: x.shape[1]]
-    gate = numpy_toeplitz_conv(Z2, *_kernels(layer)) + b[None, :, None]
+    b = to_numpy(layer.spatial_bias)
+    if layer.gate_bias == "position":
+        b = b[: x.shape[1]][None, :, None]
+    else:
+        b = np.tile(b, H // b.shape[0])[None, None, :]
+    conv = numpy_toeplitz_conv(Z2, *_kernels(layer))
+    if layer.fft_norm == "ortho":
+        conv = conv * layer.ortho_scale(x.shape[1])
+    gate = conv + b
+    if layer.gate_norm == "after":
+        gate = numpy_layer_norm(gate, gamma, beta)
     return (Z1 * gate) @ V + d
 
 
@@ -152,6 +165,10 @@ def test_independent_channels_are_tiled():
         dict(),
         dict(causal=True, gate_norm=False),
         dict(kernel_size=4, num_kernel_channels=1),
+        dict(gate_norm="after", gate_bias="channel", fft_norm="ortho"),
+        dict(gate_norm=None, gate_bias="channel", kernel_size=3,
+             num_kernel_channels=4),
+        dict(gate_norm="after", fft_norm="ortho", causal=True),
     ],
 )
 def test_layer_matches_numpy_reference(kwargs):
@@ -218,6 +235,11 @@ def test_length_above_sequence_length_is_rejected():
         (dict(kernel_size=0), "kernel_size"),
         (dict(kernel_size=17), "kernel_size"),
         (dict(dropout=1.0), "dropout"),
+        (dict(gate_norm="middle"), "gate_norm"),
+        (dict(gate_bias="token"), "gate_bias"),
+        (dict(fft_norm="forward"), "fft_norm"),
+        (dict(kernel_initializer="no_such_init"), "kernel_initializer"),
+        (dict(kernel_initializer=None), "kernel_initializer"),
     ],
 )
 def test_bad_arguments_are_rejected(kwargs, match):
@@ -232,6 +254,27 @@ def test_serialization_round_trips(tmp_path):
         kernel_size=6, causal=True, gate_norm=False, dropout=0.1,
     )
     assert_config_round_trip(layer)
+    for kwargs in (
+        dict(gate_norm="after", gate_bias="channel",
+             kernel_initializer="yctfs", fft_norm="ortho"),
+        dict(kernel_initializer=keras.initializers.RandomNormal(stddev=2.0)),
+        dict(kernel_initializer="zeros"),
+    ):
+        layer = GatedLongConvolution(
+            intermediate_dim=4, sequence_length=16, **kwargs
+        )
+        assert_config_round_trip(layer)
+    inputs = keras.Input((None, HIDDEN))
+    layer = GatedLongConvolution(
+        intermediate_dim=INTERMEDIATE, sequence_length=MAX_LENGTH,
+        gate_norm="after", gate_bias="channel", kernel_initializer="yctfs",
+        fft_norm="ortho",
+    )
+    model = keras.Model(inputs, layer(inputs))
+    _randomise(layer)
+    x, _ = _inputs(12)
+    (tmp_path / "yctfs").mkdir()
+    assert_saving_round_trip(model, x, tmp_path / "yctfs", atol=1e-5)
     inputs = keras.Input((None, HIDDEN))
     layer = GatedLongConvolution(
         intermediate_dim=INTERMEDIATE, sequence_length=MAX_LENGTH
@@ -273,3 +316,161 @@ def test_fit_runs_one_step():
     history = model.fit([x, mask], np.zeros((BATCH,), "float32"),
                         batch_size=BATCH, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"][0])
+
+
+# === The YCTFS block (pablomiralles22/long-transformers, branch lra-paper) ===
+YCTFS = dict(gate_norm="after", gate_bias="channel",
+             kernel_initializer="yctfs", fft_norm="ortho")
+
+
+def numpy_yctfs_spatial_conv(z, ref_kernel, ref_bias, start):
+    """`SpatialConv.forward` (src/models/layers/gmlp.py:29-52) through
+    `fft_conv1d` (src/models/functional/fft_conv1d.py:3-25), in numpy.
+
+    z (B, L, H); ref_kernel (C, T), the reference's layout: tap m is lag
+    m - start (start = T // 2 bidirectional, 0 for direction="backward");
+    ref_bias (C,). Channel h uses kernel and bias channel h % C.
+    """
+    x = np.transpose(z, (0, 2, 1)).astype("float64")  # (B, H, L)
+    ref_kernel = np.asarray(ref_kernel, "float64")
+    _, H, L = x.shape
+    C, T = ref_kernel.shape
+    n = 2 ** (L + T - 1).bit_length()  # fft_conv1d.py:12-14
+    x_f = np.fft.rfft(x, n=n, axis=-1, norm="ortho")
+    k_f = np.fft.rfft(ref_kernel, n=n, axis=-1, norm="ortho")
+    k_f = np.tile(k_f, (H // C, 1))  # (H, n // 2 + 1)
+    y = np.fft.irfft(x_f * k_f, n=n, axis=-1, norm="ortho")
+    y = y[:, :, start:start + L] + np.tile(ref_bias, H // C)[:, None]
+    return np.transpose(y, (0, 2, 1)), n
+
+
+def _yctfs_kernel(layer):
+    """Our weights laid out as the reference's kernel (C, T) and `start`:
+    the forward tap of lag j at start + j, the backward one of lag -(j+1)
+    at start - 1 - j (gmlp.py:44, 52)."""
+    fwd, back = _kernels(layer)
+    C, K = fwd.shape
+    T = layer.ortho_kernel_length()
+    if back is None:  # causal: direction="backward", start 0
+        assert T == K
+        return fwd, 0
+    start = T // 2
+    kernel = np.zeros((C, T))
+    kernel[:, start:start + K] = fwd
+    kernel[:, start - K + 1:start] = back[:, ::-1]
+    return kernel, start
+
+
+def numpy_yctfs_block(layer, x, mask):
+    """`GMLP._forward_gmlp_block` (gmlp.py:176-194) without norm_1 and the
+    residual (the model's), from the layer's own weights: z1, z2 from the
+    two halves of U (gmlp.py:139-147), z2 masked (186-187), spatial conv
+    with per-channel bias, norm_2 after it (156, 189-190), proj_out
+    (158-161, dropout 0)."""
+    U, c = (to_numpy(w) for w in layer.input_dense.weights)
+    V, d = (to_numpy(w) for w in layer.output_dense.weights)
+    H = layer.intermediate_dim
+    z1 = numpy_gelu(x @ U[:, :H] + c[:H])
+    z2 = numpy_gelu(x @ U[:, H:] + c[H:])
+    z2 = np.where(mask[..., None] > 0, z2, 0.0)
+    kernel, start = _yctfs_kernel(layer)
+    conv, n = numpy_yctfs_spatial_conv(
+        z2, kernel, to_numpy(layer.spatial_bias), start
+    )
+    gamma, beta = (to_numpy(w) for w in layer.gate_norm_layer.weights)
+    s_z = z1 * numpy_layer_norm(conv, gamma, beta)
+    return s_z @ V + d, n
+
+
+@pytest.mark.parametrize("method", ["fft", "direct"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(),  # full length: T = 2 * 24 + 1, lags -24..24
+        dict(kernel_size=5),  # T = 9, lags -4..4
+        dict(causal=True),  # T = 24, lags 0..23
+    ],
+)
+def test_yctfs_option_matches_numpy_reference_block(monkeypatch, method,
+                                                    kwargs):
+    # The layer picks its path by kernel size: force each.
+    monkeypatch.setattr(
+        gated_long_convolution, "DIRECT_CONV_MAX_KERNEL_SIZE",
+        10**6 if method == "direct" else 0,
+    )
+    x, _ = _inputs(21)
+    mask = np.ones((BATCH, LENGTH), "float32")
+    mask[1, 11:] = 0.0  # padded row; call length 19 < sequence_length 24
+    layer = _layer(num_kernel_channels=2, **YCTFS, **kwargs)
+    for w in layer.gate_norm_layer.weights:  # gamma, beta away from 1, 0
+        w.assign(to_numpy(w) + np.linspace(-0.5, 0.5, w.shape[0]))
+    assert tuple(layer.spatial_bias.shape) == (2,)
+    expected, n = numpy_yctfs_block(layer, x, mask)
+    assert_allclose(layer(x, padding_mask=mask), expected, atol=1e-4)
+    # "ortho" = a plain convolution times 1 / sqrt(n) (n = 128, 32, 64),
+    # and the padded tail never reaches the real positions.
+    z = np.random.default_rng(22).normal(size=(BATCH, LENGTH, INTERMEDIATE))
+    kernel, start = _yctfs_kernel(layer)
+    ortho, _ = numpy_yctfs_spatial_conv(z, kernel, np.zeros(2), start)
+    plain = numpy_toeplitz_conv(z, *_kernels(layer))
+    np.testing.assert_allclose(ortho, plain / np.sqrt(n), atol=1e-10)
+    assert layer.ortho_scale(LENGTH) == pytest.approx(1 / np.sqrt(n))
+    y = layer.spatial_convolution(ops.convert_to_tensor(z, "float32"),
+                                  method=method)
+    assert_allclose(y, ortho, atol=1e-5)
+    x2 = x.copy()
+    x2[1, 11:] = 7.0
+    a = to_numpy(layer(x, padding_mask=mask))
+    b = to_numpy(layer(x2, padding_mask=mask))
+    np.testing.assert_allclose(a[1, :11], b[1, :11], atol=1e-5)
+
+
+def test_ortho_scale_with_a_symbolic_length_matches_the_static_one():
+    for kwargs in (dict(), dict(kernel_size=5), dict(causal=True)):
+        layer = GatedLongConvolution(
+            intermediate_dim=4, sequence_length=40, fft_norm="ortho",
+            **kwargs,
+        )
+        T = layer.ortho_kernel_length()
+        for length in range(1, 41):
+            n = 2 ** (length + T - 1).bit_length()
+            assert layer.ortho_scale(length) == pytest.approx(1 / n**0.5)
+            scale = layer.ortho_scale(ops.convert_to_tensor(length, "int32"))
+            np.testing.assert_allclose(to_numpy(scale), 1 / n**0.5,
+                                       rtol=1e-6)
+
+
+def test_yctfs_initialisation():
+    # gmlp.py:25-27: kernel N(0, 1e-5^2), bias 1 per kernel channel.
+    layer = GatedLongConvolution(
+        intermediate_dim=16, sequence_length=1000, num_kernel_channels=4,
+        **YCTFS,
+    )
+    layer.build((1, None, 4))
+    np.testing.assert_array_equal(to_numpy(layer.spatial_bias), np.ones(4))
+    fwd, back = _kernels(layer)
+    assert fwd.shape == (4, 1000) and back.shape == (4, 999)
+    w = np.concatenate([fwd.ravel(), back.ravel()])  # 7996 draws
+    # Standard errors: std 1e-5 / sqrt(2 * 7996) = 0.8%, mean 1.1e-7.
+    assert abs(w.std() / 1e-5 - 1) < 0.05
+    assert abs(w.mean()) < 6e-7
+    assert np.abs(w).max() < 6e-5
+    # Independent draws for the two kernels.
+    assert np.abs(np.corrcoef(fwd[:, :999].ravel(), back.ravel())[0, 1]) < 0.1
+    assert layer.gate_norm_layer is not None
+    np.testing.assert_array_equal(
+        to_numpy(layer.gate_norm_layer.gamma), np.ones(16)
+    )
+
+
+def test_forward_and_backward_kernels_are_drawn_independently():
+    layer = GatedLongConvolution(intermediate_dim=8, sequence_length=200)
+    layer.build((1, None, 4))
+    fwd, back = _kernels(layer)
+    assert np.abs(np.corrcoef(fwd[:, :199].ravel(), back.ravel())[0, 1]) < 0.2
+
+
+def test_bool_gate_norm_still_accepted():
+    assert GatedLongConvolution(4, 8, gate_norm=True).gate_norm == "before"
+    assert GatedLongConvolution(4, 8, gate_norm=False).gate_norm is None
+    assert GatedLongConvolution(4, 8).get_config()["gate_norm"] == "before"

@@ -5,6 +5,7 @@ from keras import ops
 
 from lra_keras.layers import RotaryMultiHeadAttention
 from lra_keras.layers import apply_rotary
+from lra_keras.layers import apply_rotary_across_heads
 from tests.layers.test_attention_kernels import numpy_attention
 from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
@@ -23,6 +24,49 @@ def numpy_rotary(x, base=10000.0, start=0, disable_half=False):
     cos, sin = np.cos(angles)[None, :, None], np.sin(angles)[None, :, None]
     x1, x2 = x[..., :half], x[..., half:]
     return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1)
+
+
+def numpy_rotary_across_heads(x, base=10000.0, disable_half=False):
+    """The YCTFS rotation (long-transformers, branch lra-paper,
+    src/utils/rotary_embedding.py) on the heads joined into one width."""
+    batch, length, heads, depth = x.shape
+    width = heads * depth
+    flat = x.reshape(batch, length, width // 2, 1, 2)
+    thetas = np.exp(-2 * np.log(base) * np.arange(width // 2) / width)
+    if disable_half:
+        thetas[::2] = 0
+    angles = np.arange(length)[:, None] * thetas[None]  # (L, D/2)
+    cos, sin = np.cos(angles), np.sin(angles)
+    rotation = np.stack([cos, -sin, sin, cos], -1).reshape(
+        1, length, width // 2, 2, 2)
+    return (flat * rotation).sum(-1).reshape(x.shape)
+
+
+@pytest.mark.parametrize("disable_half", [False, True])
+def test_rotary_across_heads_matches_the_yctfs_rotation(disable_half):
+    x = np.random.default_rng(11).normal(size=(2, 17, 4, 6)).astype("float32")
+    y = to_numpy(apply_rotary_across_heads(x, 300.0, disable_half))
+    np.testing.assert_allclose(
+        y, numpy_rotary_across_heads(x, 300.0, disable_half), atol=1e-5
+    )
+
+
+@pytest.mark.parametrize("disable_half", [False, True])
+def test_rotary_across_heads_gives_each_head_its_band(disable_half):
+    # At position 1 pair j of head h turns by its frequency,
+    # base ** (-(h * head_dim + 2 j) / D): head 0 the fastest ones. With
+    # disable_half the pairs of even index over the width do not turn.
+    heads, depth, base = 3, 4, 100.0
+    x = np.zeros((1, 2, heads, depth), "float32")
+    x[..., 0::2] = 1.0  # every pair is (1, 0)
+    y = to_numpy(apply_rotary_across_heads(x, base, disable_half))[0, 1]
+    angles = np.arctan2(y[:, 1::2], y[:, 0::2])  # (heads, depth / 2)
+    width = heads * depth
+    index = np.arange(heads)[:, None] * depth + 2 * np.arange(depth // 2)
+    expected = base ** (-index / width)
+    if disable_half:
+        expected[(index // 2) % 2 == 0] = 0.0
+    np.testing.assert_allclose(angles, expected, atol=1e-6)
 
 
 def test_apply_rotary_matches_numpy_and_keeps_norms():
@@ -104,8 +148,10 @@ def _layer_reference(layer, x, mask):
     k = project(layer.key_dense, x)
     if layer.use_rotary:
         half = layer.rotary_disable_half
-        q = numpy_rotary(q, layer.max_wavelength, disable_half=half)
-        k = numpy_rotary(k, layer.max_wavelength, disable_half=half)
+        rotate = (numpy_rotary if layer.rotary_scope == "head"
+                  else numpy_rotary_across_heads)
+        q = rotate(q, layer.max_wavelength, disable_half=half)
+        k = rotate(k, layer.max_wavelength, disable_half=half)
     v = project(layer.value_dense, x)
     a = numpy_attention(q, k, v, mask, layer.causal)
     kernel = to_numpy(layer.output_dense.kernel)
@@ -132,7 +178,9 @@ def test_layer_matches_numpy_reference(implementation, causal):
 @pytest.mark.parametrize(
     "implementation, options",
     [("chunked", dict(rotary_disable_half=True)),
-     ("fused", dict(use_rotary=False))],
+     ("fused", dict(use_rotary=False)),
+     ("chunked", dict(rotary_scope="model")),
+     ("fused", dict(rotary_scope="model", rotary_disable_half=True))],
 )
 def test_position_options_match_numpy_reference(implementation, options):
     # Shapes as in test_layer_matches_numpy_reference: JAX reuses the
@@ -218,7 +266,8 @@ def test_padding_does_not_change_real_positions():
 
 @pytest.mark.parametrize(
     "options",
-    [dict(), dict(rotary_disable_half=True), dict(use_rotary=False)],
+    [dict(), dict(rotary_disable_half=True), dict(use_rotary=False),
+     dict(rotary_scope="model")],
 )
 def test_config_round_trips(options):
     layer = RotaryMultiHeadAttention(num_heads=2, key_dim=4,
@@ -229,6 +278,7 @@ def test_config_round_trips(options):
     assert rebuilt.rotary_disable_half == options.get(
         "rotary_disable_half", False
     )
+    assert rebuilt.rotary_scope == options.get("rotary_scope", "head")
 
 
 def test_odd_key_dim_needs_no_rotary():
@@ -263,6 +313,7 @@ def test_configs_without_position_options_still_load():
         (dict(num_heads=2, key_dim=4, attention_implementation="x"),
          "attention_implementation"),
         (dict(num_heads=2, key_dim=4, max_wavelength=0), "max_wavelength"),
+        (dict(num_heads=2, key_dim=4, rotary_scope="width"), "rotary_scope"),
     ],
 )
 def test_bad_arguments_are_rejected(kwargs, match):

@@ -8,11 +8,19 @@ from keras import ops
 from lra_keras.layers import hippo
 from lra_keras.layers.s5 import S5
 from lra_keras.layers.s5 import block_hippo_n
+from lra_keras.layers.s5 import gelu_tanh
 from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
 from tests.testing import assert_saving_round_trip
 from tests.testing import numpy_gelu
 from tests.testing import to_numpy
+
+
+def numpy_gelu_tanh(x):
+    """GELU's tanh approximation (jax.nn.gelu's default, S5's GELU)."""
+    x = np.asarray(x, dtype="float64")
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
+    return 0.5 * x * (1.0 + np.tanh(inner))
 
 
 def _make_layer(x, state_dim=16, num_blocks=2, seed=0, **kwargs):
@@ -52,10 +60,11 @@ def numpy_ssm(layer, u):
 
 
 def numpy_layer(layer, x, mask):
-    """Full layer: mask, SSM + D u, GELU, output activation."""
+    """Full layer (S5's `SequenceLayer` without residual and norm, no
+    dropout): mask, x = SSM + D u, GELU (tanh), output activation."""
     u = x * mask[..., None]
-    y = numpy_ssm(layer, u) + u * to_numpy(layer.D)
-    y = numpy_gelu(y)
+    pre = numpy_ssm(layer, u) + u * to_numpy(layer.D)
+    y = numpy_gelu_tanh(pre)
     if layer.output_activation is None:
         return y
     dense = layer.output_dense
@@ -64,8 +73,10 @@ def numpy_layer(layer, x, mask):
     if layer.output_activation == "glu":
         h = z.shape[-1] // 2
         return z[..., :h] / (1.0 + np.exp(-z[..., h:]))
-    if layer.output_activation == "half_glu":
+    if layer.output_activation == "half_glu":  # S5 half_glu1
         return y * sigmoid
+    if layer.output_activation == "half_glu2":  # x * sigmoid(W gelu(x))
+        return pre * sigmoid
     return z
 
 
@@ -114,6 +125,66 @@ def test_init_follows_s5(C_init, mean_square):
     assert 0.7 < ratio < 1.3, ratio
 
 
+@pytest.mark.parametrize(
+    "C_init, part_std",
+    [("trunc_standard_normal", lambda p, h: 1.0 / math.sqrt(p)),
+     ("lecun_normal", lambda p, h: 1.0 / math.sqrt(p * h)),
+     ("complex_normal", lambda p, h: math.sqrt(0.5))],
+)
+def test_initial_C_and_B_stds_are_s5s_closed_forms(C_init, part_std):
+    # s5/ssm.py 171-210, s5/ssm_init.py 134-168: C_0 (H, P, 2) lecun
+    # normal per row (fan-in P) or over the whole (fan-in P H), truncated
+    # so that the std is exact, then C_0 V; V's columns are orthonormal,
+    # so both parts of C keep that std. complex_normal: normal(sqrt(1/2)).
+    # B_0 (P, H) lecun normal (fan-in P), recovered as 2 Re(V B_tilde).
+    keras.utils.set_random_seed(1)
+    p, blocks, h = 64, 4, 32
+    _, v = block_hippo_n(p, blocks)
+    parts, b0 = [[], []], []
+    for _ in range(2):  # 2 x (2 directions x 32 x 32) complex entries
+        layer = S5(state_dim=p, num_blocks=blocks, C_init=C_init,
+                   causal=False)
+        layer.build((1, None, h))
+        parts[0].append(to_numpy(layer.C_real))
+        parts[1].append(to_numpy(layer.C_imag))
+        b = to_numpy(layer.B_real) + 1j * to_numpy(layer.B_imag)
+        b0.append(2.0 * (v @ b).real)
+    expected = part_std(p, h)
+    for part in parts:  # 4096 values: the std's relative error is ~1.1%
+        part = np.concatenate(part).ravel()
+        assert abs(np.std(part) / expected - 1.0) < 0.06, np.std(part)
+        assert abs(np.mean(part)) < 5.0 * expected / math.sqrt(part.size)
+    b0 = np.concatenate(b0).ravel()
+    assert abs(np.std(b0) * math.sqrt(p) - 1.0) < 0.06, np.std(b0)
+
+
+def test_clip_eigs_clips_the_real_part_at_minus_1e_4():
+    # s5/ssm.py line 155: np.clip(Lambda_re, None, -1e-4).
+    x = np.zeros((1, 4, 8), "float32")
+    for clip in (True, False):
+        layer = _make_layer(x, state_dim=8, num_blocks=1, clip_eigs=clip)
+        lam = np.array([0.5, -5e-5, -1e-4, -0.3], "float32")
+        layer.Lambda_real.assign(lam)
+        _, (dta_real, dta_imag) = layer.discretize()
+        dt = np.exp(to_numpy(layer.log_dt))
+        expected = np.minimum(lam, -1e-4) if clip else lam
+        assert_allclose(dta_real, expected * dt, rtol=1e-6, atol=1e-12)
+        assert_allclose(dta_imag, to_numpy(layer.Lambda_imag) * dt,
+                        rtol=1e-6)
+
+
+def test_default_activation_is_s5s_tanh_gelu():
+    # flax.linen.gelu is jax.nn.gelu(approximate=True) (S5's s5/layers.py).
+    assert S5().activation is gelu_tanh
+    z = np.linspace(-6.0, 6.0, 241).astype("float32")
+    assert_allclose(gelu_tanh(z), numpy_gelu_tanh(z), atol=1e-6)
+    # ... which is not Keras's exact "gelu".
+    assert np.max(np.abs(numpy_gelu_tanh(z) - numpy_gelu(z))) > 1e-4
+    layer = S5.from_config(S5(state_dim=8).get_config())
+    assert layer.activation is gelu_tanh
+    assert S5(activation="gelu").activation is not gelu_tanh
+
+
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("length", [1, 9, 24])
 def test_ssm_matches_numpy_recurrence(length, causal):
@@ -139,7 +210,9 @@ def test_ssm_with_many_blocks_matches_numpy_recurrence():
     assert_allclose(y, numpy_ssm(layer, u), atol=1e-4, rtol=1e-4)
 
 
-@pytest.mark.parametrize("output_activation", ["glu", "half_glu", None])
+@pytest.mark.parametrize(
+    "output_activation", ["glu", "half_glu", "half_glu2", None]
+)
 @pytest.mark.parametrize("causal", [True, False])
 def test_layer_matches_numpy_reference(causal, output_activation):
     rng = np.random.default_rng(9)
@@ -195,9 +268,11 @@ def _dynamic_model(layer, hidden_dim=8):
 def test_serialization_round_trips(tmp_path):
     layer = S5(state_dim=16, num_blocks=2, C_init="lecun_normal", dt_min=0.01,
                dt_max=0.2, clip_eigs=True, causal=False,
-               output_activation="half_glu", dropout=0.1)
+               output_activation="half_glu2", dropout=0.1)
     rebuilt = assert_config_round_trip(layer)
     assert rebuilt.num_blocks == 2 and rebuilt.C_init == "lecun_normal"
+    assert rebuilt.output_activation == "half_glu2"
+    assert rebuilt.clip_eigs is True and rebuilt.activation is gelu_tanh
     model = _dynamic_model(layer)
     x = np.random.default_rng(13).normal(size=(2, 24, 8)).astype("float32")
     loaded = assert_saving_round_trip(model, x, tmp_path, atol=1e-5)

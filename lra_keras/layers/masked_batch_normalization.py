@@ -1,0 +1,304 @@
+"""Batch normalisation over the real (unpadded) tokens of a sequence batch.
+
+References:
+- Ioffe, Szegedy. "Batch Normalization", ICML 2015,
+  https://arxiv.org/abs/1502.03167
+- The norm of the S4 LRA blocks: state-spaces/s4
+  `src/models/nn/normalization.py` (`Normalization(_name_="batch")`, a
+  `torch.nn.BatchNorm1d(d, affine=True, track_running_stats=True)` over
+  (batch, channels, length), i.e. statistics over batch and length).
+- The norm of the S5 LRA blocks: lindermanlab/S5 `s5/layers.py`
+  (`flax.linen.BatchNorm(momentum=bn_momentum, axis_name="batch")` under a
+  `vmap` over the batch, i.e. statistics over batch and length).
+"""
+
+import keras
+from keras import backend
+from keras import constraints
+from keras import initializers
+from keras import ops
+from keras import regularizers
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class MaskedBatchNormalization(keras.layers.Layer):
+    """BatchNorm over the channel axis with statistics from real tokens only.
+
+    For inputs (batch, length, channels) and a padding mask (batch, length),
+    true at real tokens, training mode normalises every channel with the
+    mean and the (biased) variance of that channel over the real tokens of
+    the batch, `y = gamma * (x - mean) / sqrt(var + epsilon) + beta`, and
+    updates the moving statistics
+    `moving = momentum * moving + (1 - momentum) * batch_statistic`.
+    Inference mode (and a layer with `trainable=False`, as in
+    `keras.layers.BatchNormalization`) normalises with the moving
+    statistics. The real-token outputs and the moving statistics therefore
+    do not depend on how much padding a batch carries nor on what it holds.
+
+    Padded positions output zeros (in both modes), so the whole output is
+    independent of the padding. A batch without any real token leaves the
+    moving statistics unchanged.
+
+    Without a padding mask every position is real, and the layer computes
+    exactly what `keras.layers.BatchNormalization(axis=-1)` with the same
+    `momentum` and `epsilon` computes (with
+    `unbiased_moving_variance=False`). As that layer, statistics and
+    normalisation are computed in float32 (or wider) under mixed precision
+    and the weights stay float32.
+
+    Defaults follow both references, which agree on all but the variance
+    fed to the moving average: torch's `BatchNorm1d` (S4) has momentum 0.1
+    in torch's convention (= 0.9 here) and `eps=1e-5`; flax's `BatchNorm`
+    (S5) has `epsilon=1e-5` and S5's module default momentum 0.9 (S5's
+    `run_train.py` passes 0.95 unless a run sets `--bn_momentum`). Both
+    are affine.
+
+    Args:
+        momentum: float in [0, 1]. Weight of the old moving statistic.
+            Defaults to 0.9.
+        epsilon: float > 0 added to the variance. Defaults to 1e-5.
+        center: bool. Add the learned offset `beta`. Defaults to True.
+        scale: bool. Multiply by the learned `gamma`. Defaults to True.
+        unbiased_moving_variance: bool. Update `moving_variance` with the
+            unbiased batch variance `var * n / (n - 1)` (n: the number of
+            real tokens in the batch), as torch's `BatchNorm1d` and so S4
+            does, while still normalising with the biased one. False (the
+            default) updates it with the biased variance, as flax (S5) and
+            `keras.layers.BatchNormalization` do.
+        beta_initializer, gamma_initializer, moving_mean_initializer,
+            moving_variance_initializer: initializers of the weights.
+            Default to zeros, ones, zeros, ones.
+        beta_regularizer, gamma_regularizer: optional regularizers.
+        beta_constraint, gamma_constraint: optional constraints.
+
+    Call arguments:
+        inputs: tensor (batch, length, channels).
+        padding_mask: optional (batch, length) tensor, nonzero at real
+            tokens. Without it every position is real.
+        training: bool. Batch statistics (and moving-statistic updates)
+            when true, moving statistics otherwise.
+
+    Returns:
+        Tensor (batch, length, channels), zero at padded positions.
+
+    Example:
+    >>> layer = MaskedBatchNormalization()
+    >>> x = keras.random.normal((2, 5, 3))
+    >>> layer(x, padding_mask=[[1, 1, 1, 0, 0]] * 2, training=True).shape
+    (2, 5, 3)
+    """
+
+    def __init__(
+        self,
+        momentum=0.9,
+        epsilon=1e-5,
+        center=True,
+        scale=True,
+        unbiased_moving_variance=False,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        moving_mean_initializer="zeros",
+        moving_variance_initializer="ones",
+        beta_regularizer=None,
+        gamma_regularizer=None,
+        beta_constraint=None,
+        gamma_constraint=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if isinstance(momentum, bool) or not isinstance(
+            momentum, (int, float)
+        ) or not 0.0 <= momentum <= 1.0:
+            raise ValueError(
+                "`momentum` must be a float in [0, 1]. "
+                f"Received: momentum={momentum!r}"
+            )
+        if isinstance(epsilon, bool) or not isinstance(
+            epsilon, (int, float)
+        ) or not epsilon > 0:
+            raise ValueError(
+                "`epsilon` must be a float > 0. "
+                f"Received: epsilon={epsilon!r}"
+            )
+        for name, value in (
+            ("center", center),
+            ("scale", scale),
+            ("unbiased_moving_variance", unbiased_moving_variance),
+        ):
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"`{name}` must be a bool. Received: {name}={value!r}"
+                )
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.center = center
+        self.scale = scale
+        self.unbiased_moving_variance = unbiased_moving_variance
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(
+            moving_variance_initializer
+        )
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+        self.supports_masking = True
+        self.gamma = None
+        self.beta = None
+        self.moving_mean = None
+        self.moving_variance = None
+
+    def build(self, input_shape):
+        if len(input_shape) != 3 or input_shape[-1] is None:
+            raise ValueError(
+                "`MaskedBatchNormalization` expects inputs (batch, length, "
+                "channels) with a known number of channels. "
+                f"Received: input_shape={input_shape}"
+            )
+        shape = (input_shape[-1],)
+        # As keras.layers.BatchNormalization: float32 weights under mixed
+        # precision (autocast=False keeps them uncast inside call).
+        if self.scale:
+            self.gamma = self.add_weight(
+                shape=shape,
+                name="gamma",
+                initializer=self.gamma_initializer,
+                regularizer=self.gamma_regularizer,
+                constraint=self.gamma_constraint,
+                trainable=True,
+                autocast=False,
+            )
+        if self.center:
+            self.beta = self.add_weight(
+                shape=shape,
+                name="beta",
+                initializer=self.beta_initializer,
+                regularizer=self.beta_regularizer,
+                constraint=self.beta_constraint,
+                trainable=True,
+                autocast=False,
+            )
+        self.moving_mean = self.add_weight(
+            shape=shape,
+            name="moving_mean",
+            initializer=self.moving_mean_initializer,
+            trainable=False,
+            autocast=False,
+        )
+        self.moving_variance = self.add_weight(
+            shape=shape,
+            name="moving_variance",
+            initializer=self.moving_variance_initializer,
+            trainable=False,
+            autocast=False,
+        )
+        self.input_spec = keras.layers.InputSpec(
+            ndim=3, axes={-1: input_shape[-1]}
+        )
+
+    def _moments(self, inputs, real):
+        """Per-channel mean, biased variance and count of real tokens.
+
+        `real` is None (all positions real) or a (batch, length, 1) float
+        mask. Two passes (mean, then squared deviations of real tokens
+        only), so padding never enters a sum, whatever it holds.
+        """
+        if real is None:
+            # The very computation of keras.layers.BatchNormalization.
+            mean, variance = ops.moments(inputs, axes=[0, 1])
+            count = ops.sum(ops.ones_like(inputs[..., 0]))
+            return mean, variance, count
+        count = ops.sum(real)
+        denominator = ops.maximum(count, 1.0)
+        is_real = real > 0
+        mean = ops.sum(ops.where(is_real, inputs, 0.0), axis=(0, 1))
+        mean = mean / denominator
+        deviation = ops.where(is_real, inputs - mean, 0.0)
+        variance = ops.sum(ops.square(deviation), axis=(0, 1)) / denominator
+        return mean, variance, count
+
+    def call(self, inputs, padding_mask=None, training=None):
+        # BN overflows easily in float16/bfloat16: statistics and the
+        # normalisation in (at least) float32, as Keras's BatchNormalization.
+        compute_dtype = backend.result_type(inputs.dtype, "float32")
+        inputs = ops.cast(inputs, compute_dtype)
+        real = None
+        if padding_mask is not None:
+            real = ops.cast(ops.cast(padding_mask, "bool"), compute_dtype)
+            real = ops.expand_dims(real, -1)  # (batch, length, 1)
+
+        moving_mean = ops.cast(self.moving_mean, compute_dtype)
+        moving_variance = ops.cast(self.moving_variance, compute_dtype)
+        gamma = ops.cast(self.gamma, compute_dtype) if self.scale else None
+        beta = ops.cast(self.beta, compute_dtype) if self.center else None
+
+        if training and self.trainable:
+            mean, variance, count = self._moments(inputs, real)
+            update_variance = variance
+            if self.unbiased_moving_variance:
+                # torch's BatchNorm: n / (n - 1) (guarded at n = 1).
+                update_variance = variance * (
+                    count / ops.maximum(count - 1.0, 1.0)
+                )
+            new_mean = moving_mean * self.momentum + mean * (
+                1.0 - self.momentum
+            )
+            new_variance = moving_variance * self.momentum + (
+                update_variance * (1.0 - self.momentum)
+            )
+            if real is not None:
+                # No real token: nothing to learn, keep the statistics.
+                has_real = count > 0
+                new_mean = ops.where(has_real, new_mean, moving_mean)
+                new_variance = ops.where(
+                    has_real, new_variance, moving_variance
+                )
+            # Assigning inside call is how keras.layers.BatchNormalization
+            # updates its state: under JAX the stateless train step
+            # collects the new values of the non-trainable variables.
+            self.moving_mean.assign(new_mean)
+            self.moving_variance.assign(new_variance)
+        else:
+            mean = moving_mean
+            variance = moving_variance
+
+        outputs = ops.batch_normalization(
+            x=inputs,
+            mean=mean,
+            variance=variance,
+            axis=-1,
+            offset=beta,
+            scale=gamma,
+            epsilon=self.epsilon,
+        )
+        if real is not None:
+            outputs = ops.where(real > 0, outputs, 0.0)
+        return ops.cast(outputs, self.compute_dtype)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            momentum=self.momentum,
+            epsilon=self.epsilon,
+            center=self.center,
+            scale=self.scale,
+            unbiased_moving_variance=self.unbiased_moving_variance,
+            beta_initializer=initializers.serialize(self.beta_initializer),
+            gamma_initializer=initializers.serialize(self.gamma_initializer),
+            moving_mean_initializer=initializers.serialize(
+                self.moving_mean_initializer
+            ),
+            moving_variance_initializer=initializers.serialize(
+                self.moving_variance_initializer
+            ),
+            beta_regularizer=regularizers.serialize(self.beta_regularizer),
+            gamma_regularizer=regularizers.serialize(self.gamma_regularizer),
+            beta_constraint=constraints.serialize(self.beta_constraint),
+            gamma_constraint=constraints.serialize(self.gamma_constraint),
+        )
+        return config
