@@ -64,9 +64,21 @@ COMMON_KEYS = dict(
     learning_rate=1e-3,
     # learning rate of the family's dynamics weights; None: the global rate
     ssm_learning_rate=None,
+    # the family's step-size weights (dt): "ssm" (at ssm_learning_rate) or
+    # "global" (at learning_rate, S4's `lr: {dt: null}`)
+    dt_learning_rate="ssm",
     weight_decay=0.0,
+    # which weights decay (lra_keras.training.optimization.WEIGHT_DECAY_ON)
+    weight_decay_on="all_but_norms_biases_dynamics",
+    # AdamW; PyTorch's and optax's defaults (Keras's epsilon is 1e-7)
+    adam_beta_1=0.9,
+    adam_beta_2=0.999,
+    adam_epsilon=1e-8,
     warmup_steps=0,
-    schedule="constant",  # "constant" | "cosine" | "plateau"
+    schedule="constant",  # "constant" | "cosine" | "linear" | "plateau"
+    # where the cosine or linear decay reaches 0; None: the run's last step
+    schedule_steps=None,
+    warmup_power=1.0,  # "linear": the warmup's power (fairseq's)
     # schedule="plateau" (YCTFS A.2), from pablomiralles22/long-transformers
     # configs/scheduler/train_plateau.yaml (ReduceLROnPlateau on the
     # epoch's training loss: factor 0.2, patience 3, min_lr 1e-7) and

@@ -194,3 +194,57 @@ class ScheduledAdamW(AdamW):
             weight_decay_excluded=list(self.weight_decay_excluded),
         )
         return config
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """A polynomial warmup to `peak`, then a linear decay to 0.
+
+    `peak * (step / warmup_steps) ** warmup_power` up to `warmup_steps`,
+    then `peak * (decay_steps - step) / (decay_steps - warmup_steps)`,
+    0 from `decay_steps` on: fairseq's linear
+    schedule of the MEGA LRA runs (facebookresearch/mega,
+    `fairseq/optim/lr_scheduler/linear_decay_schedule.py`, `step_update`;
+    its warmup starts at `--warmup-init-lr`, 1e-7 there, 0 here).
+
+    Args:
+        peak: float. The rate at the end of the warmup.
+        warmup_steps: int >= 0.
+        decay_steps: int > warmup_steps. The step where the rate is 0.
+        warmup_power: float > 0. 1 for a linear warmup (fairseq's
+            `--warmup-power`; MEGA's Path-X run uses 2).
+    """
+
+    def __init__(self, peak, warmup_steps, decay_steps, warmup_power=1.0):
+        if int(warmup_steps) < 0 or int(decay_steps) <= int(warmup_steps):
+            raise ValueError(
+                "`warmup_steps` must be >= 0 and `decay_steps` larger. "
+                f"Received: warmup_steps={warmup_steps}, "
+                f"decay_steps={decay_steps}"
+            )
+        if not float(warmup_power) > 0:
+            raise ValueError(
+                "`warmup_power` must be positive. Received: "
+                f"warmup_power={warmup_power}"
+            )
+        self.peak = float(peak)
+        self.warmup_steps = int(warmup_steps)
+        self.decay_steps = int(decay_steps)
+        self.warmup_power = float(warmup_power)
+
+    def __call__(self, step):
+        step = keras.ops.cast(step, "float32")
+        warmup = float(max(self.warmup_steps, 1))
+        rising = self.peak * keras.ops.power(
+            keras.ops.minimum(step / warmup, 1.0), self.warmup_power)
+        falling = self.peak * keras.ops.clip(
+            (self.decay_steps - step)
+            / float(self.decay_steps - self.warmup_steps), 0.0, 1.0)
+        # Both give `peak` at the warmup's end; without warmup, step 0
+        # trains at `peak` (fairseq's warmup_init_lr = lr then).
+        return keras.ops.where(step < self.warmup_steps, rising, falling)
+
+    def get_config(self):
+        return dict(peak=self.peak, warmup_steps=self.warmup_steps,
+                    decay_steps=self.decay_steps,
+                    warmup_power=self.warmup_power)

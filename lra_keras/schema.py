@@ -96,7 +96,13 @@ def _fraction(**kwargs):
 _TEXT = Rule(str)
 
 # The learning-rate schedules of `lra_keras.training.make_schedule`.
-SCHEDULES = ("constant", "cosine", "plateau")
+SCHEDULES = ("constant", "cosine", "linear", "plateau")
+# `lra_keras.training.optimization`'s choices (which weights decay; the rate
+# of the step sizes); there with their meaning, here because this module
+# imports no Keras.
+WEIGHT_DECAY_ON = ("all", "all_but_dynamics",
+                   "all_but_norms_biases_dynamics", "kernels")
+DT_LEARNING_RATES = ("ssm", "global")
 
 RULES = dict(
     # --- identity of the row (set from get_hparams's arguments) ---
@@ -127,9 +133,16 @@ RULES = dict(
     epochs=_count(),
     learning_rate=_rate(),
     ssm_learning_rate=_rate(optional=True),
+    dt_learning_rate=Rule(str, choices=DT_LEARNING_RATES),
     weight_decay=Rule(float, minimum=0),
+    weight_decay_on=Rule(str, choices=WEIGHT_DECAY_ON),
+    adam_beta_1=Rule(float, minimum=0, maximum=0.999999),
+    adam_beta_2=Rule(float, minimum=0, maximum=0.999999),
+    adam_epsilon=Rule(float, positive=True),
     warmup_steps=Rule(int, minimum=0),
     schedule=Rule(str, choices=SCHEDULES),
+    schedule_steps=_count(optional=True),
+    warmup_power=Rule(float, positive=True),
     plateau_factor=Rule(float, positive=True, maximum=1),
     plateau_patience=_count(),
     plateau_min_learning_rate=Rule(float, minimum=0),
@@ -172,8 +185,33 @@ RULES = dict(
     dt_max=Rule(float, positive=True),
     causal=Rule(bool),
     prenorm=Rule(bool),
+    norm=Rule(str, choices=("layer", "batch")),
+    batch_norm_momentum=_fraction(),
+    batch_norm_unbiased=Rule(bool),
+    tie_dropout=Rule(bool),
+    final_norm=Rule(bool),
+    embedding_init=Rule(str, choices=("uniform", "normal", "scaled_normal")),
+    embedding_dropout=Rule(float, minimum=0, maximum=1, optional=True),
+    input_encoder=Rule(str, choices=("embedding", "linear")),
+    pixel_mean=Rule(float, minimum=0, maximum=1),
+    pixel_std=Rule(float, positive=True),
+    input_encoder_init=Rule(str, choices=("torch", "lecun", "mega")),
+    truncation=_count(optional=True),
+    gate_norm=Rule(str, choices=("before", "after"), optional=True),
+    gate_bias=Rule(str, choices=("position", "channel")),
+    kernel_initializer=_TEXT,
+    fft_norm=Rule(str, choices=("ortho",), optional=True),
+    gate_dropout=Rule(float, minimum=0, maximum=1),
+    C_init=Rule(str, choices=("trunc_standard_normal", "lecun_normal",
+                              "complex_normal")),
+    clip_eigs=Rule(bool),
     rotary_disable_half=Rule(bool),
+    rotary_scope=Rule(str, choices=("head", "model")),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),
+    head=Rule(str, choices=("mlp", "linear")),
+    head_hidden_dim=_count(optional=True),
+    head_activation=_TEXT,
+    pair_features=Rule(str, choices=("nli", "concat")),
     position_embedding=_TEXT,
     activation=_TEXT,
     attention_activation=_TEXT,
@@ -201,6 +239,11 @@ def check(hp, origins=None):
             problems.append(
                 f"{key}={hp[key]!r}{where}: expected {rule.describe()}"
             )
+    if hp.get("input_encoder") == "linear" and hp.get("padding_id") is not None:
+        problems.append(
+            "input_encoder='linear' encodes grey values: only the pixel "
+            f"tasks (no padding) take it, not task={hp.get('task')!r}"
+        )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:
             problems.append(

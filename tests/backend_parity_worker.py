@@ -46,12 +46,19 @@ FAMILIES = tuple(REGISTRY)
 
 # Tiny models: every family's own architecture keys at small sizes. Dropout
 # is off so that a training step is deterministic (each backend draws its
-# own dropout masks).
+# own dropout masks). Two values keep float32 rounding from deciding the
+# comparison: Adam's first step is lr * g / (|g| + eps), so a weight whose
+# exact gradient is 0 (an attention key bias under softmax) steps by up to
+# lr in the direction of its rounding noise (~1e-9) when eps is PyTorch's
+# 1e-8; and the YCTFS gMLP's gate starts at rounding noise (the LayerNorm of
+# 1 + a convolution with a N(0, 1e-5^2) kernel, which rounds to 1), so its
+# kernel starts at Keras's glorot scale here.
 TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
             sequence_length=32, state_dim=8, num_blocks=2, key_dim=8, ema_dim=2,
             ffn_intermediate_dim=16, kernel_size=5, num_kernel_channels=2,
             chunk_size=None, dropout=0.0, attention_dropout=0.0,
-            warmup_steps=0, learning_rate=1e-3, ssm_learning_rate=None)
+            warmup_steps=0, learning_rate=1e-3, ssm_learning_rate=None,
+            adam_epsilon=1e-6, kernel_initializer="glorot_uniform")
 BATCH, LENGTH = 4, 32
 
 # Every head on every family, from the task row that takes the most paths:

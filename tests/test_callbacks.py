@@ -241,6 +241,91 @@ def test_dynamics_are_the_declared_weights_of_the_row_family():
     assert model.optimizer._use_weight_decay(undeclared)
 
 
+def test_dt_trains_at_the_global_rate_with_dt_learning_rate_global():
+    # S4's `lr: {dt: null, A: 0.001, B: 0.001}`: the step size (S4D's
+    # declared timescale `ssm_log_dt`) at the global rate, the other
+    # dynamics at the SSM rate, neither decayed.
+    from lra_keras.models import FAMILIES
+
+    lr, ssm_lr, wd = 0.01, 0.001, 0.5
+    hp = _hp(model="s4d", learning_rate=lr, ssm_learning_rate=ssm_lr,
+             weight_decay=wd, dt_learning_rate="global")
+    model = _model(make_optimizer(hp, 100))
+    model.train_on_batch(X, Y)
+    ssm, kernel = _weights(model)
+    np.testing.assert_allclose(1 - ssm, [lr, 0, lr], rtol=1e-4)
+    np.testing.assert_allclose(
+        1 - kernel, [lr + wd * lr, wd * lr, lr + wd * lr], rtol=1e-4)
+    multipliers = model.optimizer.rate_multipliers
+    s4d = FAMILIES["s4d"]
+    assert set(multipliers) == set(s4d.dynamics_patterns()) - set(
+        s4d.dynamics_patterns(s4d.timescales))
+    assert list(multipliers.values()) == pytest.approx(
+        [ssm_lr / lr] * len(multipliers))
+
+
+def _decayed(decay_on, names):
+    hp = _hp(model="s4d", weight_decay=0.1, weight_decay_on=decay_on)
+    optimizer = make_optimizer(hp, 10)
+    # All alive at once: the optimizer caches its answer by variable id.
+    variables = [keras.Variable(np.ones(2, "float32"), name=name)
+                 for name in names]
+    return {v.name: optimizer._use_weight_decay(v) for v in variables}
+
+
+@pytest.mark.parametrize(
+    "decay_on, decayed",
+    [
+        ("all", {"kernel", "bias", "gamma", "embeddings", "spatial_kernel",
+                 "ssm_log_dt", "C_real", "qk_beta"}),
+        # The S4 code: all but the registered SSM parameters.
+        ("all_but_dynamics", {"kernel", "bias", "gamma", "embeddings",
+                              "spatial_kernel", "C_real", "qk_beta"}),
+        ("all_but_norms_biases_dynamics", {"kernel", "embeddings",
+                                           "spatial_kernel", "C_real"}),
+        # YCTFS's filter: matrices only.
+        ("kernels", {"kernel", "spatial_kernel"}),
+    ],
+)
+def test_weight_decay_on_chooses_the_decayed_weights(decay_on, decayed):
+    names = ("kernel", "bias", "gamma", "embeddings", "spatial_kernel",
+             "ssm_log_dt", "C_real", "qk_beta")
+    got = _decayed(decay_on, names)
+    assert {name for name, used in got.items() if used} == decayed
+
+
+def test_decay_choices_are_the_schema_choices():
+    from lra_keras.schema import WEIGHT_DECAY_ON
+    from lra_keras.training.optimization import DECAY_EXCLUSIONS
+
+    assert tuple(DECAY_EXCLUSIONS) == WEIGHT_DECAY_ON
+
+
+def test_adam_moments_and_epsilon_come_from_the_row():
+    optimizer = make_optimizer(
+        _hp(adam_beta_1=0.8, adam_beta_2=0.98, adam_epsilon=1e-6), 10)
+    assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == (
+        0.8, 0.98, 1e-6)
+    # Without them: PyTorch's defaults, every source's (not Keras's 1e-7).
+    optimizer = make_optimizer(_hp(), 10)
+    assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == (
+        0.9, 0.999, 1e-8)
+
+
+def test_cosine_reaches_zero_at_schedule_steps():
+    # S4's cosine_warmup: 0.5 (1 + cos(pi (t - w) / (T - w))) with T the
+    # config's num_training_steps, which may lie past the run's last step.
+    from lra_keras.training import make_schedule
+
+    hp = _hp(schedule="cosine", warmup_steps=10, learning_rate=1.0)
+    for steps, horizon in ((100, 100), (100, 160)):
+        rate = make_schedule(dict(hp, schedule_steps=horizon), steps)
+        for t in (10, 40, 99):
+            expected = 0.5 * (1 + np.cos(np.pi * (t - 10) / (horizon - 10)))
+            assert float(to_numpy(rate(t))) == pytest.approx(expected,
+                                                             abs=1e-6)
+
+
 def _epoch_lines(text):
     return [line for line in text.splitlines() if line.startswith("Epoch")]
 

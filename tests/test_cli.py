@@ -41,7 +41,8 @@ def test_a_key_given_twice_is_refused(capsys):
     ("train_samples=0", "train_samples=0 (from override): expected an int "
      ">= 1 or None"),
     ("dropout=1.5", "dropout=1.5"),
-    ("schedule=linear", "expected one of ['constant', 'cosine', 'plateau']"),
+    ("schedule=step",
+     "expected one of ['constant', 'cosine', 'linear', 'plateau']"),
     ("causal=1", "causal=1 (from override): expected True or False"),
 ])
 def test_bad_values_exit_2_with_one_line_naming_key_and_value(

@@ -61,3 +61,27 @@ def test_adamw_round_trips_through_its_config():
     rebuilt = keras.optimizers.deserialize(config)
     assert type(rebuilt) is AdamW
     assert rebuilt.get_config() == optimizer.get_config()
+
+
+@pytest.mark.parametrize("power", [1.0, 2.0])
+def test_warmup_linear_decay_is_fairseqs_linear_schedule(power):
+    # fairseq linear_decay_schedule.step_update with warmup_init_lr 0:
+    # t^p * peak / w^p up to w, then peak * (T - t) / (T - w), 0 from T.
+    from lra_keras.optimizers import WarmupLinearDecay
+
+    peak, warmup, total = 0.01, 10, 50
+    schedule = WarmupLinearDecay(peak, warmup, total, power)
+    for t in (0, 3, 10, 11, 30, 49, 50, 80):
+        if t <= warmup:
+            expected = t**power * peak / warmup**power
+        else:
+            expected = peak * max(total - t, 0) / (total - warmup)
+        assert float(to_numpy(schedule(t))) == pytest.approx(
+            expected, rel=1e-5, abs=1e-9)
+    # Without warmup the first step trains at the peak.
+    assert float(to_numpy(WarmupLinearDecay(peak, 0, total)(0))) == \
+        pytest.approx(peak)
+    rebuilt = WarmupLinearDecay.from_config(schedule.get_config())
+    assert rebuilt.get_config() == schedule.get_config()
+    with pytest.raises(ValueError, match="decay_steps"):
+        WarmupLinearDecay(peak, 10, 10)

@@ -10,9 +10,11 @@ both documents with one shared encoder and classifies
 import keras
 
 from lra_keras.layers import LearnedPositionEmbedding
+from lra_keras.layers import PixelEncoder
 from lra_keras.layers import SequencePooling
 from lra_keras.layers import SinusoidalPositionEmbedding
 from lra_keras.models.families import get_family
+from lra_keras.models.families import make_norm
 
 
 def model_inputs(sequence_length=None, towers=1):
@@ -47,7 +49,22 @@ def _position_embedding(arch):
 
 # Keys of a resolved row that the classifier's head reads (the encoder
 # rejects them).
-HEAD_KEYS = ("pooling",)
+HEAD_KEYS = ("pooling", "head", "head_hidden_dim", "head_activation",
+             "pair_features")
+
+
+def _embedding_initializer(kind, hidden_dim):
+    """`embedding_init` (`families.SHARED_KEYS`) as a Keras initializer."""
+    if kind == "uniform":
+        return "uniform"  # Keras's Embedding default, U(-0.05, 0.05)
+    if kind == "normal":
+        return keras.initializers.RandomNormal(stddev=1.0)
+    if kind == "scaled_normal":
+        return keras.initializers.RandomNormal(stddev=hidden_dim**-0.5)
+    raise ValueError(
+        "`embedding_init` must be 'uniform', 'normal' or 'scaled_normal'. "
+        f"Received: embedding_init={kind!r}"
+    )
 
 
 def _architecture(model, given, what):
@@ -87,9 +104,12 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
                   **arch):
     """Encoder: token ids -> contextual vectors (batch, length, hidden_dim).
 
-    Token embedding, then `num_layers` blocks of the family
-    (`lra_keras.models.families`), then a final LayerNorm for pre-norm
-    stacks. Only families with a `position_embedding` key (the
+    Token embedding (initialised per `embedding_init`; for pixels with
+    `input_encoder="linear"` a `PixelEncoder` of the grey value instead),
+    then dropout at `embedding_dropout`, then `num_layers` blocks of the family
+    (`lra_keras.models.families`), then, for pre-norm stacks with
+    `final_norm`, a final norm (the blocks' `norm`, LayerNorm for the
+    Transformer). Only families with a `position_embedding` key (the
     Transformer) add position embeddings; rotary attention, SSMs, MEGA and
     convolutions see order through their mixing.
 
@@ -107,36 +127,51 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
     # lra_keras.batching and exports both rely on it.
     inputs = model_inputs(None)
     # === Layers ===
-    embedding = keras.layers.Embedding(
-        vocabulary_size, arch["hidden_dim"], name="token_embedding"
-    )
+    if arch["input_encoder"] == "linear":
+        embedding = PixelEncoder(
+            arch["hidden_dim"], mean=arch["pixel_mean"],
+            std=arch["pixel_std"], max_value=vocabulary_size - 2,
+            initializer=arch["input_encoder_init"], name="token_embedding",
+        )
+    else:
+        embedding = keras.layers.Embedding(
+            vocabulary_size, arch["hidden_dim"], name="token_embedding",
+            embeddings_initializer=_embedding_initializer(
+                arch["embedding_init"], arch["hidden_dim"]),
+        )
     positions = (_position_embedding(arch)
                  if "position_embedding" in arch else None)
     blocks = [family.block(arch, i) for i in range(arch["num_layers"])]
-    final_norm = keras.layers.LayerNormalization(
-        epsilon=1e-5, name="final_norm"
-    )
+    final_norm = None
+    if arch.get("prenorm", True) and arch["final_norm"]:
+        final_norm = make_norm(arch, "final_norm")
+    embedding_dropout = arch["embedding_dropout"]
+    if embedding_dropout is None:
+        embedding_dropout = arch["dropout"]
     # === Functional Model ===
     mask = inputs["padding_mask"]
     x = embedding(inputs["token_ids"])  # (batch, length, hidden_dim)
     if positions is not None:
         x = positions(x)
-    x = keras.layers.Dropout(arch["dropout"], name="embedding_dropout")(x)
+    x = keras.layers.Dropout(embedding_dropout, name="embedding_dropout")(x)
     for block in blocks:
         x = block(x, mask)
-    if arch.get("prenorm", True):
-        x = final_norm(x)
+    if final_norm is not None:
+        x = final_norm(x, mask)
     return keras.Model(inputs, x, name=name)
 
 
 def build_classifier(task, model="transformer", *, num_classes,
-                     vocabulary_size, pooling="mean", towers=1,
-                     token_head=False, **arch):
-    """Sequence classifier: encoder -> padding-aware pooling -> MLP head.
+                     vocabulary_size, pooling="mean", head="mlp",
+                     head_hidden_dim=None, head_activation="gelu",
+                     pair_features="nli", towers=1, token_head=False,
+                     **arch):
+    """Sequence classifier: encoder -> padding-aware pooling -> head.
 
     With `towers=2` (retrieval) both sequences of a pair go through the
     same encoder and pooling, giving `u` and `v`, and the head sees
-    `[u, v, u * v, u - v]` (LRA appendix A.1.3, eq. 1).
+    `[u, v, u * v, u - v]` (`pair_features="nli"`, LRA appendix A.1.3,
+    eq. 1) or `[u, v]` (`"concat"`).
 
     Args:
         task: task name, used to name the model.
@@ -145,6 +180,12 @@ def build_classifier(task, model="transformer", *, num_classes,
         vocabulary_size: int. Rows of the token embedding (and outputs of
             the token head).
         pooling: `SequencePooling` mode.
+        head: `"mlp"` (`Dense(head_hidden_dim, head_activation)` then the
+            logits) or `"linear"` (the logits layer alone).
+        head_hidden_dim: int or None. Width of the MLP head's hidden layer;
+            None: the encoder's width.
+        head_activation: activation of the MLP head's hidden layer.
+        pair_features: `"nli"` or `"concat"` (retrieval only).
         towers: 1 or 2. Number of sequences per example.
         token_head: bool. Also return `token_logits`, a linear head on the
             encoder's per-token outputs predicting every token's id (the
@@ -164,15 +205,25 @@ def build_classifier(task, model="transformer", *, num_classes,
     """
     if towers not in (1, 2):
         raise ValueError(f"`towers` must be 1 or 2. Received: towers={towers}")
+    if head not in ("mlp", "linear") or pair_features not in ("nli",
+                                                              "concat"):
+        raise ValueError(
+            "`head` must be 'mlp' or 'linear' and `pair_features` 'nli' or "
+            f"'concat'. Received: head={head!r}, "
+            f"pair_features={pair_features!r}"
+        )
     encoder = build_encoder(model, vocabulary_size=vocabulary_size, **arch)
     hidden_dim = encoder.output.shape[-1]
     inputs = model_inputs(encoder.input["token_ids"].shape[1], towers)
     # === Layers ===
     pool = SequencePooling(pooling, name="pooling")
-    head_hidden = keras.layers.Dense(
-        hidden_dim, activation="gelu", name="head_hidden"
-    )
-    head = keras.layers.Dense(num_classes, name="logits")
+    head_layers = []
+    if head == "mlp":
+        head_layers.append(keras.layers.Dense(
+            head_hidden_dim or hidden_dim, activation=head_activation,
+            name="head_hidden",
+        ))
+    head_layers.append(keras.layers.Dense(num_classes, name="logits"))
     tokens_head = (
         keras.layers.Dense(vocabulary_size, name="token_logits")
         if token_head else None
@@ -195,14 +246,17 @@ def build_classifier(task, model="transformer", *, num_classes,
             keras.ops.concatenate([mask[:, 0], mask[:, 1]], axis=0),
         )  # (2 * batch, length, hidden_dim), (2 * batch, hidden_dim)
         u, v = keras.ops.split(both, 2, axis=0)
+        features = [u, v, u * v, u - v] if pair_features == "nli" else [u, v]
         x = keras.layers.Concatenate(name="pair_features")(
-            [u, v, u * v, u - v]
-        )  # (batch, 4 * hidden_dim)
+            features
+        )  # (batch, 4 or 2 * hidden_dim)
         token_logits = None
         if token_head:
             first, second = keras.ops.split(tokens_head(sequence), 2, axis=0)
             token_logits = keras.ops.stack([first, second], axis=1)
-    logits = head(head_hidden(x))
+    for layer in head_layers:
+        x = layer(x)
+    logits = x
     outputs = logits
     if token_head:
         outputs = {"logits": logits, "token_logits": token_logits}

@@ -38,8 +38,12 @@ class Family:
         block: callable `(arch, index) -> fn(x, padding_mask) -> x`, block
             `index` of the stack from the resolved architecture `arch`.
         dynamics: tuple of str. Names of the weights (as given to
-            `add_weight`) that are the mixer's dynamics: no weight decay,
-            and `ssm_learning_rate` when it is set.
+            `add_weight`) that are the mixer's dynamics: no weight decay
+            (unless `weight_decay_on="all"`), and `ssm_learning_rate` when
+            it is set.
+        timescales: tuple of str. The names among `dynamics` that are the
+            discretisation step (dt): with `dt_learning_rate="global"` they
+            train at the global rate instead of `ssm_learning_rate`.
         paper: str. Where the family comes from.
     """
 
@@ -47,21 +51,78 @@ class Family:
     keys: dict
     block: object
     dynamics: tuple = ()
+    timescales: tuple = ()
     paper: str = ""
 
-    def dynamics_patterns(self):
-        """`dynamics` as regular expressions over variable names or paths
-        (TensorFlow may prefix the layer path or append `:0`)."""
-        return tuple(f"(^|/){re.escape(name)}($|:)" for name in self.dynamics)
+    def __post_init__(self):
+        if not set(self.timescales) <= set(self.dynamics):
+            raise ValueError(
+                f"The timescales of family {self.name!r} must be among its "
+                f"dynamics. Received: timescales={self.timescales}, "
+                f"dynamics={self.dynamics}"
+            )
+
+    def dynamics_patterns(self, names=None):
+        """`dynamics` (or `names`) as regular expressions over variable
+        names or paths (TensorFlow may prefix the layer path or append
+        `:0`)."""
+        names = self.dynamics if names is None else names
+        return tuple(f"(^|/){re.escape(name)}($|:)" for name in names)
 
 
 FAMILIES = {}
 
+# Keys of every family: how tokens enter the stack and how the classifier
+# reads it out (`lra_keras.models.builders`). The defaults are this
+# library's; the preset rows set the sources' values.
+SHARED_KEYS = dict(
+    # token embedding: "uniform" (Keras's U(+-0.05)), "normal" (N(0, 1),
+    # PyTorch's nn.Embedding: the S4 and YCTFS code) or "scaled_normal"
+    # (N(0, 1 / hidden_dim), fairseq's MEGA LRA encoder)
+    embedding_init="uniform",
+    # the pixel tasks' input: "embedding" (a table row per grey value) or
+    # "linear" (`PixelEncoder`: ((value / 255 - pixel_mean) / pixel_std) w
+    # + b, the S4, S5 and MEGA code), its weights started as
+    # `input_encoder_init` ("torch", "lecun" or "mega")
+    input_encoder="embedding",
+    pixel_mean=0.5,
+    pixel_std=0.5,
+    input_encoder_init="torch",
+    # dropout on the embedded tokens; None: `dropout`
+    embedding_dropout=None,
+    # a norm after the last block of a pre-norm stack
+    final_norm=True,
+    pooling="mean",
+    # "mlp" (Dense(head_hidden_dim, head_activation) -> Dense) or "linear"
+    # (one Dense: the S4, S5 and YCTFS classifiers)
+    head="mlp",
+    head_hidden_dim=None,  # None: hidden_dim
+    head_activation="gelu",
+    # retrieval: "nli" ([u, v, u * v, u - v], LRA and S4) or "concat"
+    # ([u, v], YCTFS and MEGA)
+    pair_features="nli",
+)
+
+# Keys of the families whose blocks are `residual_block`s.
+RESIDUAL_KEYS = dict(
+    prenorm=True,
+    # "layer" or "batch" (`MaskedBatchNormalization`: statistics over real
+    # tokens; the S4 and S5 code's BatchNorm)
+    norm="layer",
+    batch_norm_momentum=0.9,  # Keras's convention (PyTorch's 0.1)
+    # the moving variance from the unbiased batch variance, as PyTorch
+    batch_norm_unbiased=False,
+    # the residual dropout mask shared along the sequence (S4's
+    # `tie_dropout`, DropoutNd)
+    tie_dropout=False,
+)
+
 
 def register(family):
-    """Adds `family` to `FAMILIES`; returns it."""
+    """Adds `family` to `FAMILIES`, with the `SHARED_KEYS`; returns it."""
     if family.name in FAMILIES:
         raise ValueError(f"A family named {family.name!r} exists already.")
+    family = dataclasses.replace(family, keys={**SHARED_KEYS, **family.keys})
     FAMILIES[family.name] = family
     return family
 
@@ -87,26 +148,46 @@ def layer(name):
     return getattr(layers, name)
 
 
+def make_norm(arch, name):
+    """The norm of a residual block (`arch["norm"]`), called as
+    `norm(x, mask)`; also the final norm of such stacks."""
+    import keras
+
+    if arch.get("norm", "layer") == "layer":
+        norm = keras.layers.LayerNormalization(epsilon=1e-5, name=name)
+        return lambda x, mask: norm(x)
+    if arch["norm"] != "batch":
+        raise ValueError(
+            f"`norm` must be 'layer' or 'batch'. Received: norm="
+            f"{arch['norm']!r}"
+        )
+    norm = layer("MaskedBatchNormalization")(
+        momentum=arch["batch_norm_momentum"], epsilon=1e-5,
+        unbiased_moving_variance=arch["batch_norm_unbiased"], name=name,
+    )
+    return lambda x, mask: norm(x, padding_mask=mask)
+
+
 def residual_block(family, make_mixer):
     """A `block` for a mixer without its own residual: `make_mixer(arch,
     name)` inside `x + dropout(mixer(norm(x)))` (prenorm) or
-    `norm(x + dropout(mixer(x)))`."""
+    `norm(x + dropout(mixer(x)))`; the norm per `arch["norm"]`, the
+    dropout mask tied along the sequence with `arch["tie_dropout"]`."""
 
     def block(arch, index):
         import keras
 
         mixer = make_mixer(arch, f"{family}_mixer_{index}")
-        norm = keras.layers.LayerNormalization(
-            epsilon=1e-5, name=f"{family}_norm_{index}"
-        )
+        norm = make_norm(arch, f"{family}_norm_{index}")
         dropout = keras.layers.Dropout(
-            arch["dropout"], name=f"{family}_dropout_{index}"
+            arch["dropout"], name=f"{family}_dropout_{index}",
+            noise_shape=(None, 1, None) if arch["tie_dropout"] else None,
         )
 
         def apply(x, mask):
-            h = norm(x) if arch["prenorm"] else x
+            h = norm(x, mask) if arch["prenorm"] else x
             x = x + dropout(mixer(h, padding_mask=mask))
-            return x if arch["prenorm"] else norm(x)
+            return x if arch["prenorm"] else norm(x, mask)
 
         return apply
 
@@ -140,7 +221,9 @@ register(Family(
         position_embedding="rotary",
         max_wavelength=10000,
         rotary_disable_half=False,
-        pooling="mean",
+        # "model": the frequencies range over the width, a band per head
+        # (the YCTFS code); "head": every head the whole range
+        rotary_scope="model",
         attention_implementation="auto",
         causal=False,
     ),
@@ -152,6 +235,7 @@ register(Family(
         max_wavelength=a["max_wavelength"],
         use_rotary=a["position_embedding"] == "rotary",
         rotary_disable_half=a["rotary_disable_half"],
+        rotary_scope=a["rotary_scope"],
         causal=a["causal"],
         attention_implementation=a["attention_implementation"],
         name=f"transformer_block_{i}",
@@ -171,9 +255,8 @@ _SSM_KEYS = dict(
     dt_max=0.1,
     output_activation="glu",
     dropout=0.0,
-    prenorm=True,
-    pooling="mean",
     causal=False,
+    **RESIDUAL_KEYS,
 )
 
 
@@ -196,6 +279,7 @@ register(Family(
         init=a["init"], **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_B_real",
               "ssm_B_imag"),
+    timescales=("ssm_log_dt",),
     paper="Gu et al. 2022, On the Parameterization and Initialization of "
     "Diagonal State Space Models (S4D)",
 ))
@@ -206,6 +290,7 @@ register(Family(
         init=a["init"], **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_P_real",
               "ssm_P_imag", "ssm_B_real", "ssm_B_imag"),
+    timescales=("ssm_log_dt",),
     paper="Gu et al. 2022, Efficiently Modeling Long Sequences with "
     "Structured State Spaces (S4)",
 ))
@@ -221,12 +306,16 @@ register(Family(
     name="s5",
     # S5 always starts from HiPPO-N: no `init`.
     keys={k: v for k, v in dict(_SSM_KEYS, state_dim=16, num_blocks=8,
-                                output_activation="half_glu").items()
+                                output_activation="half_glu",
+                                C_init="trunc_standard_normal",
+                                clip_eigs=False).items()
           if k != "init"},
     block=residual_block("s5", lambda a, name: layer("S5")(
-        num_blocks=a["num_blocks"], **_ssm_args(a, name))),
+        num_blocks=a["num_blocks"], C_init=a["C_init"],
+        clip_eigs=a["clip_eigs"], **_ssm_args(a, name))),
     dynamics=("ssm_Lambda_real", "ssm_Lambda_imag", "ssm_log_dt",
               "ssm_B_real", "ssm_B_imag"),
+    timescales=("ssm_log_dt",),
     paper="Smith et al. 2023, Simplified State Space Layers (S5)",
 ))
 
@@ -243,10 +332,10 @@ register(Family(
         attention_activation="softmax",
         chunk_size=None,  # None: full attention
         max_positions=None,  # None: the task's sequence_length
+        truncation=None,  # EMA kernel length cap; None: the whole length
         dropout=0.0,
         attention_dropout=0.0,
         prenorm=False,  # the MEGA code's encoder_normalize_before default
-        pooling="mean",
         causal=False,
     ),
     block=_layer_block(lambda a, i: layer("MegaEncoder")(
@@ -258,6 +347,7 @@ register(Family(
         causal=a["causal"],
         chunk_size=a["chunk_size"],
         max_positions=a["max_positions"] or a["sequence_length"],
+        truncation=a["truncation"],
         dropout=a["dropout"],
         attention_dropout=a["attention_dropout"],
         prenorm=a["prenorm"],
@@ -278,10 +368,21 @@ register(Family(
         num_kernel_channels=2,  # YCTFS Table 6 "Independent channels"
         kernel_size=None,  # None: the full sequence_length
         activation="gelu",
+        # The YCTFS block (long-transformers@lra-paper
+        # src/models/layers/gmlp.py, src/models/functional/fft_conv1d.py):
+        # z1 * LN(conv(z2) + b) with a bias per kernel channel, kernel
+        # N(0, 1e-5^2), orthonormal FFT; "before" / "position" / "gmlp" /
+        # None give Liu et al.'s gMLP (see GatedLongConvolution).
+        gate_norm="after",
+        gate_bias="channel",
+        kernel_initializer="yctfs",
+        fft_norm="ortho",
+        # dropout on the gated product before V; the YCTFS block has none
+        # (only the residual's `dropout`, gmlp.py lines 158-161)
+        gate_dropout=0.0,
         dropout=0.0,
-        prenorm=True,
-        pooling="mean",
         causal=False,
+        **RESIDUAL_KEYS,
     ),
     block=residual_block("gmlp", lambda a, name: layer("GatedLongConvolution")(
         intermediate_dim=a["intermediate_dim"],
@@ -290,7 +391,11 @@ register(Family(
         kernel_size=a["kernel_size"],
         activation=a["activation"],
         causal=a["causal"],
-        dropout=a["dropout"],
+        gate_norm=a["gate_norm"],
+        gate_bias=a["gate_bias"],
+        kernel_initializer=a["kernel_initializer"],
+        fft_norm=a["fft_norm"],
+        dropout=a["gate_dropout"],
         name=name,
     )),
     paper="Liu et al. 2021 (gMLP); YCTFS eq. 5 and Table 6",
@@ -305,9 +410,8 @@ register(Family(
         groups=1,
         activation="relu",
         dropout=0.0,
-        prenorm=True,
-        pooling="mean",
         causal=False,
+        **RESIDUAL_KEYS,
     ),
     block=residual_block("conv", lambda a, name: layer("ConvBlock")(
         kernel_size=a["kernel_size"],

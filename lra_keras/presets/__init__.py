@@ -20,18 +20,24 @@ from which row); tests check the derived rows against the rows they come
 from. `lra_keras.hparams.get_hparams` merges them.
 
 Conventions shared by every family, stated once here (not per row):
-- Every normalisation is LayerNorm: BatchNorm, ScaleNorm and SyncBatchNorm
-  of the S4/S5/MEGA sources become LayerNorm, as NTFS C.1.3 does for DLR.
-- Every family embeds token ids (`keras.layers.Embedding`); S4 and MEGA
-  feed pixels through a linear encoder of the normalised value instead.
-- Linear-decay (MEGA) and warmup+cosine (S4, S5) schedules are "cosine"
-  with the source's warmup steps. YCTFS trains with AdamW and a rate
-  "reduced on training plateau and during the last 10% of the training
-  epochs" (A.2): schedule "plateau", whose values (`plateau_*`,
+- BatchNorm is `MaskedBatchNormalization` (statistics over real tokens
+  only; the sources' BatchNorm also counts padding); MEGA's ScaleNorm and
+  BatchNorm and DLR's norm stay LayerNorm for now (NTFS C.1.3 uses
+  LayerNorm for DLR).
+- Tokens go through `keras.layers.Embedding`; the S4, S5 and MEGA pixel
+  rows through a linear encoder of the normalised grey value
+  (`input_encoder="linear"`, `layers.PixelEncoder`) as their code does.
+- Warmup+cosine (S4, S5) schedules are "cosine" with the source's warmup
+  steps, MEGA's warmup + linear decay "linear". YCTFS trains with AdamW
+  and a rate "reduced on training plateau and during the last 10% of the
+  training epochs" (A.2): schedule "plateau", whose values (`plateau_*`,
   `final_decay_*` in `hparams.COMMON_KEYS`) are the authors' scheduler
   configs.
-- A source's separate rate for the SSM parameters is `ssm_learning_rate`;
-  those weights (each family's `dynamics`) get no weight decay anyway.
+- A source's separate rate for the SSM parameters is `ssm_learning_rate`
+  (and `dt_learning_rate` says whether dt shares it); which weights decay
+  is `weight_decay_on`, AdamW's moments and epsilon `adam_*`; the head,
+  pooling, embedding initialisation and final norm are the family's
+  shared keys (`models.families.SHARED_KEYS`).
 
 Name mapping from the papers: "Embed dim"/"Features"/d_model/D ->
 hidden_dim, "Depth"/n_layers -> num_layers, "Num attn heads" -> num_heads,

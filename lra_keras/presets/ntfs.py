@@ -97,6 +97,10 @@ PAPER = {
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=16, weight_decay=0.05, epochs=40,
         warmup_steps=1000, schedule="cosine",
+        norm="layer", tie_dropout=True, embedding_init="normal",
+        embedding_dropout=0.0, head="linear",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=80000,
         source=(
             "Never Train from Scratch, C.1.3 and Table 5 (DLR, ListOps) "
             "on the S4 config"
@@ -108,6 +112,10 @@ PAPER = {
         prenorm=True, pooling="mean", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=16, weight_decay=0.05, epochs=32,
         warmup_steps=1000, schedule="cosine",
+        norm="layer", tie_dropout=True, embedding_init="normal",
+        embedding_dropout=0.0, head="linear",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=50000,
         source=(
             "Never Train from Scratch, C.1.3 and Table 5 (DLR, Text) on "
             "the S4 config"
@@ -119,6 +127,11 @@ PAPER = {
         prenorm=True, pooling="mean", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.05, epochs=20,
         warmup_steps=2500, schedule="cosine",
+        norm="layer", tie_dropout=True, embedding_init="normal",
+        embedding_dropout=0.0, head="mlp",
+        head_activation="gelu", pair_features="nli",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=50000,
         source=(
             "derived: Never Train from Scratch C.1.3 on the S4 retrieval "
             "config, lr 5e-4 as every DLR cell of Table 5 (no DLR run for"
@@ -130,7 +143,13 @@ PAPER = {
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.1,
         prenorm=False, pooling="mean", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.05, epochs=200,
-        warmup_steps=1000, schedule="cosine",
+        warmup_steps=900, schedule="cosine",
+        norm="layer", tie_dropout=True, embedding_init="normal",
+        embedding_dropout=0.0, head="linear",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=180000,
+        input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
+        input_encoder_init="torch",
         source=(
             "Never Train from Scratch, C.1.3 and Table 5 (DLR, Image) on "
             "the S4 config"
@@ -142,6 +161,12 @@ PAPER = {
         prenorm=True, pooling="last", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.03, epochs=200,
         warmup_steps=2500, schedule="cosine",
+        norm="layer", tie_dropout=True, embedding_init="normal",
+        embedding_dropout=0.0, head="linear",
+        dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
+        schedule_steps=500000,
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "derived: Never Train from Scratch C.1.3 on the S4 pathfinder"
             " config, lr 5e-4 as every DLR cell of Table 5 (no DLR run "
@@ -154,6 +179,12 @@ PAPER = {
         prenorm=True, pooling="max", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.05, epochs=50,
         warmup_steps=50000, schedule="cosine",
+        norm="layer", tie_dropout=True, embedding_init="normal",
+        embedding_dropout=0.0, head="linear",
+        dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
+        schedule_steps=500000,
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "Never Train from Scratch, C.1.3 and Table 5 (DLR, PathX) on "
             "the S4 config"
@@ -165,6 +196,12 @@ PAPER = {
         prenorm=True, pooling="max", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.05, epochs=50,
         warmup_steps=50000, schedule="cosine",
+        norm="layer", tie_dropout=True, embedding_init="normal",
+        embedding_dropout=0.0, head="linear",
+        dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
+        schedule_steps=500000,
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "derived: the DLR PathX row (Never Train from Scratch C.1.3, "
             "Table 5) at 256x256, as C.1.2 does for S4"

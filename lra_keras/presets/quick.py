@@ -33,6 +33,7 @@ QUICK = dict(
     epochs=1,
     warmup_steps=10,
     schedule="cosine",
+    schedule_steps=None,
     gradient_clipnorm=None,
     pretrain_learning_rate=None,
     pretrain_batch_size=None,

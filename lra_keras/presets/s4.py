@@ -1,20 +1,67 @@
 """S4 and S4D: the authors' LRA configurations, one literal row per task.
 
-Gu et al. 2022a (S4), state-spaces/s4
-`configs/experiment/lra/s4-lra-<task>.yaml`, which "Never Train from
-Scratch" (NTFS) C.1.2 follows ("we refer to Gu et al. (2022a) - Appendix
-D.2 Table 11"). Per file: `model.{n_layers, d_model, prenorm, dropout}`,
-`layer.{d_state, dt_min, dt_max, lr}`, `loader.batch_size`,
-`optimizer.{lr, weight_decay}`, `trainer.max_epochs`, scheduler
-`cosine_warmup` with `num_warmup_steps` (1000 when the file does not set
-it, `configs/scheduler/cosine_warmup.yaml`). `layer.lr` is the SSM rate
-(`ssm_learning_rate`); decoder mode "pool" is mean pooling, "last" the last
-position. Files per task: listops `s4-lra-listops.yaml`, text
-`s4-lra-imdb.yaml` (l_max 4096, char level), retrieval `s4-lra-aan.yaml`,
-image `s4-lra-cifar.yaml` (norm "layer" already), pathfinder
-`s4-lra-pathfinder.yaml` (decoder mode "last"), pathx `s4-lra-pathx.yaml`
-(commit d27bdf9). Not representable here: CIFAR's `n_ssm: 2` and
-`tie_dropout`, PathX's `n_ssm: null`.
+Gu et al. 2022a (S4), state-spaces/s4 at commit d27bdf9 (the v4 configs the
+S4 paper's final LRA table came from; later commits moved them to
+`configs/experiment/lra/old/`): `configs/experiment/lra/s4-lra-<task>.yaml`,
+which "Never Train from Scratch" (NTFS) C.1.2 follows ("we refer to Gu et
+al. (2022a) - Appendix D.2 Table 11"). Files per task: listops
+`s4-lra-listops.yaml`, text `s4-lra-imdb.yaml` (l_max 4096, char level),
+retrieval `s4-lra-aan.yaml`, image `s4-lra-cifar.yaml`, pathfinder
+`s4-lra-pathfinder.yaml`, pathx `s4-lra-pathx.yaml`. Where each cell comes
+from:
+
+- From the task's file: `model.{n_layers, d_model, prenorm, dropout}`;
+  `model.norm` -> `norm` ("batch", "layer" for CIFAR);
+  `model.layer.{d_state, dt_min, dt_max}`; `loader.batch_size`;
+  `optimizer.{lr, weight_decay}`; `trainer.max_epochs`; scheduler
+  `cosine_warmup` with `num_warmup_steps` (1000 when the file does not set
+  it, `configs/scheduler/cosine_warmup.yaml`) and `num_training_steps` ->
+  `schedule_steps` (where the cosine reaches 0: ListOps's 80000 and AAN's
+  50000 lie past the last step of 40 and 20 epochs); decoder mode "pool"
+  -> mean pooling (over real tokens: `use_lengths`, `configs/pipeline/
+  imdb.yaml`), "last" -> the last position.
+- `model.layer.lr`: the SSM rate (`ssm_learning_rate`). A dict `{dt:
+  null, A: 0.001, B: 0.001}` (ListOps, IMDB, AAN, CIFAR) leaves dt
+  without a rate of its own, i.e. at the global rate
+  (`dt_learning_rate="global"`; `src/models/sequence/kernels/kernel.py`
+  lines 80-90 and `register`, line 111); a number (Pathfinder 0.001,
+  PathX 0.0005) is the rate of dt, A and B alike (`"ssm"`).
+- `weight_decay_on="all_but_dynamics"`: `register(..., wd=0.0)` gives the
+  SSM parameters no decay (`kernel.py` line 111); every other parameter,
+  norms, biases and the embedding included, is in the optimizer's base
+  group with `optimizer.weight_decay` (`train.py` lines 462-477, no
+  `optimizer_param_grouping` in the LRA configs). AdamW betas (0.9,
+  0.999) (`configs/optimizer/adamw.yaml`), eps 1e-8 (PyTorch's): the
+  defaults of `hparams.COMMON_KEYS`.
+- `tie_dropout=True`: `configs/model/s4.yaml` (`tie_dropout: true`) for
+  every task; no input dropout (`embedding_dropout=0.0`: `dropinp` 0,
+  `src/models/sequence/backbones/model.py`).
+- BatchNorm: `nn.BatchNorm1d` (`src/models/nn/normalization.py` lines
+  31-35): momentum 0.1 in PyTorch's convention (Keras's 0.9), eps 1e-5,
+  the moving variance from the unbiased batch variance
+  (`batch_norm_unbiased=True`). The final norm of pre-norm stacks is of
+  the same kind (`backbones/model.py`, `self.norm`).
+- The token embedding: `encoder: embedding` (`configs/pipeline/imdb.yaml`,
+  `listops.yaml`, `aan.yaml`), PyTorch's `nn.Embedding`, N(0, 1)
+  (`embedding_init="normal"`).
+- The head: `SequenceDecoder`'s one `nn.Linear(d_model, d_output)`
+  (`src/tasks/decoders.py` line 43; `head="linear"`); AAN's
+  `RetrievalDecoder` with `nli: true, activation: gelu, d_model: null`
+  (`configs/pipeline/aan.yaml`): `[u, v, u - v, u * v]` ->
+  Linear(4D, D) -> GELU -> Linear (`decoders.py` lines 178-200), our
+  "mlp" head with "nli" features (in the order `[u, v, u * v, u - v]`).
+
+- The pixel tasks: `encoder: linear` (`configs/pipeline/cifar.yaml`, which
+  `pathfinder.yaml` and `pathx.yaml` extend), an `nn.Linear(1, d_model)`
+  (PyTorch's U(-1, 1) at fan-in 1) on the normalised grey value:
+  `Normalize(mean=122.6 / 255, std=61.0 / 255)` for CIFAR
+  (`src/dataloaders/basic.py`), `Normalize(mean=0.5, std=0.5)` for
+  PathFinder (`src/dataloaders/lra.py`): `input_encoder="linear"`,
+  `pixel_mean`, `pixel_std`, `input_encoder_init="torch"`.
+
+Not representable here yet: the softplus parameterisation
+of dt (`dt_transform: softplus`, `configs/model/layer/s4.yaml`; ours is
+log dt), CIFAR's `n_ssm: 2` and PathX's `n_ssm: null`.
 
 PathX-256: NTFS C.1.2, "the same configuration as PathX, changing the
 pooling method again from Mean to Max ... the trained from scratch model's
@@ -25,7 +72,7 @@ kernel (S4D-LegS initialisation); only the kernel differs, so every S4D row
 equals the S4 row of its task (a test checks it).
 
 Conventions of every family, stated once in `lra_keras.presets`:
-LayerNorm for BatchNorm, warmup + cosine as "cosine".
+warmup + cosine as "cosine".
 """
 
 PAPER = {
@@ -35,6 +82,10 @@ PAPER = {
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=0.01,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.05, epochs=40,
         warmup_steps=1000, schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=80000,
         source=(
             "S4 LRA config s4-lra-listops.yaml (Gu et al. 2022a; Never "
             "Train from Scratch C.1.2)"
@@ -46,6 +97,10 @@ PAPER = {
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=0.01,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.05, epochs=40,
         warmup_steps=1000, schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=80000,
         source=(
             "derived: S4 LRA config s4-lra-listops.yaml (Gu et al. 2022a;"
             " Never Train from Scratch C.1.2), with the diagonal S4D-LegS"
@@ -58,6 +113,10 @@ PAPER = {
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=16, weight_decay=0.05, epochs=32, warmup_steps=1000,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=50000,
         source=(
             "S4 LRA config s4-lra-imdb.yaml (Gu et al. 2022a; Never Train"
             " from Scratch C.1.2)"
@@ -69,6 +128,10 @@ PAPER = {
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=16, weight_decay=0.05, epochs=32, warmup_steps=1000,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=50000,
         source=(
             "derived: S4 LRA config s4-lra-imdb.yaml (Gu et al. 2022a; "
             "Never Train from Scratch C.1.2), with the diagonal S4D-LegS "
@@ -81,6 +144,11 @@ PAPER = {
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.05, epochs=20, warmup_steps=2500,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="mlp",
+        head_activation="gelu", pair_features="nli",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=50000,
         source=(
             "S4 LRA config s4-lra-aan.yaml (Gu et al. 2022a; Never Train "
             "from Scratch C.1.2)"
@@ -92,6 +160,11 @@ PAPER = {
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.05, epochs=20, warmup_steps=2500,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="mlp",
+        head_activation="gelu", pair_features="nli",
+        dt_learning_rate="global", weight_decay_on="all_but_dynamics",
+        schedule_steps=50000,
         source=(
             "derived: S4 LRA config s4-lra-aan.yaml (Gu et al. 2022a; "
             "Never Train from Scratch C.1.2), with the diagonal S4D-LegS "
@@ -102,8 +175,13 @@ PAPER = {
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
-        batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=1000,
+        batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=900,
         schedule="cosine",
+        norm="layer", tie_dropout=True, embedding_init="normal",
+        embedding_dropout=0.0, head="linear", dt_learning_rate="global",
+        weight_decay_on="all_but_dynamics", schedule_steps=180000,
+        input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
+        input_encoder_init="torch",
         source=(
             "S4 LRA config s4-lra-cifar.yaml (Gu et al. 2022a; Never "
             "Train from Scratch C.1.2)"
@@ -113,8 +191,13 @@ PAPER = {
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
-        batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=1000,
+        batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=900,
         schedule="cosine",
+        norm="layer", tie_dropout=True, embedding_init="normal",
+        embedding_dropout=0.0, head="linear", dt_learning_rate="global",
+        weight_decay_on="all_but_dynamics", schedule_steps=180000,
+        input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
+        input_encoder_init="torch",
         source=(
             "derived: S4 LRA config s4-lra-cifar.yaml (Gu et al. 2022a; "
             "Never Train from Scratch C.1.2), with the diagonal S4D-LegS "
@@ -127,6 +210,12 @@ PAPER = {
         pooling="last", learning_rate=0.004, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.03, epochs=200, warmup_steps=2500,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
+        schedule_steps=500000,
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "S4 LRA config s4-lra-pathfinder.yaml (Gu et al. 2022a; Never"
             " Train from Scratch C.1.2)"
@@ -138,6 +227,12 @@ PAPER = {
         pooling="last", learning_rate=0.004, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.03, epochs=200, warmup_steps=2500,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
+        schedule_steps=500000,
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "derived: S4 LRA config s4-lra-pathfinder.yaml (Gu et al. "
             "2022a; Never Train from Scratch C.1.2), with the diagonal "
@@ -150,6 +245,12 @@ PAPER = {
         pooling="mean", learning_rate=0.001, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
+        schedule_steps=500000,
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "S4 LRA config s4-lra-pathx.yaml (Gu et al. 2022a; Never "
             "Train from Scratch C.1.2)"
@@ -161,6 +262,12 @@ PAPER = {
         pooling="mean", learning_rate=0.001, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
+        schedule_steps=500000,
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "derived: S4 LRA config s4-lra-pathx.yaml (Gu et al. 2022a; "
             "Never Train from Scratch C.1.2), with the diagonal S4D-LegS "
@@ -173,6 +280,12 @@ PAPER = {
         pooling="max", learning_rate=1e-4, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
+        schedule_steps=500000,
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "Never Train from Scratch C.1.2 (PathX-256: the S4 PathX "
             "config, max pooling, lr 1e-4, batch 16)"
@@ -184,6 +297,12 @@ PAPER = {
         pooling="max", learning_rate=1e-4, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",
+        norm="batch", batch_norm_unbiased=True, tie_dropout=True,
+        embedding_init="normal", embedding_dropout=0.0, head="linear",
+        dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
+        schedule_steps=500000,
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "derived: Never Train from Scratch C.1.2 (PathX-256: the S4 "
             "PathX config, max pooling, lr 1e-4, batch 16), with the "

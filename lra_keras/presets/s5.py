@@ -5,15 +5,46 @@ Smith et al. 2023 (S5), lindermanlab/S5
 global lr = lr_factor x ssm_lr_base (`learning_rate`), SSM lr = ssm_lr_base
 (`ssm_learning_rate`), P = ssm_size_base (`state_dim`), J = blocks
 (`num_blocks`), cosine annealing after a linear warmup of `warmup_end`
-epochs (steps = training rows / batch: ListOps 96000, AAN 147086, CIFAR
-45000, Pathfinder and Path-X 160000), prenorm True and mean pooling
-("pool") by default, bidirectional in every script. activation_fn
-half_glu1 (default) and half_glu2 (ListOps, IMDB) both map to "half_glu"
-(y * sigmoid(W y)). Scripts per task: run_lra_listops.sh, run_lra_imdb.sh
-(warmup_end 0), run_lra_aan.sh, run_lra_cifar.sh, run_lra_pathfinder.sh,
-run_lra_pathx.sh. Not representable here: C_init (lecun_normal /
-trunc_standard_normal / complex_normal), opt_config (which of B, C get
-weight decay), dt_global, clip_eigs (CIFAR), bn_momentum.
+epochs (an epoch is int(training rows / batch) steps, S5's
+`steps_per_epoch` in `s5/train.py` line 163 with `drop_last=True` in
+`s5/dataloading.py` line 28: ListOps 96000, AAN 147086, CIFAR 45000,
+Pathfinder and Path-X 160000 rows), prenorm True and mean pooling ("pool")
+by default, bidirectional in every script. activation_fn half_glu1 (the
+`run_train.py` default) is `output_activation="half_glu"` (y * sigmoid(W
+y), y = gelu(x)), half_glu2 (ListOps, IMDB) is `"half_glu2"` (x *
+sigmoid(W gelu(x)), `s5/layers.py` lines 76-80). Scripts per task:
+run_lra_listops.sh, run_lra_imdb.sh (warmup_end 0), run_lra_aan.sh,
+run_lra_cifar.sh, run_lra_pathfinder.sh, run_lra_pathx.sh. Per script:
+`C_init` (lecun_normal for ListOps, IMDB and CIFAR, trunc_standard_normal
+for AAN and Pathfinder, complex_normal for Path-X), `clip_eigs` (True for
+CIFAR), `--batchnorm` in every script -> `norm="batch"` with flax's
+BatchNorm (biased moving variance) and `--bn_momentum` (0.95, the
+`run_train.py` default line 61, for ListOps, IMDB, AAN and CIFAR; 0.9 for
+Pathfinder and Path-X) -> `batch_norm_momentum`; `--dt_global` (IMDB, AAN)
+-> `dt_learning_rate="global"`.
+
+The model around the layer (`s5/seq_model.py`, `s5/layers.py`): no input
+dropout and no final norm (seq_model.py lines 64-67:
+`embedding_dropout=0.0`, `final_norm=False`); the residual dropout shared
+along the sequence (layers.py lines 49-53, `broadcast_dims=[0]`:
+`tie_dropout=True`); one Dense over the pooled sequence
+(seq_model.py lines 143, 174: `head="linear"`); AAN's Dense -> GELU ->
+Dense on [u, v, u - v, u * v] (seq_model.py lines 206-220). Optimizer
+groups (`s5/train_helpers.py` lines 141-251): Lambda, B and log_step at
+the SSM rate without decay, every other parameter (C, D, norms, biases,
+encoder) at the global rate with decay: `weight_decay_on=
+"all_but_dynamics"`; optax's AdamW eps 1e-8 (the default).
+
+Not representable here yet: the opt_config variants "BfastandCdecay"
+(ListOps, CIFAR: B at the global rate with decay) and "BandCdecay" (Path-X:
+B decayed), `dt_global`'s decay of log_step (ours: the global rate without
+decay), the text tasks' encoder (a Dense on one-hot tokens, seq_model.py
+line 39: an embedding with a shared bias; the pixel tasks' Dense on the
+normalised grey value is `input_encoder="linear"` with flax's lecun normal
+init, `s5/dataloaders/basic.py` line 114 and `lra.py` line 458), the
+BatchNorm statistics over padding (ours: real tokens only), S5's cosine
+counted from step 0 (train.py lines 167-180: it reaches 0 `warmup_steps`
+early) and ListOps's 2048 tokens with EOS.
 
 PathX-256 (no S5 run): the Path-X row with max pooling, as NTFS C.1.2 runs
 PathX-256.
@@ -22,18 +53,31 @@ PathX-256.
 PAPER = {
     ("listops", "s5"): dict(
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=16,
-        num_blocks=8, dt_min=0.001, dt_max=0.1, output_activation="half_glu",
+        num_blocks=8, dt_min=0.001, dt_max=0.1,
+        # --activation_fn=half_glu2 (run_lra_listops.sh line 1)
+        output_activation="half_glu2",
         dropout=0.0, prenorm=True, pooling="mean", learning_rate=0.003,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.04, epochs=40,
         warmup_steps=1920, schedule="cosine",
+        C_init="lecun_normal", clip_eigs=False, norm="batch",
+        batch_norm_momentum=0.95, tie_dropout=True, final_norm=False,
+        embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
+        head="linear",
         source="S5 LRA run script run_lra_listops.sh (Smith et al. 2023)",
     ),
     ("text", "s5"): dict(
         hidden_dim=256, num_layers=6, state_dim=192, num_blocks=12,
-        dt_min=0.001, dt_max=0.1, output_activation="half_glu", dropout=0.1,
+        dt_min=0.001, dt_max=0.1,
+        # --activation_fn=half_glu2 (run_lra_imdb.sh line 1)
+        output_activation="half_glu2", dropout=0.1,
         prenorm=True, pooling="mean", learning_rate=0.004,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.07, epochs=35,
         warmup_steps=0, schedule="cosine",
+        C_init="lecun_normal", clip_eigs=False, norm="batch",
+        batch_norm_momentum=0.95, tie_dropout=True, final_norm=False,
+        embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
+        head="linear",
+        dt_learning_rate="global",
         source="S5 LRA run script run_lra_imdb.sh (Smith et al. 2023)",
     ),
     ("retrieval", "s5"): dict(
@@ -41,7 +85,15 @@ PAPER = {
         dt_min=0.001, dt_max=0.1, output_activation="half_glu", dropout=0.0,
         prenorm=True, pooling="mean", learning_rate=0.002,
         ssm_learning_rate=0.001, batch_size=32, weight_decay=0.05, epochs=20,
-        warmup_steps=4597, schedule="cosine",
+        # warmup_end=1 epoch = int(147086 / 32) = 4596 steps (s5/train.py
+        # lines 163 and 170; the last partial batch is dropped,
+        # s5/dataloading.py line 28)
+        warmup_steps=4596, schedule="cosine",
+        C_init="trunc_standard_normal", clip_eigs=False, norm="batch",
+        batch_norm_momentum=0.95, tie_dropout=True, final_norm=False,
+        embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
+        head="mlp", head_activation="gelu", pair_features="nli",
+        dt_learning_rate="global",
         source="S5 LRA run script run_lra_aan.sh (Smith et al. 2023)",
     ),
     ("image", "s5"): dict(
@@ -50,6 +102,12 @@ PAPER = {
         prenorm=True, pooling="mean", learning_rate=0.0045,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.07, epochs=250,
         warmup_steps=900, schedule="cosine",
+        C_init="lecun_normal", clip_eigs=True, norm="batch",
+        batch_norm_momentum=0.95, tie_dropout=True, final_norm=False,
+        embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
+        head="linear",
+        input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
+        input_encoder_init="lecun",
         source="S5 LRA run script run_lra_cifar.sh (Smith et al. 2023)",
     ),
     ("pathfinder", "s5"): dict(
@@ -58,6 +116,12 @@ PAPER = {
         prenorm=True, pooling="mean", learning_rate=0.0045,
         ssm_learning_rate=9e-4, batch_size=64, weight_decay=0.03, epochs=200,
         warmup_steps=2500, schedule="cosine",
+        C_init="trunc_standard_normal", clip_eigs=False, norm="batch",
+        batch_norm_momentum=0.9, tie_dropout=True, final_norm=False,
+        embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
+        head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="lecun",
         source="S5 LRA run script run_lra_pathfinder.sh (Smith et al. 2023)",
     ),
     ("pathx", "s5"): dict(
@@ -66,6 +130,12 @@ PAPER = {
         prenorm=True, pooling="mean", learning_rate=0.0018,
         ssm_learning_rate=6e-4, batch_size=32, weight_decay=0.06, epochs=75,
         warmup_steps=5000, schedule="cosine",
+        C_init="complex_normal", clip_eigs=False, norm="batch",
+        batch_norm_momentum=0.9, tie_dropout=True, final_norm=False,
+        embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
+        head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="lecun",
         source="S5 LRA run script run_lra_pathx.sh (Smith et al. 2023)",
     ),
     ("pathx256", "s5"): dict(
@@ -74,6 +144,12 @@ PAPER = {
         prenorm=True, pooling="max", learning_rate=0.0018,
         ssm_learning_rate=6e-4, batch_size=32, weight_decay=0.06, epochs=75,
         warmup_steps=5000, schedule="cosine",
+        C_init="complex_normal", clip_eigs=False, norm="batch",
+        batch_norm_momentum=0.9, tie_dropout=True, final_norm=False,
+        embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
+        head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="lecun",
         source=(
             "derived: the S5 Path-X run (run_lra_pathx.sh) at 256x256 "
             "with max pooling, as Never Train from Scratch C.1.2 runs "

@@ -1,12 +1,17 @@
 """The optimizer, the learning-rate schedule and the schedule's callbacks.
 
-AdamW everywhere; norms, biases and the family's dynamics weights (its
-registry entry's `dynamics`, e.g. S4's `ssm_log_dt`) get no weight decay,
-as in the S4 and MEGA code, and the dynamics train at `ssm_learning_rate`
-when it is set. Schedules: constant or cosine decay after a linear warmup,
-or YCTFS's "plateau" (A.2): the rate lowered on training-loss plateaus,
-then multiplied by `final_decay_factor` over the last
-`final_decay_fraction` of the steps.
+AdamW everywhere, with `adam_beta_1`, `adam_beta_2` and `adam_epsilon`.
+Which weights decay is the row's `weight_decay_on` (`DECAY_EXCLUSIONS`),
+since every source draws the line elsewhere: the S4 code decays all but its
+SSM parameters, YCTFS only matrices, fairseq (MEGA) everything. The family's
+dynamics weights (its registry entry's `dynamics`, e.g. S4's `ssm_log_A_real`)
+train at `ssm_learning_rate` when it is set; its step size (`timescales`)
+too, or at the global rate with `dt_learning_rate="global"` (S4's `lr: {dt:
+null, A: 0.001, B: 0.001}`). Schedules: constant or cosine decay after a
+linear warmup (the cosine reaching 0 at `schedule_steps`, by default the
+run's last step), or YCTFS's "plateau" (A.2): the rate lowered on
+training-loss plateaus, then multiplied by `final_decay_factor` over the
+last `final_decay_fraction` of the steps.
 """
 
 from pathlib import Path
@@ -18,39 +23,70 @@ from lra_keras.callbacks import ReduceOnTrainingPlateau
 from lra_keras.callbacks import RunProgress
 from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.models.families import FAMILIES
-from lra_keras.models.families import all_dynamics_patterns
 from lra_keras.optimizers import AdamW
 from lra_keras.optimizers import ScheduledAdamW
+from lra_keras.optimizers import WarmupLinearDecay
+from lra_keras.schema import DT_LEARNING_RATES
 from lra_keras.schema import SCHEDULES
 from lra_keras.training.resume import BackupCallback
 
-# Norm scales and offsets and biases get no weight decay (Keras's names).
+# Norm scales and offsets and biases (Keras's names).
 NO_DECAY = ("bias", "gamma", "beta")
+# Names that are not the kernel of a dense or convolution layer (Keras's
+# `kernel`, the gMLP's `spatial_kernel`): all but the matrices.
+NOT_A_KERNEL = (r"^(?!.*kernel(:\d+)?$)",)
+
+# `weight_decay_on` (its choices: `schema.WEIGHT_DECAY_ON`): the weights
+# that decay, as variable-name patterns of those that do not, given the
+# family's dynamics patterns.
+DECAY_EXCLUSIONS = {
+    # Every weight: fairseq's Adam (MEGA) decays all parameters.
+    "all": lambda dynamics: [],
+    # All but the SSM parameters: the S4 code registers those with
+    # weight decay 0 (state-spaces/s4 src/models/sequence/kernels/
+    # kernel.py:111, `register(..., wd=0.0)`) and decays everything else,
+    # norms, biases and embeddings included.
+    "all_but_dynamics": lambda dynamics: list(dynamics),
+    # Neither norms, biases nor dynamics (this library's default).
+    "all_but_norms_biases_dynamics": lambda dynamics: [*NO_DECAY, *dynamics],
+    # Matrices only: the kernels of dense and convolution layers; no
+    # embedding, norm, bias or other weight (YCTFS,
+    # src/utils/weight_decay_param_filter.py).
+    "kernels": lambda dynamics: list(NOT_A_KERNEL),
+}
 
 
-def dynamics_patterns(hp):
-    """The dynamics weights of `hp["model"]` as variable-name patterns; of
-    every family when the row names none (a model built by hand)."""
-    model = hp.get("model")
-    if model in FAMILIES:
-        return FAMILIES[model].dynamics_patterns()
-    return all_dynamics_patterns()
+def dynamics_patterns(hp, names="dynamics"):
+    """The dynamics weights (or `names="timescales"`, the step sizes) of
+    `hp["model"]` as variable-name patterns; of every family when the row
+    names none (a model built by hand)."""
+    families = ([FAMILIES[hp["model"]]] if hp.get("model") in FAMILIES
+                else FAMILIES.values())
+    return tuple(p for f in families
+                 for p in f.dynamics_patterns(getattr(f, names)))
 
 
 def make_schedule(hp, total_steps):
-    """Learning rate: constant or cosine decay, after a linear warmup.
+    """Learning rate: constant, cosine or linear decay after a warmup.
 
-    "plateau" has the constant shape here; its reductions come from
+    The cosine and constant schedules warm up linearly; "linear" (MEGA's)
+    with the power `warmup_power` (`optimizers.WarmupLinearDecay`). Both
+    decays reach 0 at `schedule_steps` (default: `total_steps`). "plateau"
+    has the constant shape here; its reductions come from
     `ScheduledAdamW` and `ReduceOnTrainingPlateau` (see `make_optimizer`).
     """
     peak = float(hp["learning_rate"])
     warmup = int(hp.get("warmup_steps") or 0)
+    total_steps = int(hp.get("schedule_steps") or total_steps)
     schedule = hp.get("schedule", "constant")
     if schedule not in SCHEDULES:
         raise ValueError(
             f"`schedule` must be one of {SCHEDULES}. "
             f"Received: schedule={schedule!r}"
         )
+    if schedule == "linear":
+        return WarmupLinearDecay(peak, warmup, max(total_steps, warmup + 1),
+                                 float(hp.get("warmup_power", 1.0)))
     if schedule != "cosine" and warmup == 0:
         return peak
     return keras.optimizers.schedules.CosineDecay(
@@ -64,10 +100,11 @@ def make_schedule(hp, total_steps):
 
 
 def make_optimizer(hp, total_steps):
-    """AdamW; norms, biases and the family's dynamics get no weight decay.
+    """AdamW; the weights of `hp["weight_decay_on"]` decay.
 
     With `ssm_learning_rate`, the dynamics weights train at that rate
-    (times the same schedule shape). With `schedule="plateau"` (YCTFS
+    (times the same schedule shape), the step sizes too unless
+    `dt_learning_rate="global"`. With `schedule="plateau"` (YCTFS
     A.2), the rate is also multiplied by `final_decay_factor` over the
     last `final_decay_fraction` of the `total_steps`, and the callbacks of
     `make_callbacks` lower it on training-loss plateaus.
@@ -75,6 +112,14 @@ def make_optimizer(hp, total_steps):
     peak = float(hp["learning_rate"])
     ssm_rate = hp.get("ssm_learning_rate")
     dynamics = dynamics_patterns(hp)
+    decay_on = hp.get("weight_decay_on", "all_but_norms_biases_dynamics")
+    dt_rate = hp.get("dt_learning_rate", "ssm")
+    if decay_on not in DECAY_EXCLUSIONS or dt_rate not in DT_LEARNING_RATES:
+        raise ValueError(
+            f"`weight_decay_on` must be one of {list(DECAY_EXCLUSIONS)} and "
+            f"`dt_learning_rate` one of {list(DT_LEARNING_RATES)}. Received: "
+            f"weight_decay_on={decay_on!r}, dt_learning_rate={dt_rate!r}"
+        )
     multipliers = {}
     if ssm_rate is not None:
         if not float(ssm_rate) > 0 or not peak > 0:
@@ -83,7 +128,10 @@ def make_optimizer(hp, total_steps):
                 f"Received: learning_rate={peak}, "
                 f"ssm_learning_rate={ssm_rate}"
             )
-        multipliers = {p: float(ssm_rate) / peak for p in dynamics}
+        global_rate = (dynamics_patterns(hp, "timescales")
+                       if dt_rate == "global" else ())
+        multipliers = {p: float(ssm_rate) / peak for p in dynamics
+                       if p not in global_rate}
     final_decay_step = None
     if hp.get("schedule") == "plateau":
         fraction = float(hp.get("final_decay_fraction", 0.1))
@@ -98,9 +146,12 @@ def make_optimizer(hp, total_steps):
     adamw = dict(
         learning_rate=make_schedule(hp, total_steps),
         weight_decay=float(hp.get("weight_decay") or 0.0),
+        beta_1=float(hp.get("adam_beta_1", 0.9)),
+        beta_2=float(hp.get("adam_beta_2", 0.999)),
+        epsilon=float(hp.get("adam_epsilon", 1e-8)),
         global_clipnorm=hp.get("gradient_clipnorm"),
     )
-    excluded = list(NO_DECAY + dynamics)
+    excluded = DECAY_EXCLUSIONS[decay_on](dynamics)
     if not multipliers and final_decay_step is None:
         # Keras's own class is fused under PyTorch (only that exact class,
         # about 10% faster per step than a subclass there), where its

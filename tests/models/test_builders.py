@@ -8,6 +8,7 @@ from lra_keras.models import build_classifier
 from lra_keras.models import build_encoder
 from lra_keras.models import build_pretrainer
 from lra_keras.models import classifier_kwargs
+from lra_keras.models.builders import HEAD_KEYS
 from lra_keras.training import make_optimizer
 from tests.testing import assert_saving_round_trip
 from tests.testing import to_numpy
@@ -147,9 +148,12 @@ def test_retrieval_model_is_a_shared_encoder_on_both_documents(model):
         return to_numpy(pool(out, padding_mask=mask))
 
     u, v = encode(0), encode(1)
-    features = np.concatenate([u, v, u * v, u - v], axis=-1)
-    hidden = net.get_layer("head_hidden")(features)
-    expected = to_numpy(net.get_layer("logits")(hidden))
+    features = ([u, v, u * v, u - v] if hp["pair_features"] == "nli"
+                else [u, v])
+    x_head = np.concatenate(features, axis=-1)
+    if hp["head"] == "mlp":
+        x_head = net.get_layer("head_hidden")(x_head)
+    expected = to_numpy(net.get_layer("logits")(x_head))
     np.testing.assert_allclose(to_numpy(net(x)), expected, atol=1e-5)
     # Padding of either document is ignored.
     x2 = {k: v.copy() for k, v in x.items()}
@@ -188,10 +192,10 @@ def test_builders_reject_hyperparameters_they_do_not_use(builder):
     hp = classifier_kwargs(tiny_hparams("listops", "s4d"))
     if builder is build_encoder:
         hp = {k: v for k, v in hp.items()
-              if k not in ("task", "num_classes", "towers", "pooling")}
+              if k not in ("task", "num_classes", "towers", *HEAD_KEYS)}
     elif builder is build_pretrainer:
         hp = {k: v for k, v in hp.items()
-              if k not in ("num_classes", "towers", "pooling")}
+              if k not in ("num_classes", "towers", *HEAD_KEYS)}
     with pytest.raises(ValueError, match=r"takes no \['num_heads'\]"):
         builder(**hp, num_heads=4)  # a Transformer key
     with pytest.raises(ValueError, match=r"takes no \['learning_rate'\]"):
@@ -206,3 +210,100 @@ def test_declared_dynamics_are_weights_of_the_family(family):
     net = build_classifier(**classifier_kwargs(hp))
     names = {w.path.split("/")[-1] for w in net.weights}
     assert set(FAMILIES[family].dynamics) <= names, names
+
+
+@pytest.mark.parametrize(
+    "init, std", [("normal", 1.0), ("scaled_normal", 32**-0.5)])
+def test_embedding_init_draws_the_sources_distribution(init, std):
+    # PyTorch's nn.Embedding N(0, 1) (S4, YCTFS); fairseq's MEGA
+    # N(0, D^-1/2).
+    net = build_encoder("s4d", vocabulary_size=600, hidden_dim=32,
+                        num_layers=1, state_dim=4, embedding_init=init)
+    table = to_numpy(net.get_layer("token_embedding").embeddings)
+    assert abs(table.mean()) < 5 * std / np.sqrt(table.size)
+    assert table.std() == pytest.approx(std, rel=0.05)
+
+
+def test_linear_head_and_no_final_norm_are_one_dense_on_the_pool():
+    hp = tiny_hparams("listops", "transformer")
+    hp.update(head="linear", final_norm=False)
+    net = build_classifier(**classifier_kwargs(hp))
+    names = [layer.name for layer in net.layers]
+    assert "head_hidden" not in names and "logits" in names
+    encoder = net.get_layer("encoder")
+    assert "final_norm" not in [layer.name for layer in encoder.layers]
+    x, _ = _batch(hp)
+    pooled = net.get_layer("pooling")(
+        encoder(x), padding_mask=x["padding_mask"])
+    np.testing.assert_allclose(
+        to_numpy(net(x)), to_numpy(net.get_layer("logits")(pooled)),
+        atol=1e-5)
+
+
+def test_tied_dropout_drops_whole_channels_along_the_sequence():
+    # S4's tie_dropout (DropoutNd): one mask per (example, channel).
+    hp = tiny_hparams("listops", "s4d")
+    hp.update(dropout=0.5, tie_dropout=True, num_layers=1)
+    encoder = build_encoder(**{
+        k: v for k, v in classifier_kwargs(hp).items()
+        if k not in ("task", "num_classes", "towers", *HEAD_KEYS)})
+    dropout = encoder.get_layer("s4d_dropout_0")
+    out = to_numpy(dropout(np.ones((2, 16, 8), "float32"), training=True))
+    assert set(np.unique(out)) <= {0.0, 2.0}
+    np.testing.assert_array_equal(out, np.broadcast_to(out[:, :1], out.shape))
+
+
+def test_batch_norm_stack_trains_and_ignores_padding():
+    # S4's and S5's BatchNorm (MaskedBatchNormalization): statistics over
+    # real tokens, so padding changes neither the moving statistics of a
+    # training step nor the logits.
+    hp = tiny_hparams("listops", "s4d")
+    hp.update(norm="batch", batch_norm_unbiased=True, prenorm=True)
+    x, y = _batch(hp)
+    x2 = {k: v.copy() for k, v in x.items()}
+    x2["token_ids"][:, 20:] = 5  # padding changed, mask kept
+
+    def train(inputs):
+        keras.utils.set_random_seed(3)
+        net = build_classifier(**classifier_kwargs(hp))
+        net.compile(optimizer=make_optimizer(hp, 10),
+                    loss=keras.losses.SparseCategoricalCrossentropy(
+                        from_logits=True))
+        net.train_on_batch(inputs, y)
+        moving = [to_numpy(w) for w in net.non_trainable_weights]
+        return net, moving
+
+    net, moving = train(x)
+    _, moving2 = train(x2)
+    assert moving  # the moving statistics of every BatchNorm
+    for a, b in zip(moving, moving2):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(net(x)), to_numpy(net(x2)),
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "model, options, layer_type, attribute",
+    [
+        # MEGA's EMA truncation_length (fairseq models/lra/model.py).
+        ("mega", dict(truncation=16), "MultiHeadEMA", "truncation"),
+        # S5's per-task C_init and clip_eigs (bin/run_experiments).
+        ("s5", dict(C_init="complex_normal"), "S5", "C_init"),
+        ("s5", dict(clip_eigs=True), "S5", "clip_eigs"),
+        # The YCTFS gMLP block (family defaults) or Liu et al.'s.
+        ("gmlp", dict(gate_norm="before"), "GatedLongConvolution",
+         "gate_norm"),
+        ("transformer", dict(rotary_scope="head"),
+         "RotaryMultiHeadAttention", "rotary_scope"),
+    ],
+)
+def test_family_keys_reach_their_layer(model, options, layer_type,
+                                       attribute):
+    hp = tiny_hparams("listops", model)
+    hp.update(options)
+    net = build_classifier(**classifier_kwargs(hp))
+    found = [layer for layer in net._flatten_layers()
+             if type(layer).__name__ == layer_type]
+    assert found
+    value = next(iter(options.values()))
+    assert all(getattr(layer, attribute) == value for layer in found)

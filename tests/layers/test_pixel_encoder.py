@@ -1,0 +1,77 @@
+import keras
+import numpy as np
+import pytest
+
+from lra_keras.hparams import get_hparams
+from lra_keras.layers import PixelEncoder
+from tests.testing import assert_allclose
+from tests.testing import assert_config_round_trip
+from tests.testing import assert_saving_round_trip
+from tests.testing import to_numpy
+
+
+def test_encoder_is_the_affine_map_of_the_normalised_grey_value():
+    ids = np.array([[0, 17, 255, 256, 128]], "int32")  # 256: the mask id
+    encoder = PixelEncoder(6, mean=122.6 / 255, std=61.0 / 255)
+    out = to_numpy(encoder(ids))
+    w, b = to_numpy(encoder.kernel), to_numpy(encoder.bias)
+    value = (ids / 255.0 - 122.6 / 255) / (61.0 / 255)
+    expected = value[..., None] * w + b
+    assert_allclose(out[:, [0, 1, 2, 4]], expected[:, [0, 1, 2, 4]],
+                    atol=1e-5)
+    # The mask token maps to the learned mask vector (zero at first).
+    np.testing.assert_array_equal(out[0, 3], to_numpy(encoder.mask_embedding))
+    assert not np.any(out[0, 3])
+
+
+@pytest.mark.parametrize(
+    "initializer, weight_std, bias_std",
+    [
+        # PyTorch's nn.Linear at fan-in 1: U(-1, 1), std 1/sqrt(3).
+        ("torch", 1 / np.sqrt(3), 1 / np.sqrt(3)),
+        # flax's lecun_normal at fan-in 1: std 1 (truncated normal).
+        ("lecun", 1.0, 0.0),
+        # MEGA's RealNumberEmbedding: N(0, 1) and N(0, 0.1).
+        ("mega", 1.0, 0.1),
+    ],
+)
+def test_initial_weights_follow_each_source(initializer, weight_std,
+                                            bias_std):
+    encoder = PixelEncoder(20000, initializer=initializer)
+    encoder.build((1, 1))
+    w, b = to_numpy(encoder.kernel), to_numpy(encoder.bias)
+    assert w.std() == pytest.approx(weight_std, rel=0.03)
+    assert b.std() == pytest.approx(bias_std, rel=0.03, abs=1e-12)
+    if initializer == "torch":
+        assert np.abs(w).max() <= 1.0
+    if initializer == "lecun":
+        assert np.abs(w).max() <= 2.0 / 0.87962566103423978 + 1e-5
+
+
+def test_config_and_saving_round_trip(tmp_path):
+    encoder = PixelEncoder(4, mean=0.48, std=0.24, initializer="mega")
+    rebuilt = assert_config_round_trip(encoder)
+    assert (rebuilt.mean, rebuilt.std, rebuilt.initializer) == (
+        0.48, 0.24, "mega")
+    inputs = keras.Input((None,), dtype="int32")
+    model = keras.Model(inputs, PixelEncoder(4)(inputs))
+    ids = np.random.default_rng(0).integers(0, 257, (2, 9)).astype("int32")
+    assert_saving_round_trip(model, ids, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [(dict(hidden_dim=0), "hidden_dim"), (dict(hidden_dim=2, std=0), "std"),
+     (dict(hidden_dim=2, initializer="xavier"), "initializer")],
+)
+def test_bad_arguments_are_rejected(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PixelEncoder(**kwargs)
+
+
+def test_only_pixel_tasks_take_the_linear_encoder():
+    hp = get_hparams("image", "s4")
+    assert (hp["input_encoder"], hp["pixel_mean"], hp["input_encoder_init"]) \
+        == ("linear", pytest.approx(122.6 / 255), "torch")
+    with pytest.raises(ValueError, match="input_encoder='linear'"):
+        get_hparams("listops", "s4", input_encoder="linear")
