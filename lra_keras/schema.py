@@ -183,6 +183,8 @@ RULES = dict(
     attention_dropout=Rule(float, minimum=0, maximum=1),
     dt_min=Rule(float, positive=True),
     dt_max=Rule(float, positive=True),
+    dt_transform=Rule(str, choices=("exp", "softplus")),
+    B_clip=Rule(float, positive=True, optional=True),
     causal=Rule(bool),
     prenorm=Rule(bool),
     norm=Rule(str, choices=("layer", "batch")),

@@ -92,23 +92,29 @@ class DLR(StateSpaceLayer):
     def build_ssm(self, hidden_dim):
         shape = (hidden_dim, self.state_dim)
         c_shape = (self.directions, hidden_dim, self.state_dim)
+        # A new initializer per weight: an unseeded Keras initializer
+        # called twice returns the same values.
         if self.init == "random":
-            normal = keras.initializers.RandomNormal(stddev=0.1)
-            lambda_init = c_init = normal
+            def lambda_init():
+                return keras.initializers.RandomNormal(stddev=0.1)
+            c_init = lambda_init
         else:
-            lambda_init = "zeros"
-            c_init = keras.initializers.RandomNormal(stddev=math.sqrt(0.5))
+            def lambda_init():
+                return "zeros"
+
+            def c_init():
+                return keras.initializers.RandomNormal(stddev=math.sqrt(0.5))
         self.log_neg_real = self.add_weight(
-            name="ssm_log_neg_real", shape=shape, initializer=lambda_init
+            name="ssm_log_neg_real", shape=shape, initializer=lambda_init()
         )
         self.theta = self.add_weight(
-            name="ssm_theta", shape=shape, initializer=lambda_init
+            name="ssm_theta", shape=shape, initializer=lambda_init()
         )
         self.C_real = self.add_weight(
-            name="C_real", shape=c_shape, initializer=c_init
+            name="C_real", shape=c_shape, initializer=c_init()
         )
         self.C_imag = self.add_weight(
-            name="C_imag", shape=c_shape, initializer=c_init
+            name="C_imag", shape=c_shape, initializer=c_init()
         )
         if self.init == "structured":
             log_dt = keras.random.uniform(

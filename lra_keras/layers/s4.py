@@ -52,16 +52,19 @@ References:
   parameter names, conjugate handling), read for this port.
 """
 
-import math
-
 import keras
 import numpy as np
 from keras import ops
 
 from lra_keras.layers import hippo
 from lra_keras.layers.fft_conv import complex_multiply
+from lra_keras.layers.s4d import add_dt_weight
+from lra_keras.layers.s4d import check_B_clip
 from lra_keras.layers.s4d import check_dt_range
-from lra_keras.layers.s4d import log_uniform_dt
+from lra_keras.layers.s4d import check_dt_transform
+from lra_keras.layers.s4d import clip_B
+from lra_keras.layers.s4d import complex_normal_part
+from lra_keras.layers.s4d import step_size
 from lra_keras.layers.state_space import StateSpaceLayer
 
 S4_INITS = ("legs", "random")
@@ -204,8 +207,9 @@ class S4(StateSpaceLayer):
 
     Each of the H channels runs an SSM with `A = Lambda - P P^*` (diagonal
     `Lambda`, rank-1 `P P^*`, N/2 complex modes with their conjugates),
-    `dt = exp(log_dt)` sampled log-uniformly in `[dt_min, dt_max]`, the
-    bilinear discretisation `A_bar = (I - dt/2 A)^{-1} (I + dt/2 A)`,
+    `dt = exp(log_dt)` (or `softplus(log_dt)`, see `dt_transform`)
+    sampled log-uniformly in `[dt_min, dt_max]`, the bilinear
+    discretisation `A_bar = (I - dt/2 A)^{-1} (I + dt/2 A)`,
     `B_bar = (I - dt/2 A)^{-1} dt B`, and the convolution kernel
     `K_l = 2 Re(C A_bar^l B_bar)` ("Never Train from Scratch",
     https://arxiv.org/abs/2310.02980, eq. 2; S4,
@@ -234,6 +238,14 @@ class S4(StateSpaceLayer):
             log-uniform range and `C` stays CN(0, 1). Defaults to `"legs"`.
         dt_min: float. Smallest initial step. Defaults to 0.001.
         dt_max: float. Largest initial step. Defaults to 0.1.
+        dt_transform: `"exp"` (dt = exp(ssm_log_dt)) or `"softplus"` (dt =
+            softplus(ssm_log_dt): the S4 LRA configs,
+            `configs/model/layer/s4.yaml`); see `S4D`. Defaults to
+            `"exp"`.
+        B_clip: float or None. With `init="legs"`, clip the imaginary
+            part of the initial B to `[-B_clip, B_clip]` as the S4 code's
+            `hippo.nplr` (`B_clip=2.0` there; `s4d.clip_B`). Defaults to
+            None (no clip).
         causal, activation, output_activation, dropout: see
             `StateSpaceLayer`.
 
@@ -257,6 +269,8 @@ class S4(StateSpaceLayer):
         init="legs",
         dt_min=0.001,
         dt_max=0.1,
+        dt_transform="exp",
+        B_clip=None,
         causal=True,
         activation="gelu",
         output_activation="glu",
@@ -281,23 +295,26 @@ class S4(StateSpaceLayer):
                 f"`init` must be one of {S4_INITS}. Received: init={init!r}"
             )
         check_dt_range(dt_min, dt_max)
+        check_dt_transform(dt_transform)
+        check_B_clip(B_clip)
         self.init = init
         self.dt_min = dt_min
         self.dt_max = dt_max
+        self.dt_transform = dt_transform
+        self.B_clip = None if B_clip is None else float(B_clip)
 
     def build_ssm(self, hidden_dim):
         half = self.state_dim // 2
         shape = (hidden_dim, half)
         # autocast=False: the kernel is computed in float32 (repeated
         # squaring) even under mixed precision.
-        self.log_dt = self.add_weight(
-            name="ssm_log_dt",
-            shape=(hidden_dim,),
-            initializer=log_uniform_dt(self.dt_min, self.dt_max),
+        self.log_dt = add_dt_weight(
+            self, hidden_dim, self.dt_transform, self.dt_min, self.dt_max,
             autocast=False,
         )
         if self.init == "legs":
             lam, p, b = hippo.legs_nplr(self.state_dim)  # (N/2,) complex
+            b = clip_B(b, self.B_clip)
             values = {
                 "ssm_log_A_real": np.log(-lam.real),
                 "ssm_A_imag": lam.imag,
@@ -329,19 +346,21 @@ class S4(StateSpaceLayer):
         self.P_imag = ssm_weight("ssm_P_imag")
         self.B_real = ssm_weight("ssm_B_real")
         self.B_imag = ssm_weight("ssm_B_imag")
-        # C ~ CN(0, 1): real and imaginary parts with variance 1/2 each.
-        c_init = keras.initializers.RandomNormal(stddev=math.sqrt(0.5))
+        # C ~ CN(0, 1): independent parts with variance 1/2 each (one
+        # initializer each, see `S4D.build_ssm`).
         c_shape = (self.directions, hidden_dim, half)
         self.C_real = self.add_weight(
-            name="C_real", shape=c_shape, initializer=c_init, autocast=False
+            name="C_real", shape=c_shape, initializer=complex_normal_part(),
+            autocast=False,
         )
         self.C_imag = self.add_weight(
-            name="C_imag", shape=c_shape, initializer=c_init, autocast=False
+            name="C_imag", shape=c_shape, initializer=complex_normal_part(),
+            autocast=False,
         )
 
     def discretize(self):
         """(A_bar (H, N, N), B_bar (H, N), C_bar (dirs, H, N)), real."""
-        dt = ops.exp(self.log_dt)  # (H,)
+        dt = step_size(self)  # (H,)
         lambda_ = (-ops.exp(self.log_A_real), self.A_imag)  # (H, N/2)
         a_bar, b_bar = dplr_bilinear(
             dt,
@@ -365,5 +384,7 @@ class S4(StateSpaceLayer):
             init=self.init,
             dt_min=self.dt_min,
             dt_max=self.dt_max,
+            dt_transform=self.dt_transform,
+            B_clip=self.B_clip,
         )
         return config

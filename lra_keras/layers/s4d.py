@@ -20,6 +20,11 @@ from lra_keras.layers.ssm_kernels import vandermonde_kernel
 from lra_keras.layers.state_space import StateSpaceLayer
 
 
+def complex_normal_part():
+    """Initializer of the real or imaginary part of C ~ CN(0, 1)."""
+    return keras.initializers.RandomNormal(stddev=math.sqrt(0.5))
+
+
 def log_uniform_dt(dt_min, dt_max):
     """Initializer of log(dt), dt log-uniform in [dt_min, dt_max]."""
     return keras.initializers.RandomUniform(
@@ -35,13 +40,81 @@ def check_dt_range(dt_min, dt_max):
         )
 
 
+# How the trained weight w gives the step: dt = exp(w) or dt = softplus(w)
+# (the S4 code base's `inv_dt` under `dt_transform: softplus`,
+# configs/model/layer/s4.yaml; its `param_transform` / `inv_transform`,
+# src/models/sequence/kernels/ssm.py lines 79-108 at d27bdf9). The weight
+# is named `ssm_log_dt` either way, so that a family's declared dynamics
+# and timescales do not depend on the option.
+DT_TRANSFORMS = ("exp", "softplus")
+
+
+def check_dt_transform(dt_transform):
+    if dt_transform not in DT_TRANSFORMS:
+        raise ValueError(
+            f"`dt_transform` must be one of {DT_TRANSFORMS}. Received: "
+            f"dt_transform={dt_transform!r}"
+        )
+
+
+def add_dt_weight(layer, hidden_dim, dt_transform, dt_min, dt_max, **kwargs):
+    """The trained step `ssm_log_dt` of `layer`, (hidden_dim,).
+
+    dt is log-uniform in [dt_min, dt_max] at init. With `"exp"` the weight
+    is log(dt); with `"softplus"` it is `log(exp(dt) - 1)` of the same
+    draw, dt clamped to >= 1e-4 first as the S4 code's `inv_transform`
+    (ssm.py line 81) does; so both start at the same dt from the same seed.
+    """
+    log_dt = log_uniform_dt(dt_min, dt_max)
+    initializer = log_dt
+    if dt_transform == "softplus":
+
+        def initializer(shape, dtype=None):
+            dt = ops.maximum(ops.exp(log_dt(shape, dtype=dtype)), 1e-4)
+            return ops.log(ops.expm1(dt))
+
+    return layer.add_weight(
+        name="ssm_log_dt", shape=(hidden_dim,), initializer=initializer,
+        **kwargs,
+    )
+
+
+def check_B_clip(B_clip):
+    if B_clip is not None and not float(B_clip) > 0:
+        raise ValueError(
+            f"`B_clip` must be None or > 0. Received: B_clip={B_clip!r}"
+        )
+
+
+def clip_B(b, B_clip):
+    """B with its imaginary part clipped to [-B_clip, B_clip] (None: b).
+
+    The S4 code's `hippo.nplr(..., B_clip=2.0)` (src/models/hippo/hippo.py
+    lines 203 and 274-275 at d27bdf9), which its S4 and S4D-LegS
+    initialisations call with that default. It acts on B in the
+    eigenbasis of LegS's normal part, whose phases `numpy.linalg.eigh`
+    gives as `torch.linalg.eigh` does at N = 64 (not at every N).
+    """
+    if B_clip is None:
+        return b
+    return b.real + 1j * np.clip(b.imag, -B_clip, B_clip)
+
+
+def step_size(layer):
+    """dt (H,) of a layer whose `add_dt_weight` is `layer.log_dt`."""
+    if layer.dt_transform == "exp":
+        return ops.exp(layer.log_dt)
+    return ops.softplus(layer.log_dt)
+
+
 @keras.saving.register_keras_serializable(package="lra_keras")
 class S4D(StateSpaceLayer):
     """Diagonal state-space layer with a ZOH-discretised kernel.
 
     Each of the H channels runs an independent SSM with N/2 complex modes
     (conjugate pairs, hence `2 Re`): `A = -exp(log_A_real) + i A_imag`,
-    `dt = exp(log_dt)` sampled log-uniformly in `[dt_min, dt_max]`, ZOH
+    `dt = exp(log_dt)` (or `softplus(log_dt)`, see `dt_transform`)
+    sampled log-uniformly in `[dt_min, dt_max]`, ZOH
     `B_bar = (exp(dt A) - 1) / A * B` and the convolution kernel
     `K_l = 2 Re(sum_n C_n B_bar_n exp(dt A_n l))`, applied with one FFT
     convolution. Then `+ D u`, GELU and the GLU output of the S4 LRA blocks
@@ -55,6 +128,18 @@ class S4D(StateSpaceLayer):
             `"legs"`.
         dt_min: float. Smallest initial step. Defaults to 0.001.
         dt_max: float. Largest initial step. Defaults to 0.1.
+        dt_transform: how the weight `ssm_log_dt` gives dt: `"exp"` (it
+            is log dt, this library's and the minimal `s4d.py`'s
+            parameterisation) or `"softplus"` (it is softplus^-1(dt), the
+            S4 code's `inv_dt` under the LRA configs' `dt_transform:
+            softplus`, `configs/model/layer/s4.yaml`; the name stays).
+            Both start from the same dt; they differ in how a gradient
+            step moves dt. Defaults to `"exp"`.
+        B_clip: float or None. Clip the imaginary part of the initial B to
+            `[-B_clip, B_clip]` (see `clip_B`): the S4 code's S4D-LegS
+            uses 2.0 (11 of the 32 modes of LegS-64 are clipped, where
+            |Im B| reaches 40.8); None (the default) keeps LegS's B.
+            `"lin"` and `"inv"` have a real B, which no clip changes.
         trainable_B: bool. Whether B is trained (else fixed at its
             init). Defaults to True.
         causal, activation, output_activation, dropout: see
@@ -81,6 +166,8 @@ class S4D(StateSpaceLayer):
         dt_min=0.001,
         dt_max=0.1,
         trainable_B=True,
+        dt_transform="exp",
+        B_clip=None,
         causal=True,
         activation="gelu",
         output_activation="glu",
@@ -105,18 +192,21 @@ class S4D(StateSpaceLayer):
                 f"`init` must be one of {hippo.INITS}. Received: init={init!r}"
             )
         check_dt_range(dt_min, dt_max)
+        check_dt_transform(dt_transform)
+        check_B_clip(B_clip)
         self.init = init
         self.dt_min = dt_min
         self.dt_max = dt_max
         self.trainable_B = bool(trainable_B)
+        self.dt_transform = dt_transform
+        self.B_clip = None if B_clip is None else float(B_clip)
 
     def build_ssm(self, hidden_dim):
         half = self.state_dim // 2
         a, b = hippo.diagonal_init(self.init, self.state_dim)  # (N/2,)
-        self.log_dt = self.add_weight(
-            name="ssm_log_dt",
-            shape=(hidden_dim,),
-            initializer=log_uniform_dt(self.dt_min, self.dt_max),
+        b = clip_B(b, self.B_clip)
+        self.log_dt = add_dt_weight(
+            self, hidden_dim, self.dt_transform, self.dt_min, self.dt_max
         )
 
         def constant(name, value, trainable=True):
@@ -135,19 +225,21 @@ class S4D(StateSpaceLayer):
         self.A_imag = constant("ssm_A_imag", a.imag)
         self.B_real = constant("ssm_B_real", b.real, self.trainable_B)
         self.B_imag = constant("ssm_B_imag", b.imag, self.trainable_B)
-        # C ~ CN(0, 1): real and imaginary parts with variance 1/2 each.
-        c_init = keras.initializers.RandomNormal(stddev=math.sqrt(0.5))
+        # C ~ CN(0, 1): independent real and imaginary parts with variance
+        # 1/2 each (the S4 code's `torch.randn(..., dtype=torch.cfloat)`).
+        # One initializer per part: an unseeded Keras initializer keeps the
+        # seed it drew when made, so sharing one gave C_imag == C_real.
         shape = (self.directions, hidden_dim, half)
         self.C_real = self.add_weight(
-            name="C_real", shape=shape, initializer=c_init
+            name="C_real", shape=shape, initializer=complex_normal_part()
         )
         self.C_imag = self.add_weight(
-            name="C_imag", shape=shape, initializer=c_init
+            name="C_imag", shape=shape, initializer=complex_normal_part()
         )
 
     def discretize(self):
         """(C B_bar, dt A) as (real, imag) pairs: C (dirs, H, N/2)."""
-        dt = ops.exp(self.log_dt)[:, None]  # (H, 1)
+        dt = step_size(self)[:, None]  # (H, 1)
         a_real = -ops.exp(self.log_A_real)  # (H, N/2)
         a_imag = self.A_imag
         dta_real, dta_imag = a_real * dt, a_imag * dt  # (H, N/2)
@@ -177,5 +269,7 @@ class S4D(StateSpaceLayer):
             dt_min=self.dt_min,
             dt_max=self.dt_max,
             trainable_B=self.trainable_B,
+            dt_transform=self.dt_transform,
+            B_clip=self.B_clip,
         )
         return config

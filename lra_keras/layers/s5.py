@@ -238,13 +238,18 @@ class S5(StateSpaceLayer):
         )
         shape = (self.directions, hidden_dim, half)
         if self.C_init == "complex_normal":
-            # C ~ CN(0, 1): real and imaginary parts with variance 1/2 each.
-            c_init = keras.initializers.RandomNormal(stddev=math.sqrt(0.5))
+            # C ~ CN(0, 1): real and imaginary parts with variance 1/2 each,
+            # one initializer each (an unseeded Keras initializer called
+            # twice returns the same values).
             self.C_real = self.add_weight(
-                name="C_real", shape=shape, initializer=c_init
+                name="C_real", shape=shape,
+                initializer=keras.initializers.RandomNormal(
+                    stddev=math.sqrt(0.5)),
             )
             self.C_imag = self.add_weight(
-                name="C_imag", shape=shape, initializer=c_init
+                name="C_imag", shape=shape,
+                initializer=keras.initializers.RandomNormal(
+                    stddev=math.sqrt(0.5)),
             )
             return
         # A real-shaped C_0 (H, P) for each direction, then C_tilde = C_0 V.

@@ -253,6 +253,12 @@ _SSM_KEYS = dict(
     init="legs",
     dt_min=0.001,
     dt_max=0.1,
+    # S4D and S4 only (DLR and S5 do not read them): how the trained step
+    # is parameterised, "exp" (dt = exp(ssm_log_dt)) or "softplus" (dt =
+    # softplus(ssm_log_dt), the S4 LRA configs); and the clip of the
+    # initial LegS B's imaginary part (None, or the S4 code's 2.0)
+    dt_transform="exp",
+    B_clip=None,
     output_activation="glu",
     dropout=0.0,
     causal=False,
@@ -276,7 +282,8 @@ register(Family(
     name="s4d",
     keys=dict(_SSM_KEYS),
     block=residual_block("s4d", lambda a, name: layer("S4D")(
-        init=a["init"], **_ssm_args(a, name))),
+        init=a["init"], dt_transform=a["dt_transform"], B_clip=a["B_clip"],
+        **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_B_real",
               "ssm_B_imag"),
     timescales=("ssm_log_dt",),
@@ -287,7 +294,8 @@ register(Family(
     name="s4",
     keys=dict(_SSM_KEYS),
     block=residual_block("s4", lambda a, name: layer("S4")(
-        init=a["init"], **_ssm_args(a, name))),
+        init=a["init"], dt_transform=a["dt_transform"], B_clip=a["B_clip"],
+        **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_P_real",
               "ssm_P_imag", "ssm_B_real", "ssm_B_imag"),
     timescales=("ssm_log_dt",),

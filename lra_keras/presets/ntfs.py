@@ -3,89 +3,261 @@
 Amos, Berant & Gupta, "Never Train from Scratch: Fair Comparison of
 Long-Sequence Models Requires Data-Driven Priors", ICLR 2024,
 https://arxiv.org/abs/2310.02980. One literal row per (task, model).
+C.1 leaves the rest to the code ("Additional specifications such as
+learning rate schedules and optimizers can be found in our repository"):
+IdoAmos/not-from-scratch, a fork of state-spaces/s4 (read at f919137;
+paths below are in it, `configs/experiment/lra/` shortened to `lra/`).
+Its experiment files are templates run with command-line overrides
+(`README.md`: `dataset.mlm_prob=0.5`, `train.pretrained_model_path=...`;
+the Transformer files' `optimizer.lr: 0.05` are no Table 4 value), so
+the tables give sizes, rates, batches and weight decay, and the files the
+rest: schedule and warmup, heads, encoders, norms, optimizer.
+
+The NTFS Transformer (`configs/model/transformer.yaml`, `lra/transformer-
+lra-<task>.yaml`), the same for every row:
+- Pre-norm LayerNorm blocks (C.1; `model.prenorm: true, norm: layer`),
+  attention then a feed-forward block with GELU (`activation: gelu`, every
+  `lra/transformer-lra-*.yaml`, e.g. `transformer-lra-pathx-small.yaml`
+  line 33; `configs/model/layer/transformer.yaml` line 13), biases on,
+  dropout 0; a final LayerNorm after the last block of the pre-norm stack
+  (`src/models/sequence/model.py` lines 75-83, 114): `final_norm=True`.
+- Rotary (`src/models/sequence/mha.py` lines 29-73, 125-126, 147-150):
+  `RotaryEmbedding(d_k)` per head after the heads are split, base 10000,
+  every frequency used: `rotary_scope="head"`, `max_wavelength=10000`,
+  `rotary_disable_half=False` (pairs of adjacent channels; ours pairs the
+  two halves, the same model up to a fixed permutation of the q/k
+  projections).
+- Positions: `configs/model/transformer.yaml` lines 6-8 add the
+  sinusoidal `PositionalEncoder` (`src/tasks/encoders.py` lines 82-131,
+  sin/cos interleaved, base 10000, dropout = the model's dropout:
+  `embedding_dropout=None`) in every run; the files all say `rotary:
+  false`, the rotary runs setting it on the command line. Section 3.2
+  "replace[s] the positional embeddings with ... rotary": the rotary rows
+  here have no summed sinusoids; the code as committed would add both
+  (see "Not representable").
+- Inputs: `encoder: embedding` (PyTorch `nn.Embedding`, N(0, 1):
+  `embedding_init="normal"`) for the token tasks; `encoder: linear`
+  (`configs/pipeline/cifar.yaml` line 14, extended by `pathfinder.yaml`
+  and `pathx.yaml`) on the normalised grey value for the pixel tasks:
+  `input_encoder="linear"`, `input_encoder_init="torch"`, CIFAR's
+  `Normalize(122.6 / 255, 61.0 / 255)` (`src/dataloaders/basic.py` lines
+  113-117), PathFinder's `Normalize(0.5, 0.5)` (`src/dataloaders/lra.py`
+  line 469).
+- Heads (`src/tasks/decoders.py`): `sequence` is one Linear (line 44,
+  `head="linear"`): ListOps (`transformer-lra-listops.yaml` lines 46-49),
+  Pathfinder (`transformer-lra-pathfinder.yaml` lines 33-35 with
+  `pipeline/cifar.yaml` lines 16-18), PathX (`transformer-lra-pathx-
+  small.yaml` lines 36-38); `sequence_nonelinear` is Linear(D, D) -> ReLU
+  -> Linear (lines 147-162; `head="mlp"`, `head_activation="relu"`,
+  `head_hidden_dim=None`): Text (`transformer-lra-imdb.yaml` lines 51-54)
+  and Image (`transformer-lra-cifar.yaml` lines 33-35); Retrieval
+  `configs/pipeline/aan.yaml` lines 7-13: `[u, v, u - v, u * v]` ->
+  Linear(4D, D) -> GELU -> Linear (lines 306-325, 365-366;
+  `pair_features="nli"`, `head_activation="gelu"`).
+- AdamW (`configs/optimizer/adamw.yaml` line 5: betas (0.9, 0.999), eps
+  PyTorch's 1e-8) over every parameter, embeddings, norms and biases
+  included (`train.py` lines 499-519; no `optimizer_param_grouping` in
+  any file): `weight_decay_on="all"`. Schedule `constant_warmup`
+  (`configs/scheduler/constant_warmup.yaml`, linear warmup then constant:
+  `schedule="constant"` with `warmup_steps`), the fine-tuning warmups of
+  `lra/transformer-lra-<task>.yaml`: ListOps 2000 (line 37), Text 2000
+  (line 43), Retrieval 5000 (line 38), Image 2000 (line 9), Pathfinder
+  5000 (line 9), PathX 5000 (`transformer-lra-pathx-small.yaml` line 9),
+  PathX-256 5000 (`transformer-lra-pathx256.yaml` line 9).
+The TECHNIQUE rows below sit on the YCTFS PAPER rows of the five LRA
+tasks, so they restate every key where the NTFS code differs from
+YCTFS's (activation, rotary scope and base, final norm, head, encoder,
+betas, weight decay exclusions, schedule).
 
 PAPER rows:
 - Transformer on PathX (YCTFS has none, Table 2: "not available due to a
   lack of computational resources"): Table 4, PathX, "Transformer + Rotary
   + Masked SPT", fine-tuning values (128 features, depth 5, 4 heads, FF
-  512, max pooling, lr 5e-4, batch 32, wd 0). The same row trains the
+  512, max pooling, lr 5e-4, batch 32, wd 0), with the conventions above;
+  `lra/transformer-lra-pathx-small.yaml` agrees on width, heads, lr,
+  batch, wd, max pooling, 200 epochs and dropout 0 and gives depth 4 "#
+  5" and expand 1 "# 4" (Table 4: 5, 512). The same row trains the
   from-scratch "Transformers + Rotary" of Table 2 (84.72). Epochs: C.1
   gives only caps (200 epochs, or 5 days on 4 GPUs for Transformers on
   PathX). NTFS splits attention at >= 16K into blocks of 4096 attending to
-  themselves and their neighbours; here attention_implementation "auto"
-  picks exact (chunked) full attention instead. FFN activation: not in
-  Table 4, the family default (ReLU). PathX-256: Table 2 marks the
-  Transformer "computationally infeasible"; C.1.2 runs PathX-256 "with the
-  same configuration as PathX" and max pooling (for S4).
+  themselves and their neighbours (`mhfla`, `window_size: 4096`,
+  `look_backward: 1`, `look_forward: 1`); here attention_implementation
+  "auto" picks exact (chunked) full attention instead. PathX-256: Table 2
+  marks the Transformer "computationally infeasible"; C.1.2 runs PathX-256
+  "with the same configuration as PathX" and max pooling (for S4), so the
+  PathX row; `lra/transformer-lra-pathx256.yaml` (depth 4, FF 512, blocks
+  of 8192) and `transformer-lra-pathx256-mlm.yaml` (depth 8) disagree with
+  each other and no number comes from them.
 - DLR: C.1.3, the official DLR layer with its default parameters (state
   size 1024), "for the remaining hyper-parameters (model size, num. layers,
   weight decay) we use the same values as S4", LayerNorm, and "for all
-  experiments on PathX we use Max-pooling". DLR layer defaults
-  (ag1988/dlr `configs/model/layer/dlr.yaml`): dt_min 1e-4, dt_max 0.1, lr
-  1e-4 for Lambda and W (C.1: SSM rates "we always use values provided by
-  respective authors"). Epochs, warmup, prenorm and dropout follow the S4
-  config too (not stated otherwise). The layer's postact there is null
-  while the S4 LRA blocks use GLU; GLU is kept (the S4 block) - an
-  assumption. Table 5 row "DLR" gives (FT-LR, FT-BSZ) per task: ListOps
-  5e-4,16; Text 5e-4,16; Image 5e-4,64; PathX 5e-4,64; Retrieval and
-  Pathfinder are not evaluated (x): lr 5e-4 as every DLR cell, the S4
-  config's batch size. A test checks every DLR row against its S4 row.
+  experiments on PathX we use Max-pooling". The rest from the NTFS DLR
+  files `lra/dlr-lra-{listops,imdb,cifar,pathx}.yaml` (no DLR file for
+  Retrieval and Pathfinder, which Table 5 does not run: derived rows):
+  - the layer (`configs/model/layer/dlr.yaml`): state 1024 (line 2),
+    dt_min 1e-4 and dt_max 0.1 (lines 8-9), lr 1e-4 for Lambda and W
+    (lines 13-16), no weight decay on W (line 21, `wd: 0`); the
+    experiment files set GELU and `postact: glu` (lines 14-15; GLU
+    confirmed) and bidirectional kernels. Their `dt_min: 0.0001, dt_max:
+    0.001` sit under `layer.lr` (e.g. `dlr-lra-listops.yaml` lines
+    17-21), where they only add unused keys to the kernel's rate dict
+    (`src/models/sequence/ss/dss.py` DLRKernel, lines 436-438): the layer
+    defaults 1e-4 and 0.1 hold. `dt_learning_rate`, `dt_transform` and
+    `B_clip` are inert for DLR (no step-size weight, no LegS B; the S4
+    row's values are kept).
+  - `tie_dropout=False` (`configs/model/dlr.yaml` line 6), LayerNorm
+    (`norm: layer`), sizes, prenorm, dropout and weight decay 0.05 of the
+    files (which equal the S4 config's except Image: `prenorm: true`,
+    `dropout: 0.0`, `dlr-lra-cifar.yaml` lines 8 and 11, where the S4
+    CIFAR config has post-norm and dropout 0.1).
+  - Schedules: `constant_warmup` (ListOps warmup 2000, `dlr-lra-
+    listops.yaml` lines 5 and 35; Text 2000, `dlr-lra-imdb.yaml` lines 5
+    and 40; Image the default 1000, `dlr-lra-cifar.yaml` line 5 and
+    `configs/scheduler/constant_warmup.yaml` line 7); PathX
+    `cosine_warmup` with warmup 5000 and `num_training_steps` 250000
+    (`dlr-lra-pathx.yaml` lines 5-9). Derived Retrieval and Pathfinder:
+    `constant_warmup` as every DLR file but PathX's, with the warmup 2500
+    of NTFS's S4 files for those tasks (`lra/s4-lra-aan.yaml` and
+    `lra/s4-lra-pathfinder.yaml`, both `constant_warmup`, lines 5 and 9).
+  - Epochs 40 / 32 / 200 / 50 (the files' `max_epochs`), the S4 config's
+    pooling and heads (`sequence` pool, `use_lengths`; AAN's retrieval
+    head); PathX max pooling per C.1.3 (`dlr-lra-pathx.yaml` keeps the
+    pipeline's mean).
+  Table 5 row "DLR" gives (FT-LR, FT-BSZ) per task: ListOps 5e-4,16; Text
+  5e-4,16; Image 5e-4,64; PathX 5e-4,64 (the files' lr 0.01 / batch 50,
+  and PathX's batch 32, are overridden); Retrieval and Pathfinder are not
+  evaluated (x): lr 5e-4 as every DLR cell, the S4 config's batch size. A
+  test checks every DLR row against its S4 row.
 
 TECHNIQUE rows ("spt"):
 - Transformer: Table 4 rows "Transformer + Rotary + Masked SPT"
-  (pre-norm LayerNorm, C.1; rotary without disabled halves). "(FT, PT)"
-  pairs -> (learning_rate, pretrain_learning_rate) and (batch_size,
-  pretrain_batch_size). Epochs: C.1 caps pretraining and fine-tuning at
-  "200 epochs or 24h on a single GPU" each (5 days on 4 GPUs for PathX).
-  NTFS leaves its schedules to its repository: "constant", not the YCTFS
-  plateau schedule of the technique-none row. Section 2 calls Text "up to
-  2048" long; the S4 config it builds on uses 4096, kept here.
+  (pre-norm LayerNorm, C.1; rotary without disabled halves) with the
+  conventions above. "(FT, PT)" pairs -> (learning_rate,
+  pretrain_learning_rate) and (batch_size, pretrain_batch_size). Epochs:
+  C.1 caps pretraining and fine-tuning at "200 epochs or 24h on a single
+  GPU" each (5 days on 4 GPUs for PathX); the files' `max_epochs` (ListOps
+  100, Text 65, Retrieval 32, Image 200, Pathfinder 200, PathX 200) are
+  not used. Pretraining: `lra/transformer-lra-<task>-mlm.yaml`,
+  `constant_warmup` too. Section 2 calls Text "up to 2048" long; the NTFS
+  files use `l_max: 4096` (`transformer-lra-imdb.yaml` line 30), kept
+  here.
 - S4 and DLR: Table 5, cells "(FT-LR, FT-BSZ, PT-LR, PT-BSZ)" on top of the
   technique-none row (C.1.2/C.1.3). Max pooling on PathX (C.1.3).
   PathX-256, S4: C.1.2, "For pretraining we use learning rate 1e-3, batch
   size 8 and batch size 64 for fine tuning with the same learning rate".
-  The pretraining loss is not given for SSMs (C.1: "CE or L1"); CE here.
-  Three cells of Table 5 are malformed with 3 values: "S4 + Rand Init +
-  SPT" Text "1e-3,16,32" and "DLR + Rand Init + SPT" Image "1e-3,64,32"
-  read as (FT-LR, FT-BSZ, PT-BSZ) with PT-LR missing; they belong to the
-  random-initialisation rows, which are not techniques here, so nothing
-  uses them. Fine-tuning epochs: the S4 config's (C.1.2 refers to Gu et
-  al. for S4's hyperparameters); pretraining epochs: the C.1 cap of 200.
+  S4 fine-tunes with NTFS's S4 files, whose schedules differ from the
+  state-spaces files of the S4 rows: `lra/s4-lra-listops.yaml`
+  `constant_warmup`, warmup 2000 (lines 5, 37); `s4-lra-imdb.yaml`
+  cosine, warmup 5000, 50000 steps (lines 5, 41-42); `s4-lra-aan.yaml`
+  `constant_warmup`, 2500 (lines 5, 9); `s4-lra-cifar.yaml` cosine,
+  warmup 1000 (`configs/scheduler/cosine_warmup.yaml` line 7), 200000
+  steps (line 41); `s4-lra-pathfinder.yaml` `constant_warmup`, 2500
+  (lines 5, 9); `s4-lra-pathx.yaml` cosine, warmup 10000, 500000 steps
+  (lines 5-9). DLR's come with its PAPER rows. Pretraining loss (C.1:
+  "CE or L1"): L1 on Image (`lra/s4-lra-cifar-mlm.yaml` line 30,
+  `lra/dlr-lra-cifar-mlm.yaml` line 27), CE elsewhere (`lm_loss: ce`,
+  e.g. `s4-lra-pathx-mlm.yaml` line 35, `dlr-lra-pathx-mlm.yaml` line
+  36). Three cells of Table 5 are malformed with 3 values: "S4 + Rand
+  Init + SPT" Text "1e-3,16,32" and "DLR + Rand Init + SPT" Image
+  "1e-3,64,32" read as (FT-LR, FT-BSZ, PT-BSZ) with PT-LR missing; they
+  belong to the random-initialisation rows, which are not techniques
+  here, so nothing uses them. Fine-tuning epochs: the S4 config's (C.1.2
+  refers to Gu et al. for S4's hyperparameters); pretraining epochs: the
+  C.1 cap of 200.
+- The self-pretraining data (`src/dataloaders/base.py`
+  `MaskedSequenceDatasetWrapper.mask`, lines 397-460; `lra.py`
+  `PathFinderLMDataset`, lines 752-806): masked positions drawn per token
+  (`rand < mlm_prob`), the rates of section 2 (the tasks'
+  `spt_mask_rate`); tokens become `<mask>` (id 0 of the LM vocabularies),
+  no random replacement, loss only at masked positions; pixels become 0
+  (the normalised mean grey) with a second input channel flagging the
+  mask (`torch.cat((x * (1 - mask), mask))`, a Linear(2, D) encoder whose
+  mask column `train.py` drops when fine-tuning, lines 865-872); the CE
+  target is the byte 0..255 and the L1 target the normalised value
+  (`masked_mae`, `src/tasks/metrics.py` line 218); the pretraining head
+  one Linear per position (`decoder: sequence, mode: last`, full length).
 
 SPT_LRA_SIZED: section 3.1 (Table 1, dagger rows of Table 4), Transformers
 of the LRA sizes (Tay et al.) self-pretrained with a masked or a causal
 objective. Data only, not a technique of `get_hparams`: apply an entry as
 overrides on top of `get_hparams(task, "transformer", technique="spt")`.
 Position embeddings: not rotary (section 3.2 "replace[s] the positional
-embeddings with ... rotary"); the LRA code's default is sinusoidal
+embeddings with ... rotary"); the NTFS Transformer's sinusoidal
+`PositionalEncoder` (`configs/model/transformer.yaml` lines 6-8,
+`src/tasks/encoders.py` lines 82-131; `rotary: false` in every
+`lra/transformer-lra-*.yaml`), as the LRA code's default
 (google-research/long-range-arena `lra_benchmarks/models/transformer/
 transformer.py`, learn_pos_emb=False). The causal models are
-unidirectional (section 2). Table 4 reading notes: the Image masked LR
-cell "1e-3,1e03" is read as (1e-3, 1e-3); Pathfinder and PathX list two
-rows both labelled "Masked SPT (dagger)": the second is read as the
-causal row, by the masked-then-causal order of every other task.
+unidirectional (section 2; `README.md`: `model.layer.0.causal=true`).
+Table 4 reading notes: the Image masked LR cell "1e-3,1e03" is read as
+(1e-3, 1e-3); Pathfinder and PathX list two rows both labelled "Masked SPT
+(dagger)": the second is read as the causal row, by the masked-then-causal
+order of every other task. Where the NTFS files disagree with Table 4 the
+table is kept: ListOps and Text FF 2048 (`expand: 4` at width 512,
+`transformer-lra-listops.yaml` line 25, `transformer-lra-imdb.yaml` line
+25; Table 4: 1024), ListOps weight decay 0.0 (`transformer-lra-
+listops.yaml` line 34; Table 4: 0.1), Image mean pooling
+(`transformer-lra-cifar.yaml` line 35; Table 4: Max), PathX 4 heads
+(`transformer-lra-pathx-small.yaml` line 23; Table 4: 8).
 
 COMPUTE_TIED: Table 8 (appendix D), compute-tied SPT, the total epochs of
 pretraining plus fine-tuning fixed, a share of them pretraining;
 `results[share][model]` is the accuracy (percent).
+
+Not representable here yet (new keys or code):
+- Rotary together with the summed sinusoids the NTFS model encoder always
+  adds (a `position_embedding` value such as "rotary+sinusoidal").
+- Separate pretraining schedules: NTFS pretrains with `constant_warmup`
+  and its own warmups (Transformer -mlm files: ListOps 2000, Text 5000,
+  Retrieval 2000, Image 2500, Pathfinder 2500, PathX 5000; DLR Text 1000,
+  PathX 5000 constant where fine-tuning is cosine; S4 constant where
+  fine-tuning is cosine); here pretraining reuses `schedule`,
+  `warmup_steps` and `schedule_steps`.
+- The pixel tasks' masked input (a mask flag channel into a Linear(2, D),
+  zeroed value): `PixelEncoder` swaps in a learned mask vector (zero at
+  start) instead; and the L1 target, normalised by `pixel_mean` /
+  `pixel_std` in NTFS, is `pixel / 255` here.
+- The NTFS DLR kernel (`dss.py` DLRKernel, lines 405-471): one Lambda per
+  mode shared by all channels, initialised `Lambda_init: omega` (real part
+  -dt_n / 2 with dt_n log-uniform per mode, imaginary 2 pi n / N),
+  parameterised as -x^2 + i theta, and W ~ N(0, 1/N^2) (complex,
+  `W_scale` 1/N) trained at the SSM rate 1e-4 without weight decay;
+  `layers.DLR` keeps per-channel Lambda = exp(dt (-1/2 + i pi n)) through
+  -exp(nu), C ~ N(0, 1/2) at the global rate with weight decay
+  (`families` would need C_real/C_imag among the DLR dynamics).
+- S4's `n_ssm` (NTFS S4 files: ListOps and Text d_model, Retrieval 256,
+  CIFAR 2, PathX null).
 """
 
 PAPER = {
     ("pathx", "transformer"): dict(
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
-        activation="relu", position_embedding="rotary", max_wavelength=10000,
-        rotary_disable_half=False, dropout=0.0, pooling="max",
-        learning_rate=5e-4, batch_size=32, weight_decay=0.0, epochs=200,
+        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        rotary_disable_half=False, rotary_scope="head", dropout=0.0,
+        pooling="max", learning_rate=5e-4, batch_size=32, weight_decay=0.0,
+        epochs=200, schedule="constant", warmup_steps=5000,
+        final_norm=True, embedding_dropout=None, weight_decay_on="all",
+        head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "Never Train from Scratch, Table 4 (PathX, Transformer + "
-            "Rotary + Masked SPT, FT values) and C.1 (200-epoch cap)"
+            "Rotary + Masked SPT, FT values) and C.1 (200-epoch cap); "
+            "IdoAmos/not-from-scratch configs/experiment/lra/"
+            "transformer-lra-pathx-small.yaml (constant_warmup 5000, GELU, "
+            "linear head, lines 5, 9, 33, 38)"
         ),
     ),
     ("pathx256", "transformer"): dict(
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
-        activation="relu", position_embedding="rotary", max_wavelength=10000,
-        rotary_disable_half=False, dropout=0.0, pooling="max",
-        learning_rate=5e-4, batch_size=32, weight_decay=0.0, epochs=200,
+        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        rotary_disable_half=False, rotary_scope="head", dropout=0.0,
+        pooling="max", learning_rate=5e-4, batch_size=32, weight_decay=0.0,
+        epochs=200, schedule="constant", warmup_steps=5000,
+        final_norm=True, embedding_dropout=None, weight_decay_on="all",
+        head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
         source=(
             "derived: the PathX Transformer row (Never Train from Scratch"
             " Table 4) at 256x256, as C.1.2 does for S4"
@@ -94,112 +266,121 @@ PAPER = {
     ("listops", "dlr"): dict(
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=1024,
         init="structured", dt_min=1e-4, dt_max=0.1, output_activation="glu",
+        dt_transform="softplus", B_clip=2.0,
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=16, weight_decay=0.05, epochs=40,
-        warmup_steps=1000, schedule="cosine",
-        norm="layer", tie_dropout=True, embedding_init="normal",
+        warmup_steps=2000, schedule="constant", schedule_steps=None,
+        norm="layer", tie_dropout=False, embedding_init="normal",
         embedding_dropout=0.0, head="linear",
         dt_learning_rate="global", weight_decay_on="all_but_dynamics",
-        schedule_steps=80000,
         source=(
             "Never Train from Scratch, C.1.3 and Table 5 (DLR, ListOps) "
-            "on the S4 config"
+            "on the S4 config; IdoAmos/not-from-scratch configs/experiment/"
+            "lra/dlr-lra-listops.yaml (constant_warmup 2000, lines 5, 35)"
         ),
     ),
     ("text", "dlr"): dict(
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
+        dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="mean", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=16, weight_decay=0.05, epochs=32,
-        warmup_steps=1000, schedule="cosine",
-        norm="layer", tie_dropout=True, embedding_init="normal",
+        warmup_steps=2000, schedule="constant", schedule_steps=None,
+        norm="layer", tie_dropout=False, embedding_init="normal",
         embedding_dropout=0.0, head="linear",
         dt_learning_rate="global", weight_decay_on="all_but_dynamics",
-        schedule_steps=50000,
         source=(
             "Never Train from Scratch, C.1.3 and Table 5 (DLR, Text) on "
-            "the S4 config"
+            "the S4 config; IdoAmos/not-from-scratch configs/experiment/lra/"
+            "dlr-lra-imdb.yaml (constant_warmup 2000, lines 5, 40)"
         ),
     ),
     ("retrieval", "dlr"): dict(
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
+        dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="mean", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.05, epochs=20,
-        warmup_steps=2500, schedule="cosine",
-        norm="layer", tie_dropout=True, embedding_init="normal",
+        warmup_steps=2500, schedule="constant", schedule_steps=None,
+        norm="layer", tie_dropout=False, embedding_init="normal",
         embedding_dropout=0.0, head="mlp",
         head_activation="gelu", pair_features="nli",
         dt_learning_rate="global", weight_decay_on="all_but_dynamics",
-        schedule_steps=50000,
         source=(
             "derived: Never Train from Scratch C.1.3 on the S4 retrieval "
             "config, lr 5e-4 as every DLR cell of Table 5 (no DLR run for"
-            " this task)"
+            " this task); constant_warmup 2500 as IdoAmos/not-from-scratch"
+            " configs/experiment/lra/s4-lra-aan.yaml (lines 5, 9) and "
+            "every non-PathX DLR config"
         ),
     ),
     ("image", "dlr"): dict(
         hidden_dim=512, num_layers=6, state_dim=1024, init="structured",
-        dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.1,
-        prenorm=False, pooling="mean", learning_rate=5e-4,
+        dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
+        dt_transform="softplus", B_clip=2.0,
+        prenorm=True, pooling="mean", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.05, epochs=200,
-        warmup_steps=900, schedule="cosine",
-        norm="layer", tie_dropout=True, embedding_init="normal",
+        warmup_steps=1000, schedule="constant", schedule_steps=None,
+        norm="layer", tie_dropout=False, embedding_init="normal",
         embedding_dropout=0.0, head="linear",
         dt_learning_rate="global", weight_decay_on="all_but_dynamics",
-        schedule_steps=180000,
         input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
         input_encoder_init="torch",
         source=(
             "Never Train from Scratch, C.1.3 and Table 5 (DLR, Image) on "
-            "the S4 config"
+            "the S4 config; IdoAmos/not-from-scratch configs/experiment/lra/"
+            "dlr-lra-cifar.yaml (dropout 0, prenorm, constant_warmup 1000,"
+            " lines 5, 8, 11)"
         ),
     ),
     ("pathfinder", "dlr"): dict(
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
+        dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="last", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.03, epochs=200,
-        warmup_steps=2500, schedule="cosine",
-        norm="layer", tie_dropout=True, embedding_init="normal",
+        warmup_steps=2500, schedule="constant", schedule_steps=None,
+        norm="layer", tie_dropout=False, embedding_init="normal",
         embedding_dropout=0.0, head="linear",
         dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
-        schedule_steps=500000,
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         source=(
             "derived: Never Train from Scratch C.1.3 on the S4 pathfinder"
             " config, lr 5e-4 as every DLR cell of Table 5 (no DLR run "
-            "for this task)"
+            "for this task); constant_warmup 2500 as IdoAmos/not-from-"
+            "scratch configs/experiment/lra/s4-lra-pathfinder.yaml (lines"
+            " 5, 9) and every non-PathX DLR config"
         ),
     ),
     ("pathx", "dlr"): dict(
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
+        dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="max", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.05, epochs=50,
-        warmup_steps=50000, schedule="cosine",
-        norm="layer", tie_dropout=True, embedding_init="normal",
+        warmup_steps=5000, schedule="cosine", schedule_steps=250000,
+        norm="layer", tie_dropout=False, embedding_init="normal",
         embedding_dropout=0.0, head="linear",
         dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
-        schedule_steps=500000,
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         source=(
             "Never Train from Scratch, C.1.3 and Table 5 (DLR, PathX) on "
-            "the S4 config"
+            "the S4 config; IdoAmos/not-from-scratch configs/experiment/lra/"
+            "dlr-lra-pathx.yaml (cosine_warmup 5000 / 250000, lines 5-9)"
         ),
     ),
     ("pathx256", "dlr"): dict(
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
+        dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="max", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=64, weight_decay=0.05, epochs=50,
-        warmup_steps=50000, schedule="cosine",
-        norm="layer", tie_dropout=True, embedding_init="normal",
+        warmup_steps=5000, schedule="cosine", schedule_steps=250000,
+        norm="layer", tie_dropout=False, embedding_init="normal",
         embedding_dropout=0.0, head="linear",
         dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
-        schedule_steps=500000,
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         source=(
@@ -212,83 +393,129 @@ PAPER = {
 TECHNIQUE = {
     ("listops", "transformer", "spt"): dict(
         hidden_dim=512, num_layers=6, num_heads=8, intermediate_dim=1024,
-        position_embedding="rotary", rotary_disable_half=False, dropout=0.0,
+        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=1e-4, pretrain_learning_rate=0.001,
         batch_size=64, pretrain_batch_size=256, weight_decay=0.05, epochs=200,
-        pretrain_epochs=200, schedule="constant", pretrain_objective="masked",
-        pretrain_loss="ce",
+        pretrain_epochs=200, schedule="constant", warmup_steps=2000,
+        final_norm=True, embedding_init="normal", embedding_dropout=None,
+        adam_beta_2=0.999, weight_decay_on="all", head="linear",
+        pretrain_objective="masked", pretrain_loss="ce",
         source=(
             "Never Train from Scratch, Table 4 (ListOps, Transformer + "
-            "Rotary + Masked SPT) and C.1 (200-epoch caps)"
+            "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
+            "from-scratch configs/experiment/lra/transformer-lra-"
+            "listops.yaml (warmup 2000, linear head, lines 37, 46-49)"
         ),
     ),
     ("text", "transformer", "spt"): dict(
         hidden_dim=512, num_layers=6, num_heads=8, intermediate_dim=1024,
-        position_embedding="rotary", rotary_disable_half=False, dropout=0.0,
+        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=5e-4, pretrain_learning_rate=5e-4,
         batch_size=64, pretrain_batch_size=8, weight_decay=0.1, epochs=200,
-        pretrain_epochs=200, schedule="constant", pretrain_objective="masked",
-        pretrain_loss="ce",
+        pretrain_epochs=200, schedule="constant", warmup_steps=2000,
+        final_norm=True, embedding_init="normal", embedding_dropout=None,
+        adam_beta_2=0.999, weight_decay_on="all", head="mlp",
+        head_hidden_dim=None, head_activation="relu",
+        pretrain_objective="masked", pretrain_loss="ce",
         source=(
             "Never Train from Scratch, Table 4 (Text, Transformer + "
-            "Rotary + Masked SPT) and C.1 (200-epoch caps)"
+            "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
+            "from-scratch configs/experiment/lra/transformer-lra-imdb.yaml"
+            " (warmup 2000, ReLU MLP head, lines 43, 51-54)"
         ),
     ),
     ("retrieval", "transformer", "spt"): dict(
         hidden_dim=128, num_layers=6, num_heads=4, intermediate_dim=512,
-        position_embedding="rotary", rotary_disable_half=False, dropout=0.0,
+        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=5e-4, pretrain_learning_rate=0.005,
         batch_size=16, pretrain_batch_size=32, weight_decay=0.0, epochs=200,
-        pretrain_epochs=200, schedule="constant", pretrain_objective="masked",
-        pretrain_loss="ce",
+        pretrain_epochs=200, schedule="constant", warmup_steps=5000,
+        final_norm=True, embedding_init="normal", embedding_dropout=None,
+        adam_beta_2=0.999, weight_decay_on="all", head="mlp",
+        head_hidden_dim=None, head_activation="gelu", pair_features="nli",
+        pretrain_objective="masked", pretrain_loss="ce",
         source=(
             "Never Train from Scratch, Table 4 (Retrieval, Transformer + "
-            "Rotary + Masked SPT) and C.1 (200-epoch caps)"
+            "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
+            "from-scratch configs/experiment/lra/transformer-lra-aan.yaml "
+            "(warmup 5000, line 38) and configs/pipeline/aan.yaml (NLI "
+            "GELU head, lines 7-13)"
         ),
     ),
     ("image", "transformer", "spt"): dict(
         hidden_dim=256, num_layers=6, num_heads=4, intermediate_dim=512,
-        position_embedding="rotary", rotary_disable_half=False, dropout=0.0,
+        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=0.001, pretrain_learning_rate=0.001,
         batch_size=64, pretrain_batch_size=32, weight_decay=0.0, epochs=200,
-        pretrain_epochs=200, schedule="constant", pretrain_objective="masked",
-        pretrain_loss="l1",
+        pretrain_epochs=200, schedule="constant", warmup_steps=2000,
+        final_norm=True, embedding_dropout=None, adam_beta_2=0.999,
+        weight_decay_on="all", head="mlp", head_hidden_dim=None,
+        head_activation="relu",
+        input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
+        input_encoder_init="torch",
+        pretrain_objective="masked", pretrain_loss="l1",
         source=(
             "Never Train from Scratch, Table 4 (Image, Transformer + "
-            "Rotary + Masked SPT) and C.1 (200-epoch caps)"
+            "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
+            "from-scratch configs/experiment/lra/transformer-lra-cifar.yaml"
+            " (warmup 2000, ReLU MLP head, lines 9, 33-35) and configs/"
+            "pipeline/cifar.yaml (linear encoder, line 14)"
         ),
     ),
     ("pathfinder", "transformer", "spt"): dict(
         hidden_dim=128, num_layers=6, num_heads=4, intermediate_dim=512,
-        position_embedding="rotary", rotary_disable_half=False, dropout=0.0,
+        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=5e-4, pretrain_learning_rate=0.001,
         batch_size=64, pretrain_batch_size=32, weight_decay=0.0, epochs=200,
-        pretrain_epochs=200, schedule="constant", pretrain_objective="masked",
-        pretrain_loss="ce",
+        pretrain_epochs=200, schedule="constant", warmup_steps=5000,
+        final_norm=True, embedding_dropout=None, adam_beta_2=0.999,
+        weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
+        pretrain_objective="masked", pretrain_loss="ce",
         source=(
             "Never Train from Scratch, Table 4 (Pathfinder, Transformer +"
-            " Rotary + Masked SPT) and C.1 (200-epoch caps)"
+            " Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
+            "from-scratch configs/experiment/lra/transformer-lra-"
+            "pathfinder.yaml (warmup 5000, linear head, lines 9, 33-35)"
         ),
     ),
     ("pathx", "transformer", "spt"): dict(
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
-        position_embedding="rotary", rotary_disable_half=False, dropout=0.0,
+        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="max", learning_rate=5e-4, pretrain_learning_rate=0.001,
         batch_size=32, pretrain_batch_size=8, weight_decay=0.0, epochs=200,
-        pretrain_epochs=200, schedule="constant", pretrain_objective="masked",
-        pretrain_loss="ce",
+        pretrain_epochs=200, schedule="constant", warmup_steps=5000,
+        final_norm=True, embedding_dropout=None, adam_beta_2=0.999,
+        weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
+        pretrain_objective="masked", pretrain_loss="ce",
         source=(
             "Never Train from Scratch, Table 4 (PathX, Transformer + "
-            "Rotary + Masked SPT) and C.1 (200-epoch caps)"
+            "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
+            "from-scratch configs/experiment/lra/transformer-lra-pathx-"
+            "small.yaml (warmup 5000, linear head, lines 9, 36-38)"
         ),
     ),
     ("pathx256", "transformer", "spt"): dict(
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
-        position_embedding="rotary", rotary_disable_half=False, dropout=0.0,
+        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="max", learning_rate=5e-4, pretrain_learning_rate=0.001,
         batch_size=32, pretrain_batch_size=8, weight_decay=0.0, epochs=200,
-        pretrain_epochs=200, schedule="constant", pretrain_objective="masked",
-        pretrain_loss="ce",
+        pretrain_epochs=200, schedule="constant", warmup_steps=5000,
+        final_norm=True, embedding_dropout=None, adam_beta_2=0.999,
+        weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch",
+        pretrain_objective="masked", pretrain_loss="ce",
         source=(
             "derived: Never Train from Scratch Table 4 PathX row "
             "(Transformer + Rotary + Masked SPT) at 256x256"
@@ -297,38 +524,69 @@ TECHNIQUE = {
     ("listops", "s4", "spt"): dict(
         learning_rate=0.001, pretrain_learning_rate=0.001, batch_size=16,
         pretrain_batch_size=128, pretrain_epochs=200,
+        schedule="constant", warmup_steps=2000, schedule_steps=None,
         pretrain_objective="masked", pretrain_loss="ce",
-        source="Never Train from Scratch, Table 5 (S4 + SPT, ListOps)",
+        source=(
+            "Never Train from Scratch, Table 5 (S4 + SPT, ListOps); "
+            "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
+            "listops.yaml (constant_warmup 2000, lines 5, 37)"
+        ),
     ),
     ("text", "s4", "spt"): dict(
         learning_rate=5e-4, pretrain_learning_rate=5e-4, batch_size=16,
         pretrain_batch_size=8, pretrain_epochs=200,
+        schedule="cosine", warmup_steps=5000, schedule_steps=50000,
         pretrain_objective="masked", pretrain_loss="ce",
-        source="Never Train from Scratch, Table 5 (S4 + SPT, Text)",
+        source=(
+            "Never Train from Scratch, Table 5 (S4 + SPT, Text); "
+            "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
+            "imdb.yaml (cosine_warmup 5000 / 50000, lines 5, 41-42)"
+        ),
     ),
     ("retrieval", "s4", "spt"): dict(
         learning_rate=5e-4, pretrain_learning_rate=5e-4, batch_size=256,
         pretrain_batch_size=8, pretrain_epochs=200,
+        schedule="constant", warmup_steps=2500, schedule_steps=None,
         pretrain_objective="masked", pretrain_loss="ce",
-        source="Never Train from Scratch, Table 5 (S4 + SPT, Retrieval)",
+        source=(
+            "Never Train from Scratch, Table 5 (S4 + SPT, Retrieval); "
+            "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
+            "aan.yaml (constant_warmup 2500, lines 5, 9)"
+        ),
     ),
     ("image", "s4", "spt"): dict(
         learning_rate=0.001, pretrain_learning_rate=0.001, batch_size=512,
         pretrain_batch_size=32, pretrain_epochs=200,
-        pretrain_objective="masked", pretrain_loss="ce",
-        source="Never Train from Scratch, Table 5 (S4 + SPT, Image)",
+        schedule="cosine", warmup_steps=1000, schedule_steps=200000,
+        pretrain_objective="masked", pretrain_loss="l1",
+        source=(
+            "Never Train from Scratch, Table 5 (S4 + SPT, Image); "
+            "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
+            "cifar.yaml (cosine_warmup 1000 / 200000, lines 5, 41) and "
+            "s4-lra-cifar-mlm.yaml (L1, line 30)"
+        ),
     ),
     ("pathfinder", "s4", "spt"): dict(
         learning_rate=0.001, pretrain_learning_rate=0.001, batch_size=64,
         pretrain_batch_size=8, pretrain_epochs=200,
+        schedule="constant", warmup_steps=2500, schedule_steps=None,
         pretrain_objective="masked", pretrain_loss="ce",
-        source="Never Train from Scratch, Table 5 (S4 + SPT, Pathfinder)",
+        source=(
+            "Never Train from Scratch, Table 5 (S4 + SPT, Pathfinder); "
+            "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
+            "pathfinder.yaml (constant_warmup 2500, lines 5, 9)"
+        ),
     ),
     ("pathx", "s4", "spt"): dict(
         pooling="max", learning_rate=0.001, pretrain_learning_rate=0.001,
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
+        schedule="cosine", warmup_steps=10000, schedule_steps=500000,
         pretrain_objective="masked", pretrain_loss="ce",
-        source="Never Train from Scratch, Table 5 (S4 + SPT, PathX)",
+        source=(
+            "Never Train from Scratch, Table 5 (S4 + SPT, PathX); "
+            "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
+            "pathx.yaml (cosine_warmup 10000 / 500000, lines 5-9)"
+        ),
     ),
     ("listops", "dlr", "spt"): dict(
         learning_rate=5e-4, pretrain_learning_rate=0.001, batch_size=16,
@@ -345,8 +603,12 @@ TECHNIQUE = {
     ("image", "dlr", "spt"): dict(
         learning_rate=0.001, pretrain_learning_rate=0.001, batch_size=64,
         pretrain_batch_size=32, pretrain_epochs=200,
-        pretrain_objective="masked", pretrain_loss="ce",
-        source="Never Train from Scratch, Table 5 (DLR + SPT, Image)",
+        pretrain_objective="masked", pretrain_loss="l1",
+        source=(
+            "Never Train from Scratch, Table 5 (DLR + SPT, Image); "
+            "IdoAmos/not-from-scratch configs/experiment/lra/dlr-lra-"
+            "cifar-mlm.yaml (L1, line 27)"
+        ),
     ),
     ("pathx", "dlr", "spt"): dict(
         pooling="max", learning_rate=5e-4, pretrain_learning_rate=5e-4,
@@ -357,8 +619,13 @@ TECHNIQUE = {
     ("pathx256", "s4", "spt"): dict(
         pooling="max", learning_rate=0.001, pretrain_learning_rate=0.001,
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
+        schedule="cosine", warmup_steps=10000, schedule_steps=500000,
         pretrain_objective="masked", pretrain_loss="ce",
-        source="Never Train from Scratch, C.1.2 (PathX-256, S4 + SPT)",
+        source=(
+            "Never Train from Scratch, C.1.2 (PathX-256, S4 + SPT: the "
+            "PathX configuration, IdoAmos/not-from-scratch configs/"
+            "experiment/lra/s4-lra-pathx.yaml lines 5-9)"
+        ),
     ),
 }
 

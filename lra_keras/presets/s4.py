@@ -33,6 +33,16 @@ from:
   `optimizer_param_grouping` in the LRA configs). AdamW betas (0.9,
   0.999) (`configs/optimizer/adamw.yaml`), eps 1e-8 (PyTorch's): the
   defaults of `hparams.COMMON_KEYS`.
+- `dt_transform="softplus"`: `configs/model/layer/s4.yaml` line 23
+  (`dt_transform: softplus`), which no task file overrides: the trained
+  weight is softplus^-1(dt) (`inv_dt`,
+  `src/models/sequence/kernels/ssm.py` `init_dt`, `param_transform`),
+  not log dt.
+- `B_clip=2.0`: the `legs` initialisation of both kernels (`mode: nplr`
+  and S4D's `diag`) goes through `hippo.nplr(init, N, rank)` (`src/
+  models/sequence/kernels/dplr.py` `ssm`), whose default `B_clip=2.0`
+  clips the imaginary part of B (`src/models/hippo/hippo.py` lines 203
+  and 274-275).
 - `tie_dropout=True`: `configs/model/s4.yaml` (`tie_dropout: true`) for
   every task; no input dropout (`embedding_dropout=0.0`: `dropinp` 0,
   `src/models/sequence/backbones/model.py`).
@@ -59,9 +69,8 @@ from:
   PathFinder (`src/dataloaders/lra.py`): `input_encoder="linear"`,
   `pixel_mean`, `pixel_std`, `input_encoder_init="torch"`.
 
-Not representable here yet: the softplus parameterisation
-of dt (`dt_transform: softplus`, `configs/model/layer/s4.yaml`; ours is
-log dt), CIFAR's `n_ssm: 2` and PathX's `n_ssm: null`.
+Not representable here yet: CIFAR's `n_ssm: 2` and PathX's `n_ssm:
+null`.
 
 PathX-256: NTFS C.1.2, "the same configuration as PathX, changing the
 pooling method again from Mean to Max ... the trained from scratch model's
@@ -79,6 +88,7 @@ PAPER = {
     ("listops", "s4"): dict(
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=64,
         init="legs", dt_min=0.001, dt_max=0.1, output_activation="glu",
+        dt_transform="softplus", B_clip=2.0,
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=0.01,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.05, epochs=40,
         warmup_steps=1000, schedule="cosine",
@@ -94,6 +104,7 @@ PAPER = {
     ("listops", "s4d"): dict(
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=64,
         init="legs", dt_min=0.001, dt_max=0.1, output_activation="glu",
+        dt_transform="softplus", B_clip=2.0,
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=0.01,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.05, epochs=40,
         warmup_steps=1000, schedule="cosine",
@@ -110,6 +121,7 @@ PAPER = {
     ("text", "s4"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=16, weight_decay=0.05, epochs=32, warmup_steps=1000,
         schedule="cosine",
@@ -125,6 +137,7 @@ PAPER = {
     ("text", "s4d"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=16, weight_decay=0.05, epochs=32, warmup_steps=1000,
         schedule="cosine",
@@ -141,6 +154,7 @@ PAPER = {
     ("retrieval", "s4"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.05, epochs=20, warmup_steps=2500,
         schedule="cosine",
@@ -157,6 +171,7 @@ PAPER = {
     ("retrieval", "s4d"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.05, epochs=20, warmup_steps=2500,
         schedule="cosine",
@@ -174,6 +189,7 @@ PAPER = {
     ("image", "s4"): dict(
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
+        dt_transform="softplus", B_clip=2.0,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=900,
         schedule="cosine",
@@ -190,6 +206,7 @@ PAPER = {
     ("image", "s4d"): dict(
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
+        dt_transform="softplus", B_clip=2.0,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=900,
         schedule="cosine",
@@ -207,6 +224,7 @@ PAPER = {
     ("pathfinder", "s4"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="last", learning_rate=0.004, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.03, epochs=200, warmup_steps=2500,
         schedule="cosine",
@@ -224,6 +242,7 @@ PAPER = {
     ("pathfinder", "s4d"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="last", learning_rate=0.004, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.03, epochs=200, warmup_steps=2500,
         schedule="cosine",
@@ -242,6 +261,7 @@ PAPER = {
     ("pathx", "s4"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="mean", learning_rate=0.001, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",
@@ -259,6 +279,7 @@ PAPER = {
     ("pathx", "s4d"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="mean", learning_rate=0.001, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",
@@ -277,6 +298,7 @@ PAPER = {
     ("pathx256", "s4"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="max", learning_rate=1e-4, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",
@@ -294,6 +316,7 @@ PAPER = {
     ("pathx256", "s4d"): dict(
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
+        dt_transform="softplus", B_clip=2.0,
         pooling="max", learning_rate=1e-4, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",

@@ -91,3 +91,16 @@ def test_dlr_config_and_saving_round_trip(tmp_path):
 def test_invalid_init_raises():
     with pytest.raises(ValueError, match="Received: init"):
         DLR(init="legs")
+
+
+@pytest.mark.parametrize("init", ["structured", "random"])
+def test_weights_drawn_by_one_initializer_kind_are_independent(init):
+    # An unseeded Keras initializer called twice returns the same values:
+    # every weight gets its own.
+    layer = DLR(state_dim=16, init=init, causal=False)
+    layer.build((1, 4, 32))
+    c_real, c_imag = to_numpy(layer.C_real), to_numpy(layer.C_imag)
+    assert abs(np.corrcoef(c_real.ravel(), c_imag.ravel())[0, 1]) < 0.1
+    if init == "random":
+        a, b = to_numpy(layer.log_neg_real), to_numpy(layer.theta)
+        assert abs(np.corrcoef(a.ravel(), b.ravel())[0, 1]) < 0.1

@@ -16,7 +16,10 @@ from tests.testing import to_numpy
 def s4_parameters(layer):
     """(dt (H,), Lambda, P, B (H, N/2), C (dirs, H, N/2)) in complex128."""
     w = {v.name: to_numpy(v).astype("float64") for v in layer.weights}
-    dt = np.exp(w["ssm_log_dt"])
+    if layer.dt_transform == "softplus":  # log(1 + exp(w))
+        dt = np.logaddexp(0.0, w["ssm_log_dt"])
+    else:
+        dt = np.exp(w["ssm_log_dt"])
     lam = -np.exp(w["ssm_log_A_real"]) + 1j * w["ssm_A_imag"]
     p = w["ssm_P_real"] + 1j * w["ssm_P_imag"]
     b = w["ssm_B_real"] + 1j * w["ssm_B_imag"]
@@ -262,10 +265,40 @@ def test_s4_config_and_saving_round_trip(tmp_path):
     assert_saving_round_trip(model, _inputs(length=12), tmp_path, atol=1e-5)
 
 
+def test_softplus_dt_kernel_matches_numpy_recurrence():
+    layer = S4(state_dim=8, dt_transform="softplus", causal=False)
+    layer.build((None, None, 3))
+    layer.log_dt.assign(np.array([-3.0, 0.5, 2.0], "float32"))
+    for length in (1, 9, 33):
+        assert_allclose(layer.ssm_kernel(length),
+                        recurrence_kernel(layer, length), atol=1e-4)
+
+
+def test_s4_C_parts_are_independent_and_B_clip_clips_legs_B():
+    layer = S4(state_dim=64, B_clip=2.0, causal=False)
+    layer.build((None, None, 32))
+    c_real = to_numpy(layer.C_real).ravel()
+    c_imag = to_numpy(layer.C_imag).ravel()
+    assert abs(np.corrcoef(c_real, c_imag)[0, 1]) < 0.05
+    _, p, b = hippo.legs_nplr(64)
+    np.testing.assert_allclose(to_numpy(layer.B_imag)[0],
+                               np.clip(b.imag, -2.0, 2.0), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(to_numpy(layer.B_real)[0], b.real,
+                               rtol=1e-5, atol=1e-6)
+    # P is not clipped (the S4 code clips B only).
+    np.testing.assert_allclose(to_numpy(layer.P_imag)[0], p.imag,
+                               rtol=1e-5, atol=1e-5)
+    rebuilt = assert_config_round_trip(
+        S4(state_dim=8, dt_transform="softplus", B_clip=2.0))
+    assert (rebuilt.dt_transform, rebuilt.B_clip) == ("softplus", 2.0)
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [dict(state_dim=7), dict(init="lin"), dict(dt_min=0.1, dt_max=0.01),
-     dict(output_activation="swish"), dict(dropout=1.0)],
+     dict(output_activation="swish"), dict(dropout=1.0),
+     dict(dt_transform="log"), dict(B_clip=-1.0)],
 )
 def test_invalid_arguments_raise(kwargs):
     with pytest.raises(ValueError, match="Received"):

@@ -1,3 +1,4 @@
+import keras
 import numpy as np
 import pytest
 
@@ -16,12 +17,19 @@ from tests.testing import to_numpy
 def s4d_system(layer):
     """(A_bar, B_bar, C) in numpy complex128 from the layer's weights."""
     w = {v.name: to_numpy(v).astype("float64") for v in layer.weights}
-    dt = np.exp(w["ssm_log_dt"])[:, None]
+    dt = numpy_step_size(layer, w)[:, None]
     a = -np.exp(w["ssm_log_A_real"]) + 1j * w["ssm_A_imag"]
     b = w["ssm_B_real"] + 1j * w["ssm_B_imag"]
     c = w["C_real"] + 1j * w["C_imag"]
     a_bar = np.exp(dt * a)
     return a_bar, (a_bar - 1) / a * b, c
+
+
+def numpy_step_size(layer, weights):
+    """dt from `ssm_log_dt`: exp(w), or softplus(w) = log(1 + e^w)."""
+    if layer.dt_transform == "softplus":
+        return np.logaddexp(0.0, weights["ssm_log_dt"])
+    return np.exp(weights["ssm_log_dt"])
 
 
 def recurrence_kernel(a_bar, b_bar, c, length):
@@ -60,6 +68,63 @@ def test_s4d_kernel_matches_recurrence(init, causal):
     for length in (1, 7, 40):
         expected = recurrence_kernel(*s4d_system(layer), length)
         assert_allclose(layer.ssm_kernel(length), expected, atol=2e-5)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_softplus_dt_kernel_matches_recurrence(causal):
+    # dt = softplus(ssm_inv_dt) = log(1 + exp(w)), the S4 configs'
+    # `dt_transform: softplus`; moved away from its init so that exp and
+    # softplus of the same weight would differ.
+    layer = S4D(state_dim=8, dt_transform="softplus", causal=causal)
+    layer.build((None, None, 3))
+    layer.log_dt.assign(np.array([-3.0, 0.5, 2.0], "float32"))
+    for length in (1, 7, 40):
+        expected = recurrence_kernel(*s4d_system(layer), length)
+        assert_allclose(layer.ssm_kernel(length), expected, atol=2e-5)
+
+
+def test_dt_transforms_start_from_the_same_step():
+    # One draw of log dt, log-uniform in [dt_min, dt_max]: "softplus"
+    # stores log(exp(dt) - 1) of the dt that "exp" stores as log dt.
+    layers = {}
+    for transform in ("exp", "softplus"):
+        keras.utils.set_random_seed(3)
+        layers[transform] = S4D(state_dim=4, dt_transform=transform,
+                                dt_min=0.002, dt_max=0.2)
+        layers[transform].build((None, None, 64))
+    dt = np.exp(to_numpy(layers["exp"].log_dt).astype("float64"))
+    inv_dt = to_numpy(layers["softplus"].log_dt).astype("float64")
+    np.testing.assert_allclose(inv_dt, np.log(np.expm1(dt)), rtol=1e-4,
+                               atol=1e-6)
+    assert np.all((dt >= 0.002 * (1 - 1e-6)) & (dt <= 0.2 * (1 + 1e-6)))
+
+
+def test_C_real_and_C_imag_are_independent():
+    # C ~ CN(0, 1): the parts are separate N(0, 1/2) draws (one shared
+    # unseeded initializer used to give C_imag == C_real).
+    layer = S4D(state_dim=64, causal=False)
+    layer.build((None, None, 64))
+    c_real = to_numpy(layer.C_real).ravel()
+    c_imag = to_numpy(layer.C_imag).ravel()
+    assert abs(np.corrcoef(c_real, c_imag)[0, 1]) < 0.05
+    for part in (c_real, c_imag):
+        assert abs(part.std() - np.sqrt(0.5)) < 0.02
+
+
+def test_B_clip_clips_the_imaginary_part_of_legs_B():
+    _, b = hippo.diagonal_init("legs", 64)
+    assert np.abs(b.imag).max() > 2.0  # LegS-64's B reaches |Im| 40.8
+    clipped = S4D(state_dim=64, B_clip=2.0)
+    clipped.build((None, None, 3))
+    np.testing.assert_allclose(to_numpy(clipped.B_imag)[1],
+                               np.clip(b.imag, -2.0, 2.0), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(to_numpy(clipped.B_real)[1], b.real,
+                               rtol=1e-5, atol=1e-6)
+    plain = S4D(state_dim=64)
+    plain.build((None, None, 3))
+    np.testing.assert_allclose(to_numpy(plain.B_imag)[1], b.imag,
+                               rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -139,10 +204,20 @@ def test_s4d_config_and_saving_round_trip(tmp_path):
     assert_saving_round_trip(model, _inputs(length=9), tmp_path, atol=1e-5)
 
 
+def test_s4d_softplus_config_and_saving_round_trip(tmp_path):
+    layer = S4D(state_dim=8, causal=False, dt_transform="softplus",
+                B_clip=2.0)
+    rebuilt = assert_config_round_trip(layer)
+    assert (rebuilt.dt_transform, rebuilt.B_clip) == ("softplus", 2.0)
+    model = sequence_model(layer, 4, with_mask=False)
+    assert_saving_round_trip(model, _inputs(length=9), tmp_path, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [dict(state_dim=7), dict(init="hippo"), dict(dt_min=0.1, dt_max=0.01),
-     dict(output_activation="swish"), dict(dropout=1.0)],
+     dict(output_activation="swish"), dict(dropout=1.0),
+     dict(dt_transform="log"), dict(B_clip=0.0)],
 )
 def test_invalid_arguments_raise(kwargs):
     with pytest.raises(ValueError, match="Received"):

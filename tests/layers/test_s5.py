@@ -319,3 +319,13 @@ def test_fit_with_dynamic_lengths_updates_every_weight():
 def test_bad_arguments_are_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):
         S5(**kwargs)
+
+
+def test_complex_normal_C_parts_are_independent():
+    # One initializer per part: an unseeded Keras initializer called twice
+    # returns the same values.
+    layer = S5(state_dim=32, num_blocks=2, C_init="complex_normal",
+               causal=False)
+    layer.build((1, 4, 32))
+    c_real, c_imag = to_numpy(layer.C_real), to_numpy(layer.C_imag)
+    assert abs(np.corrcoef(c_real.ravel(), c_imag.ravel())[0, 1]) < 0.1
