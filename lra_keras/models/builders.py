@@ -13,6 +13,7 @@ from lra_keras.layers import LearnedPositionEmbedding
 from lra_keras.layers import PixelEncoder
 from lra_keras.layers import SequencePooling
 from lra_keras.layers import SinusoidalPositionEmbedding
+from lra_keras.models.families import HEAD_KEYS
 from lra_keras.models.families import get_family
 from lra_keras.models.families import make_norm
 
@@ -47,10 +48,6 @@ def _position_embedding(arch):
     )
 
 
-# Keys of a resolved row that the classifier's head reads (the encoder
-# rejects them).
-HEAD_KEYS = ("pooling", "head", "head_hidden_dim", "head_activation",
-             "pair_features")
 
 
 def _embedding_initializer(kind, hidden_dim):
@@ -128,6 +125,9 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
     inputs = model_inputs(None)
     # === Layers ===
     if arch["input_encoder"] == "linear":
+        # The pixel tasks' ids: the grey values 0..255, then the mask id
+        # (`lra_keras.tasks`), so the largest grey value is two below the
+        # vocabulary size.
         embedding = PixelEncoder(
             arch["hidden_dim"], mean=arch["pixel_mean"],
             std=arch["pixel_std"], max_value=vocabulary_size - 2,

@@ -72,6 +72,21 @@ class Family:
 
 FAMILIES = {}
 
+# The classifier's head (`build_classifier` reads them; the encoder
+# rejects them), shared by every family.
+HEAD_DEFAULTS = dict(
+    pooling="mean",
+    # "mlp" (Dense(head_hidden_dim, head_activation) -> Dense) or "linear"
+    # (one Dense: the S4, S5 and YCTFS classifiers)
+    head="mlp",
+    head_hidden_dim=None,  # None: hidden_dim
+    head_activation="gelu",
+    # retrieval: "nli" ([u, v, u * v, u - v], LRA and S4) or "concat"
+    # ([u, v], YCTFS and MEGA)
+    pair_features="nli",
+)
+HEAD_KEYS = tuple(HEAD_DEFAULTS)
+
 # Keys of every family: how tokens enter the stack and how the classifier
 # reads it out (`lra_keras.models.builders`). The defaults are this
 # library's; the preset rows set the sources' values.
@@ -92,15 +107,7 @@ SHARED_KEYS = dict(
     embedding_dropout=None,
     # a norm after the last block of a pre-norm stack
     final_norm=True,
-    pooling="mean",
-    # "mlp" (Dense(head_hidden_dim, head_activation) -> Dense) or "linear"
-    # (one Dense: the S4, S5 and YCTFS classifiers)
-    head="mlp",
-    head_hidden_dim=None,  # None: hidden_dim
-    head_activation="gelu",
-    # retrieval: "nli" ([u, v, u * v, u - v], LRA and S4) or "concat"
-    # ([u, v], YCTFS and MEGA)
-    pair_features="nli",
+    **HEAD_DEFAULTS,
 )
 
 # Keys of the families whose blocks are `residual_block`s.
