@@ -102,6 +102,7 @@ def test_dt_transforms_start_from_the_same_step():
 def test_C_real_and_C_imag_are_independent():
     # C ~ CN(0, 1): the parts are separate N(0, 1/2) draws (one shared
     # unseeded initializer used to give C_imag == C_real).
+    keras.utils.set_random_seed(0)  # the correlation itself is random
     layer = S4D(state_dim=64, causal=False)
     layer.build((None, None, 64))
     c_real = to_numpy(layer.C_real).ravel()

@@ -322,6 +322,8 @@ def test_bad_arguments_are_rejected(kwargs, match):
 
 
 def test_complex_normal_C_parts_are_independent():
+    # Seeded: the correlation of independent draws is itself random.
+    keras.utils.set_random_seed(0)
     # One initializer per part: an unseeded Keras initializer called twice
     # returns the same values.
     layer = S5(state_dim=32, num_blocks=2, C_init="complex_normal",
