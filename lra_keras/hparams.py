@@ -74,6 +74,9 @@ COMMON_KEYS = dict(
     adam_beta_1=0.9,
     adam_beta_2=0.999,
     adam_epsilon=1e-8,
+    # where epsilon goes: "torch" after the bias correction (PyTorch and
+    # optax, every source), "keras" before it (lra_keras.optimizers.AdamW)
+    adam_epsilon_style="torch",
     warmup_steps=0,
     schedule="constant",  # "constant" | "cosine" | "linear" | "plateau"
     # where the cosine or linear decay reaches 0; None: the run's last step

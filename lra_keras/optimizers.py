@@ -38,11 +38,12 @@ import re
 import keras
 
 from lra_keras.backend_utils import dense_gradient
+from lra_keras.schema import EPSILON_STYLES
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
 class AdamW(keras.optimizers.AdamW):
-    """`keras.optimizers.AdamW` on dense gradients under every backend.
+    """`keras.optimizers.AdamW` on dense gradients, with PyTorch's epsilon.
 
     Under TensorFlow the gradient of an `Embedding` is a `tf.IndexedSlices`
     with one slice per occurrence of a token, and Keras's Adam squares the
@@ -54,11 +55,121 @@ class AdamW(keras.optimizers.AdamW):
     (`backend_utils.dense_gradient`); under JAX and PyTorch it changes
     nothing. The embeddings of LRA are at most 258 rows, so the dense
     update costs nothing measurable.
+
+    Where epsilon goes differs between the frameworks. At step t, with
+    c1 = 1 - beta_1^t and c2 = 1 - beta_2^t:
+
+    - `"keras"`: `lr * sqrt(c2) / c1 * m / (sqrt(v) + eps)`, Keras's Adam:
+      epsilon is added before the bias correction, so it acts as
+      `eps / sqrt(c2)` on the corrected moments (31.6 eps at the first
+      step with beta_2 = 0.999, 7.1 eps with 0.98);
+    - `"torch"`: `lr / c1 * m / (sqrt(v) / sqrt(c2) + eps)`, PyTorch's
+      `torch.optim.AdamW` (`_single_tensor_adamw`) and optax's
+      `scale_by_adam`, the optimisers of every LRA source. `make_optimizer`
+      uses it (`adam_epsilon_style`).
+
+    Under PyTorch the update runs as one `torch._foreach_*` call per
+    operation over all variables (as Keras's own fused Adam does there),
+    not one small update per variable.
+
+    Args:
+        epsilon_style: `"keras"` or `"torch"`. Defaults to `"keras"`,
+            the update of `keras.optimizers.AdamW`.
+        **kwargs: the arguments of `keras.optimizers.AdamW`.
     """
+
+    def __init__(self, *args, epsilon_style="keras", **kwargs):
+        super().__init__(*args, **kwargs)
+        if epsilon_style not in EPSILON_STYLES:
+            raise ValueError(
+                f"`epsilon_style` must be one of {list(EPSILON_STYLES)}. "
+                f"Received: epsilon_style={epsilon_style!r}"
+            )
+        self.epsilon_style = epsilon_style
 
     def apply(self, grads, trainable_variables=None):
         grads = [None if g is None else dense_gradient(g) for g in grads]
         return super().apply(grads, trainable_variables)
+
+    def _rate_multiplier(self, variable):
+        """The variable's learning-rate multiplier (1 here)."""
+        return 1.0
+
+    def _step_factors(self, learning_rate, dtype):
+        """(step size, sqrt(c2)): the update is step * m / (sqrt(v) / d +
+        eps) with d = sqrt(c2) ("torch"), step * m / (sqrt(v) + eps) with
+        d = 1 ("keras")."""
+        ops = keras.ops
+        lr = ops.cast(learning_rate, dtype)
+        local_step = ops.cast(self.iterations + 1, dtype)
+        c1 = 1 - ops.power(ops.cast(self.beta_1, dtype), local_step)
+        root_c2 = ops.sqrt(
+            1 - ops.power(ops.cast(self.beta_2, dtype), local_step))
+        if self.epsilon_style == "torch":
+            return lr / c1, root_c2
+        return lr * root_c2 / c1, None
+
+    def update_step(self, gradient, variable, learning_rate):
+        ops = keras.ops
+        multiplier = self._rate_multiplier(variable)
+        if multiplier != 1.0:
+            learning_rate = learning_rate * multiplier
+        if self.epsilon_style == "keras":
+            return super().update_step(gradient, variable, learning_rate)
+        gradient = ops.cast(gradient, variable.dtype)
+        index = self._get_variable_index(variable)
+        m, v = self._momentums[index], self._velocities[index]
+        step, root_c2 = self._step_factors(learning_rate, variable.dtype)
+        self.assign_add(m, (gradient - m) * (1 - self.beta_1))
+        self.assign_add(v, (ops.square(gradient) - v) * (1 - self.beta_2))
+        if self.amsgrad:
+            v_hat = self._velocity_hats[index]
+            self.assign(v_hat, ops.maximum(v_hat, v))
+            v = v_hat
+        self.assign_sub(
+            variable, m * step / (ops.sqrt(v) / root_c2 + self.epsilon))
+
+    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+        if keras.backend.backend() != "torch":
+            return super()._backend_update_step(
+                grads, trainable_variables, learning_rate)
+        return _torch_foreach_update(
+            self, grads, trainable_variables, learning_rate)
+
+    def get_config(self):
+        config = super().get_config()
+        config["epsilon_style"] = self.epsilon_style
+        return config
+
+
+def _torch_foreach_update(optimizer, grads, variables, learning_rate):
+    """`AdamW.update_step` over all variables at once, under PyTorch."""
+    import torch
+
+    with torch.no_grad():
+        values = [v.value for v in variables]
+        step, root_c2 = optimizer._step_factors(
+            learning_rate, values[0].dtype)
+        indices = [optimizer._get_variable_index(v) for v in variables]
+        ms = [optimizer._momentums[i].value for i in indices]
+        vs = [optimizer._velocities[i].value for i in indices]
+        torch._foreach_lerp_(ms, grads, 1 - optimizer.beta_1)
+        torch._foreach_mul_(vs, optimizer.beta_2)
+        torch._foreach_addcmul_(vs, grads, grads, value=1 - optimizer.beta_2)
+        if optimizer.amsgrad:
+            v_hats = [optimizer._velocity_hats[i].value for i in indices]
+            torch._foreach_maximum_(v_hats, vs)
+            vs = v_hats
+        denominators = torch._foreach_sqrt(vs)
+        if root_c2 is not None:
+            torch._foreach_div_(denominators, root_c2)
+        torch._foreach_add_(denominators, optimizer.epsilon)
+        updates = torch._foreach_div(ms, denominators)
+        torch._foreach_mul_(updates, step)
+        multipliers = [optimizer._rate_multiplier(v) for v in variables]
+        if any(m != 1.0 for m in multipliers):
+            torch._foreach_mul_(updates, multipliers)
+        torch._foreach_sub_(values, updates)
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
@@ -177,13 +288,10 @@ class ScheduledAdamW(AdamW):
             for v in variables
         ]
 
-    def update_step(self, gradient, variable, learning_rate):
-        multiplier = self._rate_multipliers_by_index[
+    def _rate_multiplier(self, variable):
+        return self._rate_multipliers_by_index[
             self._get_variable_index(variable)
         ]
-        if multiplier != 1.0:
-            learning_rate = learning_rate * multiplier
-        super().update_step(gradient, variable, learning_rate)
 
     def get_config(self):
         config = super().get_config()

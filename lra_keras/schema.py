@@ -103,6 +103,8 @@ SCHEDULES = ("constant", "cosine", "linear", "plateau")
 WEIGHT_DECAY_ON = ("all", "all_but_dynamics",
                    "all_but_norms_biases_dynamics", "kernels")
 DT_LEARNING_RATES = ("ssm", "global")
+# where AdamW adds epsilon (lra_keras.optimizers.AdamW)
+EPSILON_STYLES = ("keras", "torch")
 
 RULES = dict(
     # --- identity of the row (set from get_hparams's arguments) ---
@@ -139,6 +141,7 @@ RULES = dict(
     adam_beta_1=Rule(float, minimum=0, maximum=0.999999),
     adam_beta_2=Rule(float, minimum=0, maximum=0.999999),
     adam_epsilon=Rule(float, positive=True),
+    adam_epsilon_style=Rule(str, choices=EPSILON_STYLES),
     warmup_steps=Rule(int, minimum=0),
     schedule=Rule(str, choices=SCHEDULES),
     schedule_steps=_count(optional=True),

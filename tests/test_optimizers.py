@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from lra_keras.optimizers import AdamW
+from lra_keras.optimizers import ScheduledAdamW
 from lra_keras.training import make_optimizer
 from tests.testing import to_numpy
 
@@ -43,19 +44,83 @@ def test_first_adam_step_on_repeated_tokens_is_the_learning_rate(schedule):
     np.testing.assert_allclose(table, expected, atol=1e-6)
 
 
-def test_plain_optimizer_class_per_backend():
-    hp = dict(learning_rate=LR, weight_decay=0.01)
-    optimizer = make_optimizer(hp, total_steps=10)
-    if keras.backend.backend() == "torch":
-        # Keras's exact class: its fused update (gradients are dense).
-        assert type(optimizer).__module__.startswith("keras.")
+def test_plain_optimizer_is_ours_with_pytorchs_epsilon():
+    optimizer = make_optimizer(dict(learning_rate=LR, weight_decay=0.01),
+                               total_steps=10)
+    assert type(optimizer) is AdamW
+    assert optimizer.epsilon_style == "torch"
+
+
+def _adamw_reference(params, grads, lr, multipliers, weight_decay, beta_1,
+                     beta_2, eps, style):
+    """AdamW in numpy: PyTorch's `_single_tensor_adamw` ("torch") or
+    Keras's `Adam.update_step` ("keras"), decay at the global rate."""
+    params = [p.astype(np.float64) for p in params]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    for t, step_grads in enumerate(grads, start=1):
+        c1, c2 = 1 - beta_1**t, 1 - beta_2**t
+        for i, g in enumerate(step_grads):
+            params[i] *= 1 - lr * weight_decay[i]
+            m[i] = beta_1 * m[i] + (1 - beta_1) * g
+            v[i] = beta_2 * v[i] + (1 - beta_2) * g * g
+            rate = lr * multipliers[i]
+            if style == "torch":
+                params[i] -= rate / c1 * m[i] / (np.sqrt(v[i]) / np.sqrt(c2)
+                                                 + eps)
+            else:
+                params[i] -= rate * np.sqrt(c2) / c1 * m[i] / (
+                    np.sqrt(v[i]) + eps)
+    return params
+
+
+@pytest.mark.parametrize("style", ["torch", "keras"])
+@pytest.mark.parametrize("scheduled", [False, True])
+def test_adamw_step_is_the_frameworks_formula(style, scheduled):
+    # Gradients of the size of epsilon, where its placement matters: at
+    # step 1 "keras" acts as eps / sqrt(1 - 0.98) = 7.1 eps.
+    rng = np.random.default_rng(0)
+    shapes = [(3, 4), (5,)]
+    params = [rng.normal(size=s).astype("float32") for s in shapes]
+    grads = [[(rng.normal(size=s) * 1e-6).astype("float32") for s in shapes]
+             for _ in range(4)]
+    eps, lr = 1e-6, 0.01
+    kwargs = dict(learning_rate=lr, weight_decay=0.1, beta_1=0.9,
+                  beta_2=0.98, epsilon=eps, epsilon_style=style)
+    if scheduled:
+        # The second variable at 0.1 times the rate and without decay (S4's
+        # SSM group).
+        optimizer = ScheduledAdamW(rate_multipliers={"ssm": 0.1},
+                                   weight_decay_excluded=["ssm"], **kwargs)
+        multipliers, decay = [1.0, 0.1], [0.1, 0.0]
     else:
-        assert isinstance(optimizer, AdamW)
+        optimizer = AdamW(**kwargs)
+        multipliers, decay = [1.0, 1.0], [0.1, 0.1]
+    variables = [keras.Variable(p, name=n)
+                 for p, n in zip(params, ("kernel", "ssm_A"))]
+    for step_grads in grads:
+        optimizer.apply([keras.ops.convert_to_tensor(g) for g in step_grads],
+                        variables)
+    expected = _adamw_reference(params, grads, lr, multipliers, decay, 0.9,
+                                0.98, eps, style)
+    other = _adamw_reference(params, grads, lr, multipliers, decay, 0.9,
+                             0.98, eps, "keras" if style == "torch"
+                             else "torch")
+    for variable, want, not_want in zip(variables, expected, other):
+        got = to_numpy(variable)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+        # The two placements differ by far more than the tolerance here.
+        assert np.max(np.abs(want - not_want)) > 1e-4
+
+
+def test_adamw_rejects_an_unknown_epsilon_style():
+    with pytest.raises(ValueError, match="epsilon_style"):
+        AdamW(epsilon_style="optax")
 
 
 def test_adamw_round_trips_through_its_config():
     optimizer = AdamW(learning_rate=LR, weight_decay=0.01,
-                      global_clipnorm=1.0)
+                      global_clipnorm=1.0, epsilon_style="torch")
     config = keras.optimizers.serialize(optimizer)
     assert config["registered_name"] == "lra_keras>AdamW"
     rebuilt = keras.optimizers.deserialize(config)

@@ -1,6 +1,7 @@
 """The optimizer, the learning-rate schedule and the schedule's callbacks.
 
-AdamW everywhere, with `adam_beta_1`, `adam_beta_2` and `adam_epsilon`.
+AdamW everywhere, with `adam_beta_1`, `adam_beta_2`, `adam_epsilon` and
+`adam_epsilon_style` (PyTorch's placement of epsilon by default).
 Which weights decay is the row's `weight_decay_on` (`DECAY_EXCLUSIONS`),
 since every source draws the line elsewhere: the S4 code decays all but its
 SSM parameters, YCTFS only matrices, fairseq (MEGA) everything. The family's
@@ -149,17 +150,12 @@ def make_optimizer(hp, total_steps):
         beta_1=float(hp.get("adam_beta_1", 0.9)),
         beta_2=float(hp.get("adam_beta_2", 0.999)),
         epsilon=float(hp.get("adam_epsilon", 1e-8)),
+        epsilon_style=hp.get("adam_epsilon_style", "torch"),
         global_clipnorm=hp.get("gradient_clipnorm"),
     )
     excluded = DECAY_EXCLUSIONS[decay_on](dynamics)
     if not multipliers and final_decay_step is None:
-        # Keras's own class is fused under PyTorch (only that exact class,
-        # about 10% faster per step than a subclass there), where its
-        # gradients are dense anyway; elsewhere ours, which makes the
-        # sparse Embedding gradients of TensorFlow dense (AdamW docstring).
-        plain = (keras.optimizers.AdamW if keras.backend.backend() == "torch"
-                 else AdamW)
-        optimizer = plain(**adamw)
+        optimizer = AdamW(**adamw)
         optimizer.exclude_from_weight_decay(var_names=excluded)
         return optimizer
     return ScheduledAdamW(
