@@ -75,7 +75,7 @@ COMMON_KEYS = dict(
     adam_beta_2=0.999,
     adam_epsilon=1e-8,
     # where epsilon goes: "torch" after the bias correction (PyTorch and
-    # optax, every source), "keras" before it (lra_keras.optimizers.AdamW)
+    # optax), "keras" before it (Keras, fairseq; optimizers.AdamW)
     adam_epsilon_style="torch",
     warmup_steps=0,
     schedule="constant",  # "constant" | "cosine" | "linear" | "plateau"

@@ -65,8 +65,10 @@ class AdamW(keras.optimizers.AdamW):
       step with beta_2 = 0.999, 7.1 eps with 0.98);
     - `"torch"`: `lr / c1 * m / (sqrt(v) / sqrt(c2) + eps)`, PyTorch's
       `torch.optim.AdamW` (`_single_tensor_adamw`) and optax's
-      `scale_by_adam`, the optimisers of every LRA source. `make_optimizer`
-      uses it (`adam_epsilon_style`).
+      `scale_by_adam`: the optimisers of the S4, S5, YCTFS and NTFS code,
+      and `make_optimizer`'s default (`adam_epsilon_style`). fairseq's
+      own Adam, which trained MEGA, adds epsilon as Keras does
+      (facebookresearch/mega `fairseq/optim/adam.py` 195-204).
 
     Under PyTorch the update runs as one `torch._foreach_*` call per
     operation over all variables (as Keras's own fused Adam does there),

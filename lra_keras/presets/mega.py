@@ -9,7 +9,9 @@ default, model.py:359), z_dim -> `key_dim`, n_dim -> `ema_dim`, attention
 activation, `--encoder-normalize-before` -> `prenorm`, dropout,
 attention-dropout 0, act-dropout 0, `--sen-rep-type mp` (mean over the
 real tokens, mega_lra_encoder.py:238-239) -> `pooling="mean"`. Adam
-betas (0.9, 0.98) (`adam_beta_2`), eps 1e-8, decoupled weight decay on
+betas (0.9, 0.98) (`adam_beta_2`), eps 1e-8 added to sqrt(v) before the
+bias correction as Keras adds it (fairseq/optim/adam.py:195-199, 204:
+`adam_epsilon_style="keras"`), decoupled weight decay on
 every parameter (fairseq/optim/adam.py:201-202, trainer.py:190-196:
 `weight_decay_on="all"`), clip 1.0, linear warmup from 1e-7 then linear
 decay to 0 at max-update (linear_decay_schedule.py:73-80, `schedule=
@@ -59,7 +61,8 @@ PAPER = {
         learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=60,
         warmup_steps=3000, schedule="linear", gradient_clipnorm=1.0,
         truncation=1024, embedding_init="scaled_normal",
-        adam_beta_2=0.98, weight_decay_on="all", head="mlp",
+        adam_beta_2=0.98, adam_epsilon_style="keras",
+        weight_decay_on="all", head="mlp",
         head_hidden_dim=160, head_activation="gelu",
         source=(
             "MEGA LRA run (Ma et al. 2023, README.lra.md:26-42, "
@@ -74,7 +77,8 @@ PAPER = {
         learning_rate=0.004, batch_size=50, weight_decay=0.01, epochs=50,
         warmup_steps=10000, schedule="linear", gradient_clipnorm=1.0,
         truncation=1024, embedding_init="scaled_normal",
-        adam_beta_2=0.98, weight_decay_on="all", head="mlp",
+        adam_beta_2=0.98, adam_epsilon_style="keras",
+        weight_decay_on="all", head="mlp",
         head_hidden_dim=256, head_activation="gelu",
         source=(
             "MEGA LRA run (Ma et al. 2023, README.lra.md:44-60, "
@@ -89,7 +93,8 @@ PAPER = {
         learning_rate=0.003, batch_size=64, weight_decay=0.04, epochs=40,
         warmup_steps=10000, schedule="linear", gradient_clipnorm=1.0,
         truncation=1024, embedding_init="scaled_normal",
-        adam_beta_2=0.98, weight_decay_on="all", head="mlp",
+        adam_beta_2=0.98, adam_epsilon_style="keras",
+        weight_decay_on="all", head="mlp",
         head_hidden_dim=256, head_activation="gelu",
         pair_features="concat",
         source=(
@@ -105,7 +110,8 @@ PAPER = {
         learning_rate=0.01, batch_size=50, weight_decay=0.02, epochs=200,
         warmup_steps=9000, schedule="linear", gradient_clipnorm=1.0,
         truncation=1024, embedding_init="scaled_normal",
-        adam_beta_2=0.98, weight_decay_on="all", head="mlp",
+        adam_beta_2=0.98, adam_epsilon_style="keras",
+        weight_decay_on="all", head="mlp",
         head_hidden_dim=320, head_activation="gelu",
         input_encoder="linear", pixel_mean=0.48, pixel_std=0.24,
         input_encoder_init="mega",
@@ -122,7 +128,8 @@ PAPER = {
         learning_rate=0.01, batch_size=128, weight_decay=0.01, epochs=200,
         warmup_steps=50000, schedule="linear", gradient_clipnorm=1.0,
         truncation=1024, embedding_init="scaled_normal",
-        adam_beta_2=0.98, weight_decay_on="all", head="mlp",
+        adam_beta_2=0.98, adam_epsilon_style="keras",
+        weight_decay_on="all", head="mlp",
         head_hidden_dim=256, head_activation="gelu",
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="mega",
@@ -139,7 +146,8 @@ PAPER = {
         learning_rate=0.01, batch_size=128, weight_decay=0.01, epochs=100,
         warmup_steps=25000, schedule="linear", gradient_clipnorm=1.0,
         truncation=4096, embedding_init="scaled_normal",
-        adam_beta_2=0.98, weight_decay_on="all", head="mlp",
+        adam_beta_2=0.98, adam_epsilon_style="keras",
+        weight_decay_on="all", head="mlp",
         head_hidden_dim=128, head_activation="gelu",
         warmup_power=2.0,
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
@@ -157,7 +165,8 @@ PAPER = {
         batch_size=128, weight_decay=0.01, epochs=100, warmup_steps=25000,
         schedule="linear", gradient_clipnorm=1.0,
         truncation=4096, embedding_init="scaled_normal",
-        adam_beta_2=0.98, weight_decay_on="all", head="mlp",
+        adam_beta_2=0.98, adam_epsilon_style="keras",
+        weight_decay_on="all", head="mlp",
         head_hidden_dim=128, head_activation="gelu",
         warmup_power=2.0,
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
