@@ -105,6 +105,8 @@ WEIGHT_DECAY_ON = ("all", "all_but_dynamics",
 DT_LEARNING_RATES = ("ssm", "global")
 # where AdamW adds epsilon (lra_keras.optimizers.AdamW)
 EPSILON_STYLES = ("keras", "torch")
+# how dense projections start (lra_keras.layers.dense_init)
+DENSE_INITS = ("keras", "torch", "lecun")
 
 RULES = dict(
     # --- identity of the row (set from get_hparams's arguments) ---
@@ -196,6 +198,7 @@ RULES = dict(
     tie_dropout=Rule(bool),
     final_norm=Rule(bool),
     embedding_init=Rule(str, choices=("uniform", "normal", "scaled_normal")),
+    dense_init=Rule(str, choices=DENSE_INITS),
     embedding_dropout=Rule(float, minimum=0, maximum=1, optional=True),
     input_encoder=Rule(str, choices=("embedding", "linear")),
     pixel_mean=Rule(float, minimum=0, maximum=1),

@@ -9,6 +9,8 @@ References:
 import keras
 from keras import ops
 
+from lra_keras.layers.dense_init import check_dense_init
+from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.state_space import masked
 
 
@@ -42,6 +44,9 @@ class ConvBlock(keras.layers.Layer):
             layer. Defaults to 0.
         causal: bool. Left-only padding so that position t reads no input
             after t. Defaults to False.
+        dense_init: `"keras"`, `"torch"` or `"lecun"`: how the
+            convolution and the linear layer start
+            (`lra_keras.layers.dense_init`). Defaults to `"keras"`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -66,9 +71,11 @@ class ConvBlock(keras.layers.Layer):
         activation="relu",
         dropout=0.0,
         causal=False,
+        dense_init="keras",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.dense_init = check_dense_init(dense_init)
         if int(kernel_size) < 1:
             raise ValueError(
                 "`kernel_size` must be >= 1. Received: "
@@ -112,9 +119,13 @@ class ConvBlock(keras.layers.Layer):
             padding="valid",
             name="conv",
             dtype=dtype,
+            **dense_initializers(
+                self.dense_init,
+                hidden_dim // self.groups * self.kernel_size),
         )
         self.output_dense = keras.layers.Dense(
-            hidden_dim, name="output_dense", dtype=dtype
+            hidden_dim, name="output_dense", dtype=dtype,
+            **dense_initializers(self.dense_init, self.intermediate_dim),
         )
         self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=dtype)
         self.conv.build((input_shape[0], None, hidden_dim))
@@ -146,5 +157,6 @@ class ConvBlock(keras.layers.Layer):
             activation=keras.activations.serialize(self.activation),
             dropout=self.dropout,
             causal=self.causal,
+            dense_init=self.dense_init,
         )
         return config

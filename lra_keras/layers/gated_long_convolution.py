@@ -13,6 +13,8 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.layers.dense_init import check_dense_init
+from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.state_space import masked
 
@@ -135,6 +137,9 @@ class GatedLongConvolution(keras.layers.Layer):
             convolution by `1/sqrt(n)` as YCTFS's orthonormal FFT does (see
             above), on the FFT and the direct path alike. Defaults to None.
         dropout: float. Dropout on `Zhat`, before `V`. Defaults to 0.
+        dense_init: `"keras"`, `"torch"` or `"lecun"`: how `U` and `V`
+            start (`lra_keras.layers.dense_init`; YCTFS's `ff_z1`, `ff_z2`
+            and `proj_out` are PyTorch Linears). Defaults to `"keras"`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim), `length <=
@@ -166,9 +171,11 @@ class GatedLongConvolution(keras.layers.Layer):
         kernel_initializer="gmlp",
         fft_norm=None,
         dropout=0.0,
+        dense_init="keras",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.dense_init = check_dense_init(dense_init)
         if int(intermediate_dim) < 1:
             raise ValueError(
                 "`intermediate_dim` must be >= 1. Received: "
@@ -279,10 +286,11 @@ class GatedLongConvolution(keras.layers.Layer):
         inner_shape = (*input_shape[:-1], H)
         self.input_dense = keras.layers.Dense(
             2 * H, activation=self.activation, name="input_dense",
-            dtype=dtype,
+            dtype=dtype, **dense_initializers(self.dense_init, hidden_dim),
         )  # U
         self.output_dense = keras.layers.Dense(
-            hidden_dim, name="output_dense", dtype=dtype
+            hidden_dim, name="output_dense", dtype=dtype,
+            **dense_initializers(self.dense_init, H),
         )  # V
         self.input_dense.build(input_shape)
         self.output_dense.build(inner_shape)
@@ -464,5 +472,6 @@ class GatedLongConvolution(keras.layers.Layer):
             ),
             fft_norm=self.fft_norm,
             dropout=self.dropout,
+            dense_init=self.dense_init,
         )
         return config

@@ -22,6 +22,8 @@ from keras import ops
 
 from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
 from lra_keras.layers.attention_kernels import attention
+from lra_keras.layers.dense_init import check_dense_init
+from lra_keras.layers.dense_init import dense_initializers
 
 # Where the rotary frequencies range: within every head (each head gets the
 # whole range, `apply_rotary`), or over the model width before the heads
@@ -175,6 +177,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             `"model"`: the frequencies range over all heads' channels
             together and each head gets its own band, as the YCTFS code,
             whose rotary Transformer presets use it.
+        dense_init: `"keras"`, `"torch"` or `"lecun"`: how the four
+            projections start (`lra_keras.layers.dense_init`), with the
+            fan-in of a `Linear(hidden_dim, ...)` for query, key and value
+            and of a `Linear(num_heads * value_dim, hidden_dim)` for the
+            output. Defaults to `"keras"`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -203,9 +210,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         use_rotary=True,
         rotary_disable_half=False,
         rotary_scope="head",
+        dense_init="keras",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.dense_init = check_dense_init(dense_init)
         if rotary_scope not in ROTARY_SCOPES:
             raise ValueError(
                 f"`rotary_scope` must be one of {ROTARY_SCOPES}. Received: "
@@ -245,26 +254,30 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.rotary_scope = rotary_scope
         self.supports_masking = False
 
-    def _projection(self, name, size):
+    def _projection(self, name, size, hidden_dim):
         return keras.layers.EinsumDense(
             "bld,dhk->blhk",
             output_shape=(None, self.num_heads, size),
             bias_axes="hk" if self.use_bias else None,
             name=name,
             dtype=self.dtype_policy,
+            **dense_initializers(self.dense_init, hidden_dim),
         )
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
-        self.query_dense = self._projection("query", self.key_dim)
-        self.key_dense = self._projection("key", self.key_dim)
-        self.value_dense = self._projection("value", self.value_dim)
+        self.query_dense = self._projection("query", self.key_dim, hidden_dim)
+        self.key_dense = self._projection("key", self.key_dim, hidden_dim)
+        self.value_dense = self._projection("value", self.value_dim,
+                                            hidden_dim)
         self.output_dense = keras.layers.EinsumDense(
             "blhk,hkd->bld",
             output_shape=(None, hidden_dim),
             bias_axes="d" if self.use_bias else None,
             name="attention_output",
             dtype=self.dtype_policy,
+            **dense_initializers(self.dense_init,
+                                 self.num_heads * self.value_dim),
         )
         for dense in (self.query_dense, self.key_dense, self.value_dense):
             dense.build(input_shape)
@@ -314,5 +327,6 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             use_rotary=self.use_rotary,
             rotary_disable_half=self.rotary_disable_half,
             rotary_scope=self.rotary_scope,
+            dense_init=self.dense_init,
         )
         return config

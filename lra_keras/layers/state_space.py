@@ -17,6 +17,8 @@ References:
 import keras
 from keras import ops
 
+from lra_keras.layers.dense_init import check_dense_init
+from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.legacy import upgrade_config
 
@@ -65,6 +67,9 @@ class StateSpaceLayer(keras.layers.Layer):
             drops only once: the `S5` layer then leaves that dropout to
             the block (see `activation_dropout`); the other layers keep
             theirs.
+        dense_init: `"keras"`, `"torch"` or `"lecun"`: how
+            `output_dense` starts (`lra_keras.layers.dense_init`).
+            Defaults to `"keras"`.
     """
 
     def __init__(
@@ -74,9 +79,11 @@ class StateSpaceLayer(keras.layers.Layer):
         activation="gelu",
         output_activation="glu",
         dropout=0.0,
+        dense_init="keras",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.dense_init = check_dense_init(dense_init)
         if int(state_dim) < 1:
             raise ValueError(
                 f"`state_dim` must be >= 1. Received: state_dim={state_dim}"
@@ -140,7 +147,8 @@ class StateSpaceLayer(keras.layers.Layer):
         self.output_dense = None
         if width is not None:
             self.output_dense = keras.layers.Dense(
-                width, name="output_dense", dtype=dtype
+                width, name="output_dense", dtype=dtype,
+                **dense_initializers(self.dense_init, self.hidden_dim),
             )
             self.output_dense.build((*input_shape[:-1], self.hidden_dim))
         self.built = True
@@ -174,6 +182,7 @@ class StateSpaceLayer(keras.layers.Layer):
             activation=keras.activations.serialize(self.activation),
             output_activation=self.output_activation,
             dropout=self.dropout,
+            dense_init=self.dense_init,
         )
         return config
 

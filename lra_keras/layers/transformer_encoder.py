@@ -8,6 +8,8 @@ References:
 
 import keras
 
+from lra_keras.layers.dense_init import check_dense_init
+from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
 
 
@@ -39,6 +41,9 @@ class TransformerEncoder(keras.layers.Layer):
             `rotary_scope`). Defaults to `False`.
         rotary_scope: `"head"` or `"model"`; see
             `RotaryMultiHeadAttention`. Defaults to `"head"`.
+        dense_init: `"keras"`, `"torch"` or `"lecun"`: how the attention's
+            projections and the feed-forward layers start
+            (`lra_keras.layers.dense_init`). Defaults to `"keras"`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -67,9 +72,11 @@ class TransformerEncoder(keras.layers.Layer):
         use_rotary=True,
         rotary_disable_half=False,
         rotary_scope="head",
+        dense_init="keras",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.dense_init = check_dense_init(dense_init)
         if int(intermediate_dim) < 1:
             raise ValueError(
                 "`intermediate_dim` must be >= 1. Received: "
@@ -112,6 +119,7 @@ class TransformerEncoder(keras.layers.Layer):
             use_rotary=self.use_rotary,
             rotary_disable_half=self.rotary_disable_half,
             rotary_scope=self.rotary_scope,
+            dense_init=self.dense_init,
             name="attention",
             dtype=dtype,
         )
@@ -123,9 +131,11 @@ class TransformerEncoder(keras.layers.Layer):
             activation=self.activation,
             name="ffn_inner",
             dtype=dtype,
+            **dense_initializers(self.dense_init, hidden_dim),
         )
         self.ffn_outer = keras.layers.Dense(
-            hidden_dim, name="ffn_outer", dtype=dtype
+            hidden_dim, name="ffn_outer", dtype=dtype,
+            **dense_initializers(self.dense_init, self.intermediate_dim),
         )
         self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=dtype)
         self.attention_norm.build(input_shape)
@@ -161,5 +171,6 @@ class TransformerEncoder(keras.layers.Layer):
             use_rotary=self.use_rotary,
             rotary_disable_half=self.rotary_disable_half,
             rotary_scope=self.rotary_scope,
+            dense_init=self.dense_init,
         )
         return config

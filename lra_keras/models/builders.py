@@ -13,6 +13,7 @@ from lra_keras.layers import LearnedPositionEmbedding
 from lra_keras.layers import PixelEncoder
 from lra_keras.layers import SequencePooling
 from lra_keras.layers import SinusoidalPositionEmbedding
+from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.models.families import HEAD_KEYS
 from lra_keras.models.families import get_family
 from lra_keras.models.families import make_norm
@@ -217,15 +218,23 @@ def build_classifier(task, model="transformer", *, num_classes,
     inputs = model_inputs(encoder.input["token_ids"].shape[1], towers)
     # === Layers ===
     pool = SequencePooling(pooling, name="pooling")
+    dense_init = arch.get("dense_init", "keras")
+    head_inputs = hidden_dim * (1 if towers == 1 else
+                                4 if pair_features == "nli" else 2)
     head_layers = []
     if head == "mlp":
         head_layers.append(keras.layers.Dense(
             head_hidden_dim or hidden_dim, activation=head_activation,
             name="head_hidden",
+            **dense_initializers(dense_init, head_inputs),
         ))
-    head_layers.append(keras.layers.Dense(num_classes, name="logits"))
+        head_inputs = head_hidden_dim or hidden_dim
+    head_layers.append(keras.layers.Dense(
+        num_classes, name="logits",
+        **dense_initializers(dense_init, head_inputs)))
     tokens_head = (
-        keras.layers.Dense(vocabulary_size, name="token_logits")
+        keras.layers.Dense(vocabulary_size, name="token_logits",
+                           **dense_initializers(dense_init, hidden_dim))
         if token_head else None
     )
     # === Functional Model ===
@@ -297,9 +306,12 @@ def build_pretrainer(task, model="transformer", *, vocabulary_size,
         )
     encoder = build_encoder(model, vocabulary_size=vocabulary_size, **arch)
     inputs = model_inputs(encoder.input["token_ids"].shape[1])
+    initializers = dense_initializers(arch.get("dense_init", "keras"),
+                                      encoder.output.shape[-1])
     if pretrain_loss == "ce":
-        head = keras.layers.Dense(vocabulary_size, name="token_logits")
+        head = keras.layers.Dense(vocabulary_size, name="token_logits",
+                                  **initializers)
     else:
-        head = keras.layers.Dense(1, name="pixel_values")
+        head = keras.layers.Dense(1, name="pixel_values", **initializers)
     outputs = head(encoder(inputs))
     return keras.Model(inputs, outputs, name=f"{task}_{model}_pretrainer")

@@ -95,6 +95,12 @@ SHARED_KEYS = dict(
     # PyTorch's nn.Embedding: the S4 and YCTFS code) or "scaled_normal"
     # (N(0, 1 / hidden_dim), fairseq's MEGA LRA encoder)
     embedding_init="uniform",
+    # the dense projections of the blocks and the head: "keras" (glorot
+    # kernel, zero bias), "torch" (PyTorch's Linear/Conv1d: U(+-1/sqrt(
+    # fan_in)) kernel and bias; the S4, YCTFS and NTFS code) or "lecun"
+    # (flax's lecun_normal, zero bias; the S5 code). MEGA's blocks keep
+    # the MEGA code's own N(0, 0.02) (`layers.MegaEncoder`).
+    dense_init="keras",
     # the pixel tasks' input: "embedding" (a table row per grey value) or
     # "linear" (`PixelEncoder`: ((value / 255 - pixel_mean) / pixel_std) w
     # + b, the S4, S5 and MEGA code), its weights started as
@@ -245,6 +251,7 @@ register(Family(
         rotary_scope=a["rotary_scope"],
         causal=a["causal"],
         attention_implementation=a["attention_implementation"],
+        dense_init=a["dense_init"],
         name=f"transformer_block_{i}",
     )),
     paper="Vaswani et al. 2017; rotary: Su et al. 2021; YCTFS Tables 4-5",
@@ -281,6 +288,7 @@ def _ssm_args(a, name):
         causal=a["causal"],
         output_activation=a["output_activation"],
         dropout=a["dropout"],
+        dense_init=a["dense_init"],
         name=name,
     )
 
@@ -411,6 +419,7 @@ register(Family(
         kernel_initializer=a["kernel_initializer"],
         fft_norm=a["fft_norm"],
         dropout=a["gate_dropout"],
+        dense_init=a["dense_init"],
         name=name,
     )),
     paper="Liu et al. 2021 (gMLP); YCTFS eq. 5 and Table 6",
@@ -435,6 +444,7 @@ register(Family(
         activation=a["activation"],
         causal=a["causal"],
         dropout=a["dropout"],
+        dense_init=a["dense_init"],
         name=name,
     )),
     paper="YCTFS Table 7 and A.2 (the locality probe)",

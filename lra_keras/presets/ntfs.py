@@ -35,6 +35,10 @@ lra-<task>.yaml`), the same for every row:
   "replace[s] the positional embeddings with ... rotary": the rotary rows
   here have no summed sinusoids; the code as committed would add both
   (see "Not representable").
+- Dense layers: PyTorch `nn.Linear`s at `reset_parameters` (the
+  attention's projections, the feed-forward block, DLR's output, the
+  decoders), kernel and bias U(+-1/sqrt(fan_in)): `dense_init="torch"`,
+  every row.
 - Inputs: `encoder: embedding` (PyTorch `nn.Embedding`, N(0, 1):
   `embedding_init="normal"`) for the token tasks; `encoder: linear`
   (`configs/pipeline/cifar.yaml` line 14, extended by `pathfinder.yaml`
@@ -231,6 +235,7 @@ Not representable here yet (new keys or code):
 
 PAPER = {
     ("pathx", "transformer"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
         activation="gelu", position_embedding="rotary", max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
@@ -249,6 +254,7 @@ PAPER = {
         ),
     ),
     ("pathx256", "transformer"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
         activation="gelu", position_embedding="rotary", max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
@@ -264,6 +270,7 @@ PAPER = {
         ),
     ),
     ("listops", "dlr"): dict(
+        dense_init="torch",
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=1024,
         init="structured", dt_min=1e-4, dt_max=0.1, output_activation="glu",
         dt_transform="softplus", B_clip=2.0,
@@ -280,6 +287,7 @@ PAPER = {
         ),
     ),
     ("text", "dlr"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
@@ -296,6 +304,7 @@ PAPER = {
         ),
     ),
     ("retrieval", "dlr"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
@@ -315,6 +324,7 @@ PAPER = {
         ),
     ),
     ("image", "dlr"): dict(
+        dense_init="torch",
         hidden_dim=512, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
@@ -334,6 +344,7 @@ PAPER = {
         ),
     ),
     ("pathfinder", "dlr"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
@@ -354,6 +365,7 @@ PAPER = {
         ),
     ),
     ("pathx", "dlr"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
@@ -372,6 +384,7 @@ PAPER = {
         ),
     ),
     ("pathx256", "dlr"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,

@@ -61,6 +61,12 @@ from:
   Linear(4D, D) -> GELU -> Linear (`decoders.py` lines 178-200), our
   "mlp" head with "nli" features (in the order `[u, v, u * v, u - v]`).
 
+- The dense layers (the block's `output_linear`, the decoders) are
+  PyTorch `nn.Linear`s started by `reset_parameters`, kernel and bias
+  U(+-1/sqrt(fan_in)): `dense_init="torch"` (the layer config's
+  `initializer: null`, `configs/model/layer/s4.yaml`, adds none of its
+  own).
+
 - The pixel tasks: `encoder: linear` (`configs/pipeline/cifar.yaml`, which
   `pathfinder.yaml` and `pathx.yaml` extend), an `nn.Linear(1, d_model)`
   (PyTorch's U(-1, 1) at fan-in 1) on the normalised grey value:
@@ -86,6 +92,7 @@ warmup + cosine as "cosine".
 
 PAPER = {
     ("listops", "s4"): dict(
+        dense_init="torch",
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=64,
         init="legs", dt_min=0.001, dt_max=0.1, output_activation="glu",
         dt_transform="softplus", B_clip=2.0,
@@ -102,6 +109,7 @@ PAPER = {
         ),
     ),
     ("listops", "s4d"): dict(
+        dense_init="torch",
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=64,
         init="legs", dt_min=0.001, dt_max=0.1, output_activation="glu",
         dt_transform="softplus", B_clip=2.0,
@@ -119,6 +127,7 @@ PAPER = {
         ),
     ),
     ("text", "s4"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
@@ -135,6 +144,7 @@ PAPER = {
         ),
     ),
     ("text", "s4d"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
@@ -152,6 +162,7 @@ PAPER = {
         ),
     ),
     ("retrieval", "s4"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
@@ -169,6 +180,7 @@ PAPER = {
         ),
     ),
     ("retrieval", "s4d"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
@@ -187,6 +199,7 @@ PAPER = {
         ),
     ),
     ("image", "s4"): dict(
+        dense_init="torch",
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
         dt_transform="softplus", B_clip=2.0,
@@ -204,6 +217,7 @@ PAPER = {
         ),
     ),
     ("image", "s4d"): dict(
+        dense_init="torch",
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
         dt_transform="softplus", B_clip=2.0,
@@ -222,6 +236,7 @@ PAPER = {
         ),
     ),
     ("pathfinder", "s4"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
@@ -240,6 +255,7 @@ PAPER = {
         ),
     ),
     ("pathfinder", "s4d"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
@@ -259,6 +275,7 @@ PAPER = {
         ),
     ),
     ("pathx", "s4"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
@@ -277,6 +294,7 @@ PAPER = {
         ),
     ),
     ("pathx", "s4d"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
@@ -296,6 +314,7 @@ PAPER = {
         ),
     ),
     ("pathx256", "s4"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
@@ -314,6 +333,7 @@ PAPER = {
         ),
     ),
     ("pathx256", "s4d"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,

@@ -33,7 +33,10 @@ Dense on [u, v, u - v, u * v] (seq_model.py lines 206-220). Optimizer
 groups (`s5/train_helpers.py` lines 141-251): Lambda, B and log_step at
 the SSM rate without decay, every other parameter (C, D, norms, biases,
 encoder) at the global rate with decay: `weight_decay_on=
-"all_but_dynamics"`; optax's AdamW eps 1e-8 (the default).
+"all_but_dynamics"`; optax's AdamW eps 1e-8 (the default). flax's Dense
+layers start at their default, `lecun_normal` kernels and zero biases
+(`out2`, layers.py line 41; the decoder, seq_model.py line 143):
+`dense_init="lecun"`.
 
 Not representable here yet: the opt_config variants "BfastandCdecay"
 (ListOps, CIFAR: B at the global rate with decay) and "BandCdecay" (Path-X:
@@ -52,6 +55,7 @@ PathX-256.
 
 PAPER = {
     ("listops", "s5"): dict(
+        dense_init="lecun",
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=16,
         num_blocks=8, dt_min=0.001, dt_max=0.1,
         # --activation_fn=half_glu2 (run_lra_listops.sh line 1)
@@ -66,6 +70,7 @@ PAPER = {
         source="S5 LRA run script run_lra_listops.sh (Smith et al. 2023)",
     ),
     ("text", "s5"): dict(
+        dense_init="lecun",
         hidden_dim=256, num_layers=6, state_dim=192, num_blocks=12,
         dt_min=0.001, dt_max=0.1,
         # --activation_fn=half_glu2 (run_lra_imdb.sh line 1)
@@ -81,6 +86,7 @@ PAPER = {
         source="S5 LRA run script run_lra_imdb.sh (Smith et al. 2023)",
     ),
     ("retrieval", "s5"): dict(
+        dense_init="lecun",
         hidden_dim=128, num_layers=6, state_dim=256, num_blocks=16,
         dt_min=0.001, dt_max=0.1, output_activation="half_glu", dropout=0.0,
         prenorm=True, pooling="mean", learning_rate=0.002,
@@ -97,6 +103,7 @@ PAPER = {
         source="S5 LRA run script run_lra_aan.sh (Smith et al. 2023)",
     ),
     ("image", "s5"): dict(
+        dense_init="lecun",
         hidden_dim=512, num_layers=6, state_dim=384, num_blocks=3,
         dt_min=0.001, dt_max=0.1, output_activation="half_glu", dropout=0.1,
         prenorm=True, pooling="mean", learning_rate=0.0045,
@@ -111,6 +118,7 @@ PAPER = {
         source="S5 LRA run script run_lra_cifar.sh (Smith et al. 2023)",
     ),
     ("pathfinder", "s5"): dict(
+        dense_init="lecun",
         hidden_dim=192, num_layers=6, state_dim=256, num_blocks=8,
         dt_min=0.001, dt_max=0.1, output_activation="half_glu", dropout=0.05,
         prenorm=True, pooling="mean", learning_rate=0.0045,
@@ -125,6 +133,7 @@ PAPER = {
         source="S5 LRA run script run_lra_pathfinder.sh (Smith et al. 2023)",
     ),
     ("pathx", "s5"): dict(
+        dense_init="lecun",
         hidden_dim=128, num_layers=6, state_dim=256, num_blocks=16,
         dt_min=1e-4, dt_max=0.1, output_activation="half_glu", dropout=0.0,
         prenorm=True, pooling="mean", learning_rate=0.0018,
@@ -139,6 +148,7 @@ PAPER = {
         source="S5 LRA run script run_lra_pathx.sh (Smith et al. 2023)",
     ),
     ("pathx256", "s5"): dict(
+        dense_init="lecun",
         hidden_dim=128, num_layers=6, state_dim=256, num_blocks=16,
         dt_min=1e-4, dt_max=0.1, output_activation="half_glu", dropout=0.0,
         prenorm=True, pooling="max", learning_rate=0.0018,

@@ -62,6 +62,12 @@ weights are never tested, `train.py` line 66, so the published number is
 the best checkpoint's) and Pathfinder's random split and flips + affine
 augmentation of the three sets (`src/data_loaders/pathfinder.py`).
 
+Every row: the dense layers are PyTorch `nn.Linear`s (`src/models/
+layers/gmlp.py`, `transformer_encoder_layer.py`, `src/models/modules/
+rotary_multihead_attention.py`, `src/tasks/heads/classification_head.py`)
+and the small-kernel convolution an `nn.Conv1d`, all at PyTorch's
+initialisation, kernel and bias U(+-1/sqrt(fan_in)): `dense_init="torch"`.
+
 gMLP (Table 6): LayerNorm, GELU, mean pooling in every column. Table 6
 lists a maximum sequence length of 4096 for Text retrieval; the LRA
 documents are 4000 bytes (`lra_keras.tasks`), and a kernel over the whole
@@ -104,6 +110,7 @@ the hard set.
 
 PAPER = {
     ("listops", "transformer"): dict(
+        dense_init="torch",
         sequence_length=2000, hidden_dim=256, num_layers=6, num_heads=4,
         intermediate_dim=512, activation="relu", position_embedding="rotary",
         max_wavelength=10000, rotary_disable_half=False, dropout=0.0,
@@ -121,6 +128,7 @@ PAPER = {
         ),
     ),
     ("image", "transformer"): dict(
+        dense_init="torch",
         hidden_dim=160, num_layers=10, num_heads=4, intermediate_dim=320,
         activation="relu", position_embedding="rotary", max_wavelength=1000,
         rotary_disable_half=True, dropout=0.0, pooling="mean",
@@ -140,6 +148,7 @@ PAPER = {
         ),
     ),
     ("pathfinder", "transformer"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, num_heads=4, intermediate_dim=256,
         activation="relu", position_embedding="rotary", max_wavelength=10000,
         rotary_disable_half=True, dropout=0.0, pooling="mean",
@@ -159,6 +168,7 @@ PAPER = {
         ),
     ),
     ("text", "transformer"): dict(
+        dense_init="torch",
         hidden_dim=256, num_layers=8, num_heads=4, intermediate_dim=512,
         activation="relu", position_embedding="rotary", max_wavelength=10000,
         rotary_disable_half=True, dropout=0.0, pooling="mean",
@@ -179,6 +189,7 @@ PAPER = {
         ),
     ),
     ("retrieval", "transformer"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, num_heads=4, intermediate_dim=256,
         activation="relu", position_embedding="rotary", max_wavelength=10000,
         rotary_disable_half=True, dropout=0.0, pooling="mean",
@@ -198,6 +209,7 @@ PAPER = {
         ),
     ),
     ("listops", "gmlp"): dict(
+        dense_init="torch",
         sequence_length=2000, hidden_dim=128, num_layers=6,
         intermediate_dim=256, activation="gelu", num_kernel_channels=4,
         dropout=0.0, pooling="mean", learning_rate=0.001, batch_size=32,
@@ -209,6 +221,7 @@ PAPER = {
         source="You Can Train from Scratch, Table 6 (ListOps, gMLP)",
     ),
     ("image", "gmlp"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=10, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=48, weight_decay=0.1, epochs=200,
@@ -220,6 +233,7 @@ PAPER = {
         source="You Can Train from Scratch, Table 6 (CIFAR10, gMLP)",
     ),
     ("pathfinder", "gmlp"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -235,6 +249,7 @@ PAPER = {
         ),
     ),
     ("text", "gmlp"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.1, pooling="mean",
         learning_rate=0.001, batch_size=16, weight_decay=0.2, epochs=80,
@@ -249,6 +264,7 @@ PAPER = {
         ),
     ),
     ("retrieval", "gmlp"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.0, pooling="mean", learning_rate=3e-4,
         batch_size=64, weight_decay=0.1, epochs=60, schedule="plateau",
@@ -260,6 +276,7 @@ PAPER = {
         source="You Can Train from Scratch, Table 6 (Text retrieval, gMLP)",
     ),
     ("listops", "conv"): dict(
+        dense_init="torch",
         sequence_length=2000, hidden_dim=128, num_layers=6,
         intermediate_dim=256, activation="relu", kernel_size=31, groups=1,
         dropout=0.0, pooling="mean", learning_rate=0.001, batch_size=32,
@@ -271,6 +288,7 @@ PAPER = {
         source="You Can Train from Scratch, Tables 7 and 1 (ListOps, K=31)",
     ),
     ("image", "conv"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="relu",
         kernel_size=61, groups=1, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=64, weight_decay=0.1, epochs=200,
@@ -282,6 +300,7 @@ PAPER = {
         source="You Can Train from Scratch, Tables 7 and 1 (CIFAR10, K=61)",
     ),
     ("pathfinder", "conv"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="relu",
         kernel_size=61, groups=32, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -297,6 +316,7 @@ PAPER = {
         ),
     ),
     ("text", "conv"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=4, intermediate_dim=256, activation="relu",
         kernel_size=7, groups=1, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=16, weight_decay=0.2, epochs=80,
@@ -311,6 +331,7 @@ PAPER = {
         ),
     ),
     ("retrieval", "conv"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=4, intermediate_dim=256, activation="relu",
         kernel_size=7, groups=1, dropout=0.0, pooling="mean",
         learning_rate=3e-4, batch_size=64, weight_decay=0.1, epochs=60,
@@ -326,6 +347,7 @@ PAPER = {
         ),
     ),
     ("pathx", "gmlp"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -341,6 +363,7 @@ PAPER = {
         ),
     ),
     ("pathx256", "gmlp"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -356,6 +379,7 @@ PAPER = {
         ),
     ),
     ("pathx", "conv"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="relu",
         kernel_size=61, groups=32, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -371,6 +395,7 @@ PAPER = {
         ),
     ),
     ("pathx256", "conv"): dict(
+        dense_init="torch",
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="relu",
         kernel_size=61, groups=32, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
