@@ -67,6 +67,17 @@ COMMON_KEYS = dict(
     # the family's step-size weights (dt): "ssm" (at ssm_learning_rate) or
     # "global" (at learning_rate, S4's `lr: {dt: null}`)
     dt_learning_rate="ssm",
+    # True: dt decays as the weights that `weight_decay_on` decays, though
+    # a dynamics weight (S5's --dt_global puts log_step in optax's
+    # "regular" AdamW group, s5/train_helpers.py lines 146-150 and 163)
+    dt_weight_decay=False,
+    # the family's input matrix B (`Family.input_matrix`): its rate, "ssm"
+    # or "global" as dt's, and whether it decays, as dt_weight_decay
+    # (S5's --opt_config: "BandCdecay" decays B at the SSM rate,
+    # "BfastandCdecay" trains it at the global rate with decay;
+    # s5/train_helpers.py lines 168-222)
+    B_learning_rate="ssm",
+    B_weight_decay=False,
     weight_decay=0.0,
     # which weights decay (lra_keras.training.optimization.WEIGHT_DECAY_ON)
     weight_decay_on="all_but_norms_biases_dynamics",
@@ -79,6 +90,12 @@ COMMON_KEYS = dict(
     adam_epsilon_style="torch",
     warmup_steps=0,
     schedule="constant",  # "constant" | "cosine" | "linear" | "plateau"
+    # how "constant" and "cosine" count steps: "keras" (step t at the
+    # schedule's value at t: warmup from 0, the cosine's phase from the
+    # warmup's end) or "s5" (S5's loop: step 0 at the peak, the rate set
+    # after each step, the cosine's phase from step 0;
+    # optimizers.S5Schedule); "linear" and "plateau" ignore it
+    schedule_style="keras",
     # where the cosine or linear decay reaches 0; None: the run's last step
     schedule_steps=None,
     warmup_power=1.0,  # "linear": the warmup's power (fairseq's)

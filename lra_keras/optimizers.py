@@ -12,7 +12,11 @@ PyTorch trainers get from learning-rate schedulers and parameter groups:
   `final_decay_step` on (YCTFS: the last 10% of the training steps);
 - rate multipliers per variable name, for a separate rate of the SSM/EMA
   parameters (S4 `layer.lr`, S5 `ssm_lr`), which keep the global schedule's
-  shape (warmup, decay, plateau) as a PyTorch parameter group does.
+  shape (warmup, decay, plateau) as a PyTorch parameter group does; a
+  variable so scaled that decays decays at its own rate too.
+
+`S5Schedule` is the rate that S5's training loop sets by hand, step by
+step (its first step at the peak, its cosine counted from step 0).
 
 The plateau state (scale, best loss, epochs without improvement) lives in
 optimizer variables, so it is saved with the optimizer by `model.save`
@@ -30,9 +34,11 @@ References:
   configs/scheduler/train_plateau.yaml, configs/scheduler/
   constant_w_cooldown.yaml, src/training/scheduler_builder.py,
   src/training/trainer.py; keras/src/optimizers/base_optimizer.py,
-  keras/src/optimizers/multi_optimizer.py (Keras 3.15).
+  keras/src/optimizers/multi_optimizer.py (Keras 3.15); lindermanlab/S5
+  s5/train.py, s5/train_helpers.py (`S5Schedule`).
 """
 
+import math
 import re
 
 import keras
@@ -181,9 +187,11 @@ class ScheduledAdamW(AdamW):
     The rate at step `t` is `learning_rate(t) * scale`, times
     `final_decay_factor` once `t >= final_decay_step`. A variable whose
     path matches a pattern of `rate_multipliers` takes its Adam step with
-    that rate times the multiplier (weight decay keeps the global rate;
-    exclude such variables from weight decay with
-    `weight_decay_excluded`).
+    that rate times the multiplier, and its weight decay too (unless
+    `weight_decay_excluded` excludes it): `w * weight_decay * rate *
+    multiplier`, as in a PyTorch parameter group with its own `lr` and in
+    optax's `adamw` of one `multi_transform` group (S5's "BandCdecay" B,
+    s5/train_helpers.py lines 188-189).
 
     Args:
         learning_rate: float or `LearningRateSchedule`. The rate before
@@ -295,6 +303,21 @@ class ScheduledAdamW(AdamW):
             self._get_variable_index(variable)
         ]
 
+    def _apply_weight_decay(self, variables):
+        scaled = [v for v in variables if self._rate_multiplier(v) != 1.0]
+        if not scaled or not self.weight_decay:
+            return super()._apply_weight_decay(variables)
+        super()._apply_weight_decay(
+            [v for v in variables if self._rate_multiplier(v) == 1.0])
+        for variable in scaled:
+            if self._use_weight_decay(variable):
+                # decoupled decay at the variable's own rate
+                rate = keras.ops.cast(self.learning_rate, variable.dtype)
+                decay = keras.ops.cast(
+                    self.weight_decay * self._rate_multiplier(variable),
+                    variable.dtype)
+                variable.assign(variable - variable * decay * rate)
+
     def get_config(self):
         config = super().get_config()
         config.update(
@@ -358,3 +381,67 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         return dict(peak=self.peak, warmup_steps=self.warmup_steps,
                     decay_steps=self.decay_steps,
                     warmup_power=self.warmup_power)
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class S5Schedule(keras.optimizers.schedules.LearningRateSchedule):
+    """The rate of each step of S5's training loop.
+
+    S5 sets the rate by hand. The optimizer starts at the peak
+    (`create_train_state` injects `learning_rate=lr`, s5/train_helpers.py
+    lines 161-163, 188-191, 216-218); after the update of step `s`
+    (counted from 0) the loop sets the rate of step `s + 1` to `f(s)`
+    (`update_learning_rate_per_step`, lines 49-65, called after each
+    `train_step`, lines 355-356), where `f` is the epoch's function
+    (s5/train.py lines 167-180): `linear_warmup`, `peak (s + 1) / W`,
+    in the `warmup_end` epochs (W steps), then `cosine_annealing(s, peak,
+    D)` with `D = T - W`, `peak (1 + cos(pi min(s, D) / D)) / 2`
+    (train_helpers.py lines 12-21; `lr_min` 0, `run_train.py`'s default,
+    which no run script changes). Its phase counts from step 0, not from
+    the warmup's end: the cosine starts below the peak and reaches 0 at
+    step `T - W`, W steps before the last. The rate of step `t` is thus
+
+        peak                                    t = 0
+        peak t / W                              1 <= t <= W
+        peak (1 + cos(pi min(t - 1, D) / D)) / 2    t > W
+
+    (`cosine=False`: `peak` for t > W, `constant_lr`). Keras's
+    `CosineDecay` with a warmup gives 0 at t = 0, the same warmup, and
+    the phase `(t - W) / D`.
+
+    Args:
+        peak: float. The rate after the warmup (S5's `lr`).
+        warmup_steps: int >= 0. W, `warmup_end` epochs of steps.
+        total_steps: int > warmup_steps. T, `epochs` epochs of steps.
+        cosine: bool. S5's `--cosine_anneal`. Defaults to True.
+    """
+
+    def __init__(self, peak, warmup_steps, total_steps, cosine=True):
+        if int(warmup_steps) < 0 or int(total_steps) <= int(warmup_steps):
+            raise ValueError(
+                "`warmup_steps` must be >= 0 and `total_steps` larger. "
+                f"Received: warmup_steps={warmup_steps}, "
+                f"total_steps={total_steps}"
+            )
+        self.peak = float(peak)
+        self.warmup_steps = int(warmup_steps)
+        self.total_steps = int(total_steps)
+        self.cosine = bool(cosine)
+
+    def __call__(self, step):
+        ops = keras.ops
+        t = ops.cast(step, "float32")
+        W = float(self.warmup_steps)
+        D = float(self.total_steps - self.warmup_steps)
+        warm = self.peak * t / max(W, 1.0)
+        if self.cosine:
+            phase = ops.clip(t - 1.0, 0.0, D) / D
+            after = self.peak * 0.5 * (1.0 + ops.cos(math.pi * phase))
+        else:
+            after = self.peak + 0.0 * t
+        rate = ops.where(t <= W, warm, after)
+        return ops.where(t < 1.0, self.peak, rate)
+
+    def get_config(self):
+        return dict(peak=self.peak, warmup_steps=self.warmup_steps,
+                    total_steps=self.total_steps, cosine=self.cosine)

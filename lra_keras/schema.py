@@ -97,12 +97,18 @@ _TEXT = Rule(str)
 
 # The learning-rate schedules of `lra_keras.training.make_schedule`.
 SCHEDULES = ("constant", "cosine", "linear", "plateau")
+# how "constant" and "cosine" count their steps (`make_schedule`; the
+# other schedules ignore it): Keras's `CosineDecay`, or the S5 training
+# loop's (`optimizers.S5Schedule`)
+SCHEDULE_STYLES = ("keras", "s5")
 # `lra_keras.training.optimization`'s choices (which weights decay; the rate
 # of the step sizes); there with their meaning, here because this module
 # imports no Keras.
 WEIGHT_DECAY_ON = ("all", "all_but_dynamics",
                    "all_but_norms_biases_dynamics", "kernels")
 DT_LEARNING_RATES = ("ssm", "global")
+# the rate of the input matrix B (`B_learning_rate`), as of dt
+B_LEARNING_RATES = DT_LEARNING_RATES
 # where AdamW adds epsilon (lra_keras.optimizers.AdamW)
 EPSILON_STYLES = ("keras", "torch")
 # how dense projections start (lra_keras.layers.dense_init)
@@ -138,6 +144,9 @@ RULES = dict(
     learning_rate=_rate(),
     ssm_learning_rate=_rate(optional=True),
     dt_learning_rate=Rule(str, choices=DT_LEARNING_RATES),
+    dt_weight_decay=Rule(bool),
+    B_learning_rate=Rule(str, choices=B_LEARNING_RATES),
+    B_weight_decay=Rule(bool),
     weight_decay=Rule(float, minimum=0),
     weight_decay_on=Rule(str, choices=WEIGHT_DECAY_ON),
     adam_beta_1=Rule(float, minimum=0, maximum=0.999999),
@@ -146,6 +155,7 @@ RULES = dict(
     adam_epsilon_style=Rule(str, choices=EPSILON_STYLES),
     warmup_steps=Rule(int, minimum=0),
     schedule=Rule(str, choices=SCHEDULES),
+    schedule_style=Rule(str, choices=SCHEDULE_STYLES),
     schedule_steps=_count(optional=True),
     warmup_power=Rule(float, positive=True),
     plateau_factor=Rule(float, positive=True, maximum=1),
@@ -190,6 +200,9 @@ RULES = dict(
     dt_max=Rule(float, positive=True),
     dt_transform=Rule(str, choices=("exp", "softplus")),
     B_clip=Rule(float, positive=True, optional=True),
+    # S4's trained C or C~ = C (I - A_bar^L) (`lra_keras.layers.S4`)
+    C_parameterization=Rule(str, choices=("c", "c_tilde")),
+    kernel_length=_count(optional=True),
     causal=Rule(bool),
     prenorm=Rule(bool),
     norm=Rule(str, choices=("layer", "batch")),
@@ -252,6 +265,27 @@ def check(hp, origins=None):
             "input_encoder='linear' encodes grey values: only the pixel "
             f"tasks (no padding) take it, not task={hp.get('task')!r}"
         )
+    if hp.get("weight_decay_on") == "kernels":
+        for key in ("B_weight_decay", "dt_weight_decay"):
+            if hp.get(key):
+                problems.append(
+                    f"{key}=True decays a dynamics weight, which "
+                    "weight_decay_on='kernels' (matrices only) never decays"
+                )
+    if hp.get("C_parameterization") == "c_tilde":
+        # C~ is attuned to kernel_length: no input may be longer (`S4`).
+        length = hp.get("kernel_length")
+        if length is None:
+            problems.append(
+                "C_parameterization='c_tilde' needs kernel_length (an int)"
+            )
+        elif (hp.get("sequence_length") is not None
+              and length < hp["sequence_length"]):
+            problems.append(
+                f"kernel_length={length!r} < sequence_length="
+                f"{hp['sequence_length']!r}: with C_parameterization="
+                "'c_tilde' no input may be longer than kernel_length"
+            )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:
             problems.append(

@@ -397,3 +397,186 @@ def test_the_progress_bar_replaces_keras_own_in_fit(capsys):
     assert "2/2" in out and "loss:" in out
     model.fit(x, y, epochs=2, verbose=0, callbacks=[RunProgress()])
     assert capsys.readouterr().out == ""
+
+
+# === S5's optimizer groups and schedule (lindermanlab/S5) ===
+
+# S5's `--opt_config` and `--dt_global` as row keys.
+OPT_CONFIGS = {
+    "standard": {},
+    "BandCdecay": dict(B_weight_decay=True),
+    "BfastandCdecay": dict(B_learning_rate="global", B_weight_decay=True),
+}
+DT_GLOBAL = dict(dt_learning_rate="global", dt_weight_decay=True)
+# The parameter of S5's code that each S5 layer variable holds.
+S5_NAMES = {"ssm_Lambda_real": "Lambda_re", "ssm_Lambda_imag": "Lambda_im",
+            "ssm_log_dt": "log_step", "ssm_B_real": "B", "ssm_B_imag": "B",
+            "C_real": "C", "C_imag": "C", "D": "D", "kernel": "kernel",
+            "bias": "bias"}
+
+
+def _s5_group(opt_config, dt_global, name, lr, ssm_lr, wd):
+    """(Adam rate, decay as a fraction of the weight) of S5's parameter
+    `name`, as s5/train_helpers.py lines 141-222 and 60-63 group it: Adam
+    "ssm" at ssm_lr; "none" (BandCdecay's B) AdamW at ssm_lr; every other
+    leaf (flax's "norm" is a module, never a leaf) AdamW "regular" at lr.
+    optax's AdamW decays by lr * wd * w."""
+    ssm = {"B", "Lambda_re", "Lambda_im", "log_step"}
+    if opt_config != "standard":
+        ssm.discard("B")
+    if dt_global:
+        ssm.discard("log_step")
+    if name in ssm:
+        return ssm_lr, 0.0
+    if opt_config == "BandCdecay" and name == "B":
+        return ssm_lr, wd * ssm_lr
+    return lr, wd * lr
+
+
+@pytest.mark.parametrize("dt_global", [False, True])
+@pytest.mark.parametrize("opt_config", list(OPT_CONFIGS))
+def test_s5_weights_train_and_decay_as_s5s_opt_config_says(opt_config,
+                                                            dt_global):
+    from lra_keras.layers import S5
+
+    lr, ssm_lr, wd = 0.01, 0.001, 0.5
+    layer = S5(state_dim=4, num_blocks=1, causal=False,
+               output_activation="half_glu")
+    layer.build((None, 8, 3))
+    variables = layer.trainable_variables
+    assert {v.name for v in variables} == set(S5_NAMES)
+    hp = _hp(model="s5", learning_rate=lr, ssm_learning_rate=ssm_lr,
+             weight_decay=wd, weight_decay_on="all_but_dynamics",
+             **OPT_CONFIGS[opt_config], **(DT_GLOBAL if dt_global else {}))
+    start = [to_numpy(v).copy() for v in variables]
+    moved = {}
+    for grad in (0.0, 1.0):
+        for v, w in zip(variables, start):
+            v.assign(w)
+        optimizer = make_optimizer(hp, 10)
+        optimizer.apply([keras.ops.full(v.shape, grad) for v in variables],
+                        variables)
+        moved[grad] = [w - to_numpy(v) for v, w in zip(variables, start)]
+    for v, w, decay, step in zip(variables, start, moved[0.0], moved[1.0]):
+        rate, decay_rate = _s5_group(opt_config, dt_global, S5_NAMES[v.name],
+                                     lr, ssm_lr, wd)
+        # A zero gradient makes Adam's step 0: only the decay is left.
+        np.testing.assert_allclose(decay, w * decay_rate, rtol=1e-3,
+                                   atol=1e-7, err_msg=v.name)
+        # A unit gradient adds Adam's first step, the rate itself.
+        np.testing.assert_allclose(step - decay, rate, rtol=1e-3,
+                                   err_msg=v.name)
+
+
+# The scripts' --opt_config and --dt_global (bin/run_experiments/
+# run_lra_<task>.sh of lindermanlab/S5).
+S5_SCRIPTS = {"listops": ("BfastandCdecay", False),
+              "text": ("standard", True),
+              "retrieval": ("standard", True),
+              "image": ("BfastandCdecay", False),
+              "pathfinder": ("standard", False),
+              "pathx": ("BandCdecay", False)}
+
+
+@pytest.mark.parametrize("task", list(S5_SCRIPTS))
+def test_s5_rows_set_their_scripts_opt_config(task):
+    from lra_keras.hparams import get_hparams
+
+    opt_config, dt_global = S5_SCRIPTS[task]
+    expected = dict(B_learning_rate="ssm", B_weight_decay=False,
+                    dt_learning_rate="ssm", dt_weight_decay=False)
+    expected.update(OPT_CONFIGS[opt_config], **(DT_GLOBAL if dt_global
+                                                 else {}))
+    hp = get_hparams(task, "s5")
+    assert {key: hp[key] for key in expected} == expected
+    assert hp["schedule_style"] == "s5"
+
+
+def test_moving_b_needs_a_family_that_declares_it():
+    for model in ("transformer", "s4"):
+        with pytest.raises(ValueError, match="input_matrix"):
+            make_optimizer(_hp(model=model, ssm_learning_rate=1e-3,
+                               B_learning_rate="global"), 10)
+    with pytest.raises(ValueError, match="kernels"):
+        make_optimizer(_hp(model="s5", weight_decay_on="kernels",
+                           B_weight_decay=True), 10)
+
+
+def test_schema_rejects_b_keys_that_cannot_apply():
+    from lra_keras.hparams import get_hparams
+
+    with pytest.raises(ValueError, match="B_weight_decay"):
+        get_hparams("listops", "s5", weight_decay_on="kernels")
+    with pytest.raises(ValueError, match="B_learning_rate"):
+        get_hparams("listops", "s5", B_learning_rate="fast")
+
+
+def _s5_loop_rates(peak, steps_per_epoch, epochs, warmup_end, cosine):
+    """The rate of every step as S5's loop sets it, in numpy:
+    `create_train_state` injects the peak (s5/train_helpers.py line 218);
+    each epoch picks its function (s5/train.py lines 166-180); after each
+    step the rate becomes that function of the step just taken
+    (train_helpers.py lines 49-65, 355-356; `linear_warmup` and
+    `cosine_annealing` lines 12-21, lr_min 0)."""
+
+    def linear_warmup(step, end_step):
+        return peak * (step + 1) / end_step
+
+    def cosine_annealing(step, end_step):
+        count = np.minimum(step, end_step)
+        return peak * 0.5 * (1 + np.cos(np.pi * count / end_step))
+
+    rates, rate, step = [], peak, 0
+    for epoch in range(epochs):
+        if epoch < warmup_end:
+            fn, end = linear_warmup, steps_per_epoch * warmup_end
+        elif cosine:
+            fn = cosine_annealing
+            end = steps_per_epoch * epochs - steps_per_epoch * warmup_end
+        else:
+            fn, end = (lambda step, end_step: peak), None
+        for _ in range(steps_per_epoch):
+            rates.append(rate)
+            rate = fn(step, end)
+            step += 1
+    return np.array(rates)
+
+
+@pytest.mark.parametrize("cosine", [True, False])
+@pytest.mark.parametrize("warmup_end", [0, 1, 2])
+def test_s5_schedule_style_is_s5s_loop(warmup_end, cosine):
+    from lra_keras.training import make_schedule
+
+    peak, per_epoch, epochs = 0.003, 5, 6
+    total = per_epoch * epochs
+    hp = _hp(learning_rate=peak, schedule="cosine" if cosine else "constant",
+             warmup_steps=per_epoch * warmup_end, schedule_style="s5")
+    rate = make_schedule(hp, total)
+    steps = np.arange(total)
+    np.testing.assert_allclose(
+        to_numpy(rate(steps)),
+        _s5_loop_rates(peak, per_epoch, epochs, warmup_end, cosine),
+        rtol=1e-5, atol=1e-10)
+    # A technique's "plateau" over an S5 row keeps its own shape.
+    s5, keras_style = (
+        make_schedule(dict(hp, schedule="plateau", schedule_style=style),
+                      total) for style in ("s5", "keras"))
+    for t in (0, 1, 5, total - 1):
+        assert (float(to_numpy(s5(t))) if callable(s5) else s5) == (
+            float(to_numpy(keras_style(t))) if callable(keras_style)
+            else keras_style)
+
+
+def test_s5_first_step_trains_at_the_peak():
+    # Keras's warmup starts at 0; S5's loop runs its first step at the
+    # injected peak (s5/train_helpers.py line 218).
+    lr = 0.01
+    moved = {}
+    for style in ("keras", "s5"):
+        hp = _hp(learning_rate=lr, schedule="cosine", warmup_steps=10,
+                 schedule_style=style)
+        model = _model(make_optimizer(hp, 100))
+        model.train_on_batch(X, Y)
+        moved[style] = 1 - _weights(model)[1]
+    np.testing.assert_allclose(moved["keras"], 0.0, atol=1e-7)
+    np.testing.assert_allclose(moved["s5"], [lr, 0, lr], rtol=1e-4)

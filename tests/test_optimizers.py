@@ -150,3 +150,15 @@ def test_warmup_linear_decay_is_fairseqs_linear_schedule(power):
     assert rebuilt.get_config() == schedule.get_config()
     with pytest.raises(ValueError, match="decay_steps"):
         WarmupLinearDecay(peak, 10, 10)
+
+
+def test_s5_schedule_round_trips_and_rejects_a_short_run():
+    from lra_keras.optimizers import S5Schedule
+
+    schedule = S5Schedule(0.003, 10, 50, cosine=False)
+    config = keras.optimizers.schedules.serialize(schedule)
+    assert config["registered_name"] == "lra_keras>S5Schedule"
+    rebuilt = keras.optimizers.schedules.deserialize(config)
+    assert rebuilt.get_config() == schedule.get_config()
+    with pytest.raises(ValueError, match="total_steps"):
+        S5Schedule(0.003, 10, 10)

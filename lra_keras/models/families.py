@@ -43,7 +43,11 @@ class Family:
             it is set.
         timescales: tuple of str. The names among `dynamics` that are the
             discretisation step (dt): with `dt_learning_rate="global"` they
-            train at the global rate instead of `ssm_learning_rate`.
+            train at the global rate instead of `ssm_learning_rate`;
+            `dt_weight_decay=True` decays them.
+        input_matrix: tuple of str. The names among `dynamics` that hold
+            the input matrix B: `B_learning_rate` and `B_weight_decay`
+            choose their rate and decay (S5's `--opt_config`).
         paper: str. Where the family comes from.
     """
 
@@ -52,13 +56,16 @@ class Family:
     block: object
     dynamics: tuple = ()
     timescales: tuple = ()
+    input_matrix: tuple = ()
     paper: str = ""
 
     def __post_init__(self):
-        if not set(self.timescales) <= set(self.dynamics):
+        if not set(self.timescales) | set(self.input_matrix) <= set(
+                self.dynamics):
             raise ValueError(
-                f"The timescales of family {self.name!r} must be among its "
-                f"dynamics. Received: timescales={self.timescales}, "
+                f"The timescales and input matrix of family {self.name!r} "
+                f"must be among its dynamics. Received: timescales="
+                f"{self.timescales}, input_matrix={self.input_matrix}, "
                 f"dynamics={self.dynamics}"
             )
 
@@ -302,15 +309,20 @@ register(Family(
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_B_real",
               "ssm_B_imag"),
     timescales=("ssm_log_dt",),
+    input_matrix=("ssm_B_real", "ssm_B_imag"),
     paper="Gu et al. 2022, On the Parameterization and Initialization of "
     "Diagonal State Space Models (S4D)",
 ))
 register(Family(
     name="s4",
-    keys=dict(_SSM_KEYS),
+    # C_parameterization: "c" (the weights are C) or "c_tilde" (C~ = C (I -
+    # A_bar^L), L = kernel_length, as the S4 code's SSMKernelDPLR trains;
+    # `layers.S4`); kernel_length is required with "c_tilde".
+    keys=dict(_SSM_KEYS, C_parameterization="c", kernel_length=None),
     block=residual_block("s4", lambda a, name: layer("S4")(
         init=a["init"], dt_transform=a["dt_transform"], B_clip=a["B_clip"],
-        **_ssm_args(a, name))),
+        C_parameterization=a["C_parameterization"],
+        kernel_length=a["kernel_length"], **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_P_real",
               "ssm_P_imag", "ssm_B_real", "ssm_B_imag"),
     timescales=("ssm_log_dt",),
@@ -339,6 +351,7 @@ register(Family(
     dynamics=("ssm_Lambda_real", "ssm_Lambda_imag", "ssm_log_dt",
               "ssm_B_real", "ssm_B_imag"),
     timescales=("ssm_log_dt",),
+    input_matrix=("ssm_B_real", "ssm_B_imag"),
     paper="Smith et al. 2023, Simplified State Space Layers (S5)",
 ))
 

@@ -21,7 +21,9 @@ CIFAR), `--batchnorm` in every script -> `norm="batch"` with flax's
 BatchNorm (biased moving variance) and `--bn_momentum` (0.95, the
 `run_train.py` default line 61, for ListOps, IMDB, AAN and CIFAR; 0.9 for
 Pathfinder and Path-X) -> `batch_norm_momentum`; `--dt_global` (IMDB, AAN)
--> `dt_learning_rate="global"`.
+-> `dt_learning_rate="global"` with `dt_weight_decay=True` (log_step
+then falls in the "regular" AdamW group, `s5/train_helpers.py` lines
+146-150 and 163: the global rate with decay).
 
 The model around the layer (`s5/seq_model.py`, `s5/layers.py`): no input
 dropout and no final norm (seq_model.py lines 64-67:
@@ -30,24 +32,32 @@ along the sequence (layers.py lines 49-53, `broadcast_dims=[0]`:
 `tie_dropout=True`); one Dense over the pooled sequence
 (seq_model.py lines 143, 174: `head="linear"`); AAN's Dense -> GELU ->
 Dense on [u, v, u - v, u * v] (seq_model.py lines 206-220). Optimizer
-groups (`s5/train_helpers.py` lines 141-251): Lambda, B and log_step at
-the SSM rate without decay, every other parameter (C, D, norms, biases,
-encoder) at the global rate with decay: `weight_decay_on=
-"all_but_dynamics"`; optax's AdamW eps 1e-8 (the default). flax's Dense
+groups (`s5/train_helpers.py` lines 141-251, an optax `multi_transform`
+of Adam "ssm" at ssm_lr, AdamW "regular" at lr with `weight_decay`, and
+"none"): `--opt_config=standard` trains Lambda, B and log_step at the SSM
+rate without decay (lines 141-166), every other parameter (C, D, norms,
+biases, encoder, decoder: flax's "norm" in the SSM list names a module,
+never a leaf) at the global rate with decay: `weight_decay_on=
+"all_but_dynamics"`. "BandCdecay" (Path-X, lines 168-195) puts B in an
+AdamW at the SSM rate with decay (the loop updates its rate with the SSM
+rate, lines 60-63): `B_weight_decay=True`. "BfastandCdecay" (ListOps,
+CIFAR, lines 197-222) puts B in "regular": `B_learning_rate="global"`,
+`B_weight_decay=True`. optax's AdamW eps 1e-8 (the default). flax's Dense
 layers start at their default, `lecun_normal` kernels and zero biases
 (`out2`, layers.py line 41; the decoder, seq_model.py line 143):
-`dense_init="lecun"`.
+`dense_init="lecun"`. The rate of each step is the loop's,
+`schedule_style="s5"` (`lra_keras.optimizers.S5Schedule`): the first step
+at the peak (`create_train_state` injects lr, train_helpers.py line 163,
+191 or 218; the loop sets the rate only after each step, lines 355-356),
+and the cosine counted from step 0 (s5/train.py lines 167-180), so that
+it reaches 0 `warmup_steps` early.
 
-Not representable here yet: the opt_config variants "BfastandCdecay"
-(ListOps, CIFAR: B at the global rate with decay) and "BandCdecay" (Path-X:
-B decayed), `dt_global`'s decay of log_step (ours: the global rate without
-decay), the text tasks' encoder (a Dense on one-hot tokens, seq_model.py
-line 39: an embedding with a shared bias; the pixel tasks' Dense on the
-normalised grey value is `input_encoder="linear"` with flax's lecun normal
-init, `s5/dataloaders/basic.py` line 114 and `lra.py` line 458), the
-BatchNorm statistics over padding (ours: real tokens only), S5's cosine
-counted from step 0 (train.py lines 167-180: it reaches 0 `warmup_steps`
-early) and ListOps's 2048 tokens with EOS.
+Not representable here yet: the text tasks' encoder (a Dense on one-hot
+tokens, seq_model.py line 39: an embedding with a shared bias; the pixel
+tasks' Dense on the normalised grey value is `input_encoder="linear"` with
+flax's lecun normal init, `s5/dataloaders/basic.py` line 114 and `lra.py`
+line 458), the BatchNorm statistics over padding (ours: real tokens only)
+and ListOps's 2048 tokens with EOS.
 
 PathX-256 (no S5 run): the Path-X row with max pooling, as NTFS C.1.2 runs
 PathX-256.
@@ -67,6 +77,12 @@ PAPER = {
         batch_norm_momentum=0.95, tie_dropout=True, final_norm=False,
         embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
         head="linear",
+        # --opt_config=BfastandCdecay (run_lra_listops.sh line 3): B in
+        # the "regular" AdamW group (s5/train_helpers.py lines 209-213)
+        B_learning_rate="global", B_weight_decay=True,
+        # first step at the peak, cosine counted from step 0 (s5/train.py
+        # lines 167-180; s5/train_helpers.py lines 49-65, 218, 355-356)
+        schedule_style="s5",
         source="S5 LRA run script run_lra_listops.sh (Smith et al. 2023)",
     ),
     ("text", "s5"): dict(
@@ -83,6 +99,12 @@ PAPER = {
         embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
         head="linear",
         dt_learning_rate="global",
+        # --dt_global=True (run_lra_imdb.sh line 4): log_step in the
+        # "regular" AdamW group (s5/train_helpers.py lines 146-150)
+        dt_weight_decay=True,
+        # first step at the peak, cosine counted from step 0 (s5/train.py
+        # lines 167-180; s5/train_helpers.py lines 49-65, 163, 355-356)
+        schedule_style="s5",
         source="S5 LRA run script run_lra_imdb.sh (Smith et al. 2023)",
     ),
     ("retrieval", "s5"): dict(
@@ -100,6 +122,12 @@ PAPER = {
         embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
         head="mlp", head_activation="gelu", pair_features="nli",
         dt_learning_rate="global",
+        # --dt_global=True (run_lra_aan.sh line 3): log_step in the
+        # "regular" AdamW group (s5/train_helpers.py lines 146-150)
+        dt_weight_decay=True,
+        # first step at the peak, cosine counted from step 0 (s5/train.py
+        # lines 167-180; s5/train_helpers.py lines 49-65, 163, 355-356)
+        schedule_style="s5",
         source="S5 LRA run script run_lra_aan.sh (Smith et al. 2023)",
     ),
     ("image", "s5"): dict(
@@ -115,6 +143,12 @@ PAPER = {
         head="linear",
         input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
         input_encoder_init="lecun",
+        # --opt_config=BfastandCdecay (run_lra_cifar.sh line 3): B in
+        # the "regular" AdamW group (s5/train_helpers.py lines 209-213)
+        B_learning_rate="global", B_weight_decay=True,
+        # first step at the peak, cosine counted from step 0 (s5/train.py
+        # lines 167-180; s5/train_helpers.py lines 49-65, 218, 355-356)
+        schedule_style="s5",
         source="S5 LRA run script run_lra_cifar.sh (Smith et al. 2023)",
     ),
     ("pathfinder", "s5"): dict(
@@ -130,6 +164,9 @@ PAPER = {
         head="linear",
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="lecun",
+        # first step at the peak, cosine counted from step 0 (s5/train.py
+        # lines 167-180; s5/train_helpers.py lines 49-65, 163, 355-356)
+        schedule_style="s5",
         source="S5 LRA run script run_lra_pathfinder.sh (Smith et al. 2023)",
     ),
     ("pathx", "s5"): dict(
@@ -145,6 +182,13 @@ PAPER = {
         head="linear",
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="lecun",
+        # --opt_config=BandCdecay (run_lra_pathx.sh line 4): B in an
+        # AdamW at the SSM rate with decay (s5/train_helpers.py lines
+        # 181-189, 60-63)
+        B_weight_decay=True,
+        # first step at the peak, cosine counted from step 0 (s5/train.py
+        # lines 167-180; s5/train_helpers.py lines 49-65, 191, 355-356)
+        schedule_style="s5",
         source="S5 LRA run script run_lra_pathx.sh (Smith et al. 2023)",
     ),
     ("pathx256", "s5"): dict(
@@ -160,6 +204,11 @@ PAPER = {
         head="linear",
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="lecun",
+        # as the Path-X row (run_lra_pathx.sh line 4, BandCdecay)
+        B_weight_decay=True,
+        # first step at the peak, cosine counted from step 0 (s5/train.py
+        # lines 167-180; s5/train_helpers.py lines 49-65, 191, 355-356)
+        schedule_style="s5",
         source=(
             "derived: the S5 Path-X run (run_lra_pathx.sh) at 256x256 "
             "with max pooling, as Never Train from Scratch C.1.2 runs "

@@ -6,13 +6,33 @@ Which weights decay is the row's `weight_decay_on` (`DECAY_EXCLUSIONS`),
 since every source draws the line elsewhere: the S4 code decays all but its
 SSM parameters, YCTFS only matrices, fairseq (MEGA) everything. The family's
 dynamics weights (its registry entry's `dynamics`, e.g. S4's `ssm_log_A_real`)
-train at `ssm_learning_rate` when it is set; its step size (`timescales`)
-too, or at the global rate with `dt_learning_rate="global"` (S4's `lr: {dt:
-null, A: 0.001, B: 0.001}`). Schedules: constant or cosine decay after a
-linear warmup (the cosine reaching 0 at `schedule_steps`, by default the
-run's last step), or YCTFS's "plateau" (A.2): the rate lowered on
-training-loss plateaus, then multiplied by `final_decay_factor` over the
-last `final_decay_fraction` of the steps.
+train at `ssm_learning_rate` when it is set, and do not decay unless
+`weight_decay_on="all"`. Two of them can be moved, each by a rate and a
+decay key:
+
+- the step size (`Family.timescales`): `dt_learning_rate="global"` trains
+  it at the global rate (S4's `lr: {dt: null, A: 0.001, B: 0.001}`);
+  `dt_weight_decay=True` decays it as `weight_decay_on` decays the other
+  weights (S5's `--dt_global`, which puts log_step in the "regular" AdamW
+  group: both keys);
+- the input matrix B (`Family.input_matrix`): `B_learning_rate="global"`
+  and `B_weight_decay=True`, the same (S5's `--opt_config`: "BandCdecay"
+  decays B at the SSM rate, "BfastandCdecay" trains B at the global rate
+  with decay).
+
+A weight decays at its own rate (`optimizers.ScheduledAdamW`): B under
+"BandCdecay" by `weight_decay * ssm_learning_rate`, as optax's `adamw`
+of S5's group. Decaying a dynamics weight needs a `weight_decay_on` that
+decays more than matrices (not "kernels").
+
+Schedules: constant or cosine decay after a linear warmup (the cosine
+reaching 0 at `schedule_steps`, by default the run's last step), or
+YCTFS's "plateau" (A.2): the rate lowered on training-loss plateaus, then
+multiplied by `final_decay_factor` over the last `final_decay_fraction` of
+the steps. `schedule_style="s5"` counts the steps of "constant" and
+"cosine" as S5's training loop does (`optimizers.S5Schedule`: the first
+step at the peak, the cosine's phase counted from step 0); "linear" and
+"plateau" ignore it.
 """
 
 from pathlib import Path
@@ -25,9 +45,12 @@ from lra_keras.callbacks import RunProgress
 from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.models.families import FAMILIES
 from lra_keras.optimizers import AdamW
+from lra_keras.optimizers import S5Schedule
 from lra_keras.optimizers import ScheduledAdamW
 from lra_keras.optimizers import WarmupLinearDecay
+from lra_keras.schema import B_LEARNING_RATES
 from lra_keras.schema import DT_LEARNING_RATES
+from lra_keras.schema import SCHEDULE_STYLES
 from lra_keras.schema import SCHEDULES
 from lra_keras.training.resume import BackupCallback
 
@@ -58,9 +81,9 @@ DECAY_EXCLUSIONS = {
 
 
 def dynamics_patterns(hp, names="dynamics"):
-    """The dynamics weights (or `names="timescales"`, the step sizes) of
-    `hp["model"]` as variable-name patterns; of every family when the row
-    names none (a model built by hand)."""
+    """The dynamics weights (or `names="timescales"`, the step sizes, or
+    `"input_matrix"`, B) of `hp["model"]` as variable-name patterns; of
+    every family when the row names none (a model built by hand)."""
     families = ([FAMILIES[hp["model"]]] if hp.get("model") in FAMILIES
                 else FAMILIES.values())
     return tuple(p for f in families
@@ -75,16 +98,24 @@ def make_schedule(hp, total_steps):
     decays reach 0 at `schedule_steps` (default: `total_steps`). "plateau"
     has the constant shape here; its reductions come from
     `ScheduledAdamW` and `ReduceOnTrainingPlateau` (see `make_optimizer`).
+    With `schedule_style="s5"`, "constant" and "cosine" count their steps
+    as S5's loop does (`optimizers.S5Schedule`); the other schedules
+    ignore the style (a technique's "plateau" over an S5 row).
     """
     peak = float(hp["learning_rate"])
     warmup = int(hp.get("warmup_steps") or 0)
     total_steps = int(hp.get("schedule_steps") or total_steps)
     schedule = hp.get("schedule", "constant")
-    if schedule not in SCHEDULES:
+    style = hp.get("schedule_style", "keras")
+    if schedule not in SCHEDULES or style not in SCHEDULE_STYLES:
         raise ValueError(
-            f"`schedule` must be one of {SCHEDULES}. "
-            f"Received: schedule={schedule!r}"
+            f"`schedule` must be one of {SCHEDULES} and `schedule_style` "
+            f"one of {SCHEDULE_STYLES}. Received: schedule={schedule!r}, "
+            f"schedule_style={style!r}"
         )
+    if style == "s5" and schedule in ("constant", "cosine"):
+        return S5Schedule(peak, warmup, max(total_steps, warmup + 1),
+                          cosine=schedule == "cosine")
     if schedule == "linear":
         return WarmupLinearDecay(peak, warmup, max(total_steps, warmup + 1),
                                  float(hp.get("warmup_power", 1.0)))
@@ -105,7 +136,9 @@ def make_optimizer(hp, total_steps):
 
     With `ssm_learning_rate`, the dynamics weights train at that rate
     (times the same schedule shape), the step sizes too unless
-    `dt_learning_rate="global"`. With `schedule="plateau"` (YCTFS
+    `dt_learning_rate="global"`, B too unless `B_learning_rate="global"`;
+    `dt_weight_decay` and `B_weight_decay` decay those (see the module
+    docstring). With `schedule="plateau"` (YCTFS
     A.2), the rate is also multiplied by `final_decay_factor` over the
     last `final_decay_fraction` of the `total_steps`, and the callbacks of
     `make_callbacks` lower it on training-loss plateaus.
@@ -115,11 +148,39 @@ def make_optimizer(hp, total_steps):
     dynamics = dynamics_patterns(hp)
     decay_on = hp.get("weight_decay_on", "all_but_norms_biases_dynamics")
     dt_rate = hp.get("dt_learning_rate", "ssm")
-    if decay_on not in DECAY_EXCLUSIONS or dt_rate not in DT_LEARNING_RATES:
+    b_rate = hp.get("B_learning_rate", "ssm")
+    if (decay_on not in DECAY_EXCLUSIONS or dt_rate not in DT_LEARNING_RATES
+            or b_rate not in B_LEARNING_RATES):
         raise ValueError(
-            f"`weight_decay_on` must be one of {list(DECAY_EXCLUSIONS)} and "
-            f"`dt_learning_rate` one of {list(DT_LEARNING_RATES)}. Received: "
-            f"weight_decay_on={decay_on!r}, dt_learning_rate={dt_rate!r}"
+            f"`weight_decay_on` must be one of {list(DECAY_EXCLUSIONS)}, "
+            f"`dt_learning_rate` one of {list(DT_LEARNING_RATES)} and "
+            f"`B_learning_rate` one of {list(B_LEARNING_RATES)}. Received: "
+            f"weight_decay_on={decay_on!r}, dt_learning_rate={dt_rate!r}, "
+            f"B_learning_rate={b_rate!r}"
+        )
+    # The dynamics moved to the global rate and those decayed. A family
+    # without a step size ignores `dt_learning_rate`, as it always did; the
+    # newer keys need the weights they move.
+    global_rate, decayed = (), ()
+    for names, at_global_rate, decays, keys in (
+        ("timescales", dt_rate == "global", hp.get("dt_weight_decay"),
+         "`dt_weight_decay=True`"),
+        ("input_matrix", b_rate == "global", hp.get("B_weight_decay"),
+         "`B_learning_rate='global'` or `B_weight_decay=True`"),
+    ):
+        patterns = dynamics_patterns(hp, names)
+        if not patterns and (decays or (names == "input_matrix"
+                                        and at_global_rate)):
+            raise ValueError(
+                f"Model {hp.get('model')!r} declares no `Family.{names}` "
+                f"for {keys}."
+            )
+        global_rate += patterns if at_global_rate else ()
+        decayed += patterns if decays else ()
+    if decayed and decay_on == "kernels":
+        raise ValueError(
+            "`dt_weight_decay` and `B_weight_decay` decay dynamics weights, "
+            "which weight_decay_on='kernels' (matrices only) never decays."
         )
     multipliers = {}
     if ssm_rate is not None:
@@ -129,8 +190,6 @@ def make_optimizer(hp, total_steps):
                 f"Received: learning_rate={peak}, "
                 f"ssm_learning_rate={ssm_rate}"
             )
-        global_rate = (dynamics_patterns(hp, "timescales")
-                       if dt_rate == "global" else ())
         multipliers = {p: float(ssm_rate) / peak for p in dynamics
                        if p not in global_rate}
     final_decay_step = None
@@ -153,7 +212,8 @@ def make_optimizer(hp, total_steps):
         epsilon_style=hp.get("adam_epsilon_style", "torch"),
         global_clipnorm=hp.get("gradient_clipnorm"),
     )
-    excluded = DECAY_EXCLUSIONS[decay_on](dynamics)
+    excluded = DECAY_EXCLUSIONS[decay_on](
+        tuple(p for p in dynamics if p not in decayed))
     if not multipliers and final_decay_step is None:
         optimizer = AdamW(**adamw)
         optimizer.exclude_from_weight_decay(var_names=excluded)
