@@ -10,6 +10,12 @@ matched, the same weights after one AdamW step.
 Skipped unless `LRA_S4_REPO` points to such a checkout and torch, einops,
 omegaconf and hydra-core are installed: CI has no checkout, so there this
 test skips.
+
+The same for the YCTFS gMLP and rotary Transformer:
+`benchmarks/reference_parity_yctfs.py` (parts a and b, small sizes) against
+the pablomiralles22/long-transformers checkout (branch lra-paper) at
+`$LRA_YCTFS_REPO`; skipped unless it is set and torch and omegaconf are
+installed.
 """
 
 import os
@@ -23,13 +29,16 @@ REPO = os.environ.get("LRA_S4_REPO")
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / (
     "reference_parity.py")
 
-pytestmark = pytest.mark.skipif(
+# One mark per checkout (a module-wide `pytestmark` would skip every test
+# of the file without LRA_S4_REPO).
+needs_s4_checkout = pytest.mark.skipif(
     not REPO or not Path(
         REPO, "src/models/sequence/backbones/model.py").exists(),
     reason="LRA_S4_REPO does not point to a state-spaces/s4 checkout",
 )
 
 
+@needs_s4_checkout
 def test_s4d_matches_the_reference_code():
     for module in ("torch", "einops", "omegaconf", "hydra"):
         pytest.importorskip(module)
@@ -44,3 +53,122 @@ def test_s4d_matches_the_reference_code():
         -2000:]
     assert "b. dt_transform='softplus': forward (all but padded training)" \
         ": PASS" in result.stdout
+
+
+# The same for the full S4 (`--family s4`, the config's NPLR kernel). Its
+# exit status gates the step twice: the reference as it is (training C~ =
+# C (I - dA^L)) against ours with the preset's C_parameterization="c_tilde",
+# and the reference made to train C against ours with "c".
+@needs_s4_checkout
+def test_s4_matches_the_reference_code():
+    for module in ("torch", "einops", "omegaconf", "hydra"):
+        pytest.importorskip(module)
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARK), "--s4-repo", REPO,
+         "--family", "s4", "--hidden-dim", "16", "--num-layers", "2",
+         "--length", "64", "--batch-size", "3", "--parts", "a", "b",
+         "--dt-transforms", "softplus"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
+        -2000:]
+    assert "b. dt_transform='softplus': forward (all but padded training)" \
+        ": PASS" in result.stdout
+    for variant in ("reference training C, ours C_parameterization='c'",
+                    "reference as is, training C~, ours "
+                    "C_parameterization='c_tilde'"):
+        assert ("b. dt_transform='softplus': one step, PyTorch's epsilon, "
+                f"the preset, {variant}: PASS") in result.stdout
+
+
+YCTFS_REPO = os.environ.get("LRA_YCTFS_REPO")
+
+
+@pytest.mark.skipif(
+    not YCTFS_REPO or not Path(
+        YCTFS_REPO, "src/models/layers/gmlp.py").exists(),
+    reason="LRA_YCTFS_REPO does not point to a long-transformers checkout",
+)
+def test_yctfs_gmlp_and_transformer_match_the_reference_code():
+    for module in ("torch", "omegaconf"):
+        pytest.importorskip(module)
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARK.with_name(
+            "reference_parity_yctfs.py")), "--yctfs-repo", YCTFS_REPO,
+         "--hidden-dim", "16", "--intermediate-dim", "32",
+         "--num-layers", "2", "--length", "64", "--batch-size", "3",
+         "--parts", "a", "b"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
+        -2000:]
+    for model in ("gmlp", "transformer"):
+        assert f"{model}: a. parameter groups: PASS" in result.stdout
+        assert f"{model}: b. perturbed weights: forward: PASS" in (
+            result.stdout)
+
+
+# The MEGA ListOps model against facebookresearch/mega:
+# `benchmarks/reference_parity_mega.py` (parts a and b, small sizes, full
+# and chunked attention) against the checkout at `$LRA_MEGA_REPO`; its
+# exit status covers the preset's settings against the README command, the
+# schedule after warmup, the parameter groups, the forward passes and two
+# AdamW steps with fairseq's epsilon placement. Skipped unless it is set
+# and torch is installed.
+MEGA_REPO = os.environ.get("LRA_MEGA_REPO")
+
+
+@pytest.mark.skipif(
+    not MEGA_REPO or not Path(
+        MEGA_REPO, "fairseq/models/lra/mega_lra_encoder.py").exists(),
+    reason="LRA_MEGA_REPO does not point to a facebookresearch/mega "
+    "checkout",
+)
+def test_mega_matches_the_reference_code():
+    pytest.importorskip("torch")
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARK.with_name(
+            "reference_parity_mega.py")), "--mega-repo", MEGA_REPO,
+         "--hidden-dim", "16", "--num-layers", "2", "--key-dim", "8",
+         "--ema-dim", "4", "--length", "64", "--batch-size", "3",
+         "--chunk-sizes", "-1", "16", "--parts", "a", "b"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
+        -2000:]
+    for chunk in ("no chunks", "chunk 16"):
+        assert f"b. {chunk}: forward: PASS" in result.stdout
+    assert "a. parameter groups: PASS" in result.stdout
+
+
+# The S5 ListOps model against lindermanlab/S5:
+# `benchmarks/reference_parity_s5.py` (parts a and b, small sizes) against
+# the checkout at `$LRA_S5_REPO`; its exit status covers the preset row
+# against run_lra_listops.sh, the parameter groups (B's included: the
+# preset's `B_learning_rate`, `B_weight_decay`), the forward passes on a
+# full-length batch and
+# one optimiser step with the preset's epsilon, with the preset's groups
+# and with the reference's. Skipped unless it is set and flax and optax
+# import: the benchmark's docstring installs them into a virtual
+# environment, whose python runs this test.
+S5_REPO = os.environ.get("LRA_S5_REPO")
+
+
+@pytest.mark.skipif(
+    not S5_REPO or not Path(S5_REPO, "s5/ssm.py").exists(),
+    reason="LRA_S5_REPO does not point to a lindermanlab/S5 checkout",
+)
+def test_s5_matches_the_reference_code():
+    for module in ("flax", "optax"):
+        pytest.importorskip(module)
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARK.with_name("reference_parity_s5.py")),
+         "--s5-repo", S5_REPO, "--hidden-dim", "16", "--num-layers", "2",
+         "--state-dim", "16", "--length", "64", "--batch-size", "3",
+         "--parts", "a", "b"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
+        -2000:]
+    assert "a. parameter groups (all but the known): PASS" in result.stdout
+    assert "b. forward (full-length batch): PASS" in result.stdout
