@@ -56,9 +56,9 @@ def test_s4d_matches_the_reference_code():
 
 
 # The same for the full S4 (`--family s4`, the config's NPLR kernel). Its
-# exit status gates the step twice: the reference as it is (training C~ =
-# C (I - dA^L)) against ours with the preset's C_parameterization="c_tilde",
-# and the reference made to train C against ours with "c".
+# exit status gates the step against the reference made to train C, as
+# ours does; the reference as it is trains C~ = C (I - dA^L), which the
+# benchmark reports but does not gate (see its docstring).
 @needs_s4_checkout
 def test_s4_matches_the_reference_code():
     for module in ("torch", "einops", "omegaconf", "hydra"):
@@ -74,11 +74,8 @@ def test_s4_matches_the_reference_code():
         -2000:]
     assert "b. dt_transform='softplus': forward (all but padded training)" \
         ": PASS" in result.stdout
-    for variant in ("reference training C, ours C_parameterization='c'",
-                    "reference as is, training C~, ours "
-                    "C_parameterization='c_tilde'"):
-        assert ("b. dt_transform='softplus': one step, PyTorch's epsilon, "
-                f"the preset, {variant}: PASS") in result.stdout
+    assert ("b. dt_transform='softplus': one step, PyTorch's epsilon, the "
+            "preset, reference training C: PASS") in result.stdout
 
 
 YCTFS_REPO = os.environ.get("LRA_YCTFS_REPO")
