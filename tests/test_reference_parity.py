@@ -38,21 +38,28 @@ needs_s4_checkout = pytest.mark.skipif(
 )
 
 
-@needs_s4_checkout
-def test_s4d_matches_the_reference_code():
-    for module in ("torch", "einops", "omegaconf", "hydra"):
-        pytest.importorskip(module)
+def run_benchmark(script, *args):
+    """Runs `benchmarks/<script>` with `args`; its stdout, after checking
+    that it exited 0 (all its gated checks passed)."""
     result = subprocess.run(
-        [sys.executable, str(BENCHMARK), "--s4-repo", REPO,
-         "--hidden-dim", "16", "--num-layers", "2", "--length", "64",
-         "--batch-size", "3", "--parts", "a", "b",
-         "--dt-transforms", "softplus"],
+        [sys.executable, str(BENCHMARK.with_name(script)), *args],
         capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
         -2000:]
+    return result.stdout
+
+
+@needs_s4_checkout
+def test_s4d_matches_the_reference_code():
+    for module in ("torch", "einops", "omegaconf", "hydra"):
+        pytest.importorskip(module)
+    stdout = run_benchmark(
+        "reference_parity.py", "--s4-repo", REPO, "--hidden-dim", "16",
+        "--num-layers", "2", "--length", "64", "--batch-size", "3", "--parts",
+        "a", "b", "--dt-transforms", "softplus")
     assert "b. dt_transform='softplus': forward (all but padded training)" \
-        ": PASS" in result.stdout
+        ": PASS" in stdout
 
 
 # The same for the full S4 (`--family s4`, the config's NPLR kernel). Its
@@ -63,19 +70,14 @@ def test_s4d_matches_the_reference_code():
 def test_s4_matches_the_reference_code():
     for module in ("torch", "einops", "omegaconf", "hydra"):
         pytest.importorskip(module)
-    result = subprocess.run(
-        [sys.executable, str(BENCHMARK), "--s4-repo", REPO,
-         "--family", "s4", "--hidden-dim", "16", "--num-layers", "2",
-         "--length", "64", "--batch-size", "3", "--parts", "a", "b",
-         "--dt-transforms", "softplus"],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
-        -2000:]
+    stdout = run_benchmark(
+        "reference_parity.py", "--s4-repo", REPO, "--family", "s4",
+        "--hidden-dim", "16", "--num-layers", "2", "--length", "64",
+        "--batch-size", "3", "--parts", "a", "b", "--dt-transforms", "softplus")
     assert "b. dt_transform='softplus': forward (all but padded training)" \
-        ": PASS" in result.stdout
+        ": PASS" in stdout
     assert ("b. dt_transform='softplus': one step, PyTorch's epsilon, the "
-            "preset, reference training C: PASS") in result.stdout
+            "preset, reference training C: PASS") in stdout
 
 
 YCTFS_REPO = os.environ.get("LRA_YCTFS_REPO")
@@ -89,20 +91,13 @@ YCTFS_REPO = os.environ.get("LRA_YCTFS_REPO")
 def test_yctfs_gmlp_and_transformer_match_the_reference_code():
     for module in ("torch", "omegaconf"):
         pytest.importorskip(module)
-    result = subprocess.run(
-        [sys.executable, str(BENCHMARK.with_name(
-            "reference_parity_yctfs.py")), "--yctfs-repo", YCTFS_REPO,
-         "--hidden-dim", "16", "--intermediate-dim", "32",
-         "--num-layers", "2", "--length", "64", "--batch-size", "3",
-         "--parts", "a", "b"],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
-        -2000:]
+    stdout = run_benchmark(
+        "reference_parity_yctfs.py", "--yctfs-repo", YCTFS_REPO,
+        "--hidden-dim", "16", "--intermediate-dim", "32", "--num-layers", "2",
+        "--length", "64", "--batch-size", "3", "--parts", "a", "b")
     for model in ("gmlp", "transformer"):
-        assert f"{model}: a. parameter groups: PASS" in result.stdout
-        assert f"{model}: b. perturbed weights: forward: PASS" in (
-            result.stdout)
+        assert f"{model}: a. parameter groups: PASS" in stdout
+        assert f"{model}: b. perturbed weights: forward: PASS" in stdout
 
 
 # The MEGA ListOps model against facebookresearch/mega:
@@ -123,19 +118,14 @@ MEGA_REPO = os.environ.get("LRA_MEGA_REPO")
 )
 def test_mega_matches_the_reference_code():
     pytest.importorskip("torch")
-    result = subprocess.run(
-        [sys.executable, str(BENCHMARK.with_name(
-            "reference_parity_mega.py")), "--mega-repo", MEGA_REPO,
-         "--hidden-dim", "16", "--num-layers", "2", "--key-dim", "8",
-         "--ema-dim", "4", "--length", "64", "--batch-size", "3",
-         "--chunk-sizes", "-1", "16", "--parts", "a", "b"],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
-        -2000:]
+    stdout = run_benchmark(
+        "reference_parity_mega.py", "--mega-repo", MEGA_REPO, "--hidden-dim",
+        "16", "--num-layers", "2", "--key-dim", "8", "--ema-dim", "4",
+        "--length", "64", "--batch-size", "3", "--chunk-sizes", "-1", "16",
+        "--parts", "a", "b")
     for chunk in ("no chunks", "chunk 16"):
-        assert f"b. {chunk}: forward: PASS" in result.stdout
-    assert "a. parameter groups: PASS" in result.stdout
+        assert f"b. {chunk}: forward: PASS" in stdout
+    assert "a. parameter groups: PASS" in stdout
 
 
 # The S5 ListOps model against lindermanlab/S5:
@@ -158,14 +148,9 @@ S5_REPO = os.environ.get("LRA_S5_REPO")
 def test_s5_matches_the_reference_code():
     for module in ("flax", "optax"):
         pytest.importorskip(module)
-    result = subprocess.run(
-        [sys.executable, str(BENCHMARK.with_name("reference_parity_s5.py")),
-         "--s5-repo", S5_REPO, "--hidden-dim", "16", "--num-layers", "2",
-         "--state-dim", "16", "--length", "64", "--batch-size", "3",
-         "--parts", "a", "b"],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
-        -2000:]
-    assert "a. parameter groups (all but the known): PASS" in result.stdout
-    assert "b. forward (full-length batch): PASS" in result.stdout
+    stdout = run_benchmark(
+        "reference_parity_s5.py", "--s5-repo", S5_REPO, "--hidden-dim", "16",
+        "--num-layers", "2", "--state-dim", "16", "--length", "64",
+        "--batch-size", "3", "--parts", "a", "b")
+    assert "a. parameter groups (all but the known): PASS" in stdout
+    assert "b. forward (full-length batch): PASS" in stdout
