@@ -329,6 +329,16 @@ class ScheduledAdamW(AdamW):
         return config
 
 
+def _check_warmup(warmup_steps, end_name, end_steps):
+    """A schedule's warmup: >= 0 steps, ending before `end_steps`."""
+    if int(warmup_steps) < 0 or int(end_steps) <= int(warmup_steps):
+        raise ValueError(
+            f"`warmup_steps` must be >= 0 and `{end_name}` larger. "
+            f"Received: warmup_steps={warmup_steps}, "
+            f"{end_name}={end_steps}"
+        )
+
+
 @keras.saving.register_keras_serializable(package="lra_keras")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     """A polynomial warmup to `peak`, then a linear decay to 0.
@@ -349,12 +359,7 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     """
 
     def __init__(self, peak, warmup_steps, decay_steps, warmup_power=1.0):
-        if int(warmup_steps) < 0 or int(decay_steps) <= int(warmup_steps):
-            raise ValueError(
-                "`warmup_steps` must be >= 0 and `decay_steps` larger. "
-                f"Received: warmup_steps={warmup_steps}, "
-                f"decay_steps={decay_steps}"
-            )
+        _check_warmup(warmup_steps, "decay_steps", decay_steps)
         if not float(warmup_power) > 0:
             raise ValueError(
                 "`warmup_power` must be positive. Received: "
@@ -417,12 +422,7 @@ class S5Schedule(keras.optimizers.schedules.LearningRateSchedule):
     """
 
     def __init__(self, peak, warmup_steps, total_steps, cosine=True):
-        if int(warmup_steps) < 0 or int(total_steps) <= int(warmup_steps):
-            raise ValueError(
-                "`warmup_steps` must be >= 0 and `total_steps` larger. "
-                f"Received: warmup_steps={warmup_steps}, "
-                f"total_steps={total_steps}"
-            )
+        _check_warmup(warmup_steps, "total_steps", total_steps)
         self.peak = float(peak)
         self.warmup_steps = int(warmup_steps)
         self.total_steps = int(total_steps)
