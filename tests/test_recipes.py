@@ -21,6 +21,7 @@ import pytest
 
 from lra_keras import data
 from lra_keras.data import listops
+from lra_keras.data import pathfinder
 from lra_keras.tasks import get_task
 from tests.testing import to_numpy
 from tests.testing import token_inputs
@@ -230,7 +231,8 @@ def test_pathfinder_recipes_generate_train_evaluate_and_save(
     assert metrics["task"] == task and metrics["epochs_run"] == 1
     # Generated in the official layout, then read back.
     resolution = {"pathfinder": 32, "pathx": 128, "pathx256": 256}[task]
-    root = tmp_path / "cache" / f"pathfinder{resolution}" / "seed0"
+    root = pathfinder.generated_root(resolution, 0)
+    assert root.is_relative_to(tmp_path / "cache" / f"pathfinder{resolution}")
     assert list(root.glob("curv_contour_length_14/imgs/*/sample_*.png"))
     assert list(root.glob("curv_contour_length_14/metadata/*.npy"))
     import lra_keras.layers  # noqa: F401

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from lra_keras.data import pathfinder
+from lra_keras.data.pathfinder import batched
 from lra_keras.data.pathfinder import generator
 from lra_keras.data.pathfinder import paddles
+from lra_keras.data.pathfinder import snakes
 
 pytestmark = pytest.mark.numpy_only
 
@@ -146,6 +148,149 @@ def test_sequential_reference_path_draws_valid_images():
         assert image.shape == (32, 32) and image.max() == 255
         assert len(info["paddles"][0]) == len(info["paddles"][1]) == 14
         assert (info["origin_snake"] == info["terminal_snake"]) == bool(label)
+
+
+@pytest.mark.parametrize(
+    "resolution, margin, refused",
+    [(32, 1, 330), (64, 1, 265), (128, 2, 6), (128, 3, 0), (256, 3, 0)],
+)
+def test_seed_orientations_the_official_search_refuses(
+    resolution, margin, refused
+):
+    # The official seed search (cv2.dilate of the mask by the paddle's
+    # saturated cells) finds no free pixel at all for these orientations,
+    # whatever the mask: their element misses a quadrant around its centre.
+    tables = paddles._tables(resolution, margin)
+    assert int(tables.seed_refused.sum()) == refused
+    dy, dx = tables.seed_cells[int(np.argmax(tables.seed_refused))]
+    if refused:
+        assert paddles._no_tail_anywhere(dy, dx, resolution)
+    # An element holding its centre always finds a tail somewhere.
+    assert not paddles._no_tail_anywhere(np.array([0]), np.array([0]), 32)
+    assert paddles._no_tail_anywhere(np.array([1, 1]), np.array([0, 1]), 32)
+
+
+def test_distractors_are_given_up_as_the_official_code_does():
+    # At 32 pixels most seed orientations are refused, so after 5 attempts
+    # about two distractors in three are given up (the official generator
+    # draws 3.2 of 10 on average at contour length 6): the images are
+    # sparse (about 230 lit pixels, not 355).
+    _, drawn = _draw(64, 32, seed=1, difficulty="easy")
+    counts = np.array([info["distractors"] for _, _, info in drawn])
+    lit = np.array([(image > 0).sum() for image, _, _ in drawn])
+    assert 2.2 <= counts.mean() <= 4.2
+    assert counts.max() < 10
+    assert 200 <= lit.mean() <= 265
+
+
+class _ScriptedRng:
+    """The draws of one batched attempt, in the sequential path's calls."""
+
+    def __init__(self, integers):
+        self.integers_left = list(integers)
+        self.random_left = []
+
+    def integers(self, low, high=None, size=None):
+        return self.integers_left.pop(0)(low, high)
+
+    def random(self, size=None):
+        return self.random_left.pop(0)
+
+
+@pytest.mark.parametrize(
+    "resolution, margin, contour_length, attempts",
+    [(32, 1, 14, 3000), (32, 1, 6, 600), (128, 2, 6, 300)],
+)
+def test_batched_attempts_take_the_course_of_the_sequential_path(
+    monkeypatch, resolution, margin, contour_length, attempts
+):
+    # Each batched attempt, replayed with the same draws through the
+    # sequential path (the official algorithm one step at a time), succeeds
+    # or fails alike and places the same paddles. The first seed's
+    # orientation is drawn among those that can succeed in the batched path
+    # (`_first_seed_orientations`) and replayed as such.
+    config = snakes._config(resolution, contour_length)
+    tables = paddles._tables(resolution, margin)
+    low = 2 * config["seed_distance"]
+    first = batched._first_seed_orientations(
+        tables, low, resolution - low
+    )
+    rows = np.random.default_rng(0).random(
+        (attempts, batched._attempt_draws(contour_length))
+    )
+    found = []
+    for begin in range(0, attempts, 250):
+        block = rows[begin : begin + 250]
+        found += batched._two_snakes_batch(
+            tables, config, block, [(i, i + 1) for i in range(len(block))]
+        )
+    extend = snakes._Sample.extend
+    calls = []
+
+    def scripted_extend(self, snake, contrast):
+        column = 15 + 3 * len(calls)
+        calls.append(column)
+        self.rng.random_left = list(self.rng.row[column : column + 3])
+        return extend(self, snake, contrast)
+
+    monkeypatch.setattr(snakes._Sample, "extend", scripted_extend)
+    successes = 0
+    for row, batch in zip(rows, found):
+        rng = _ScriptedRng(
+            [
+                lambda lo, hi: int(first[int(row[0] * first.size)]),
+                lambda lo, hi: lo + int(np.floor(row[1] * (hi - lo))),
+                lambda lo, hi: lo + int(np.floor(row[2] * (hi - lo))),
+                lambda lo, hi: int(row[9] * 360),
+                lambda lo, hi: int(row[10] * 360),
+            ]
+        )
+        rng.row = row
+        calls.clear()
+        sample = snakes._Sample(tables, config, rng)
+        sample.reset()
+        sequential = sample.two_snakes(contour_length, 1.0)
+        assert (sequential is None) == (batch is None)
+        if sequential is not None:
+            successes += 1
+            placed = [
+                [[k if kind == "seed" else 360 + k, y, x] for kind, k, y, x in
+                 snake["paddles"]]
+                for snake in sequential
+            ]
+            assert placed == np.asarray(batch["paddles"]).tolist()
+    assert successes >= 5
+
+
+_OFFICIAL_REPO = os.environ.get("LRA_PATHFINDER_REPO")
+
+
+@pytest.mark.skipif(
+    not _OFFICIAL_REPO
+    or not pathlib.Path(_OFFICIAL_REPO, "snakes2.py").exists(),
+    reason="LRA_PATHFINDER_REPO does not point to a drewlinsley/pathfinder "
+    "checkout",
+)
+def test_image_statistics_match_the_official_generator():
+    # `benchmarks/pathfinder_fidelity.py` on a small sample: the official
+    # generator (commit ab9c130, run from the checkout with the shims of the
+    # benchmark) and ours agree on every statistic within 5% plus two
+    # standard errors, at every difficulty. Before the seed refusals were
+    # followed, ours had 53% more lit pixels and 3x the distractors.
+    import subprocess
+    import sys
+
+    benchmark = pathlib.Path(__file__).parents[2] / "benchmarks" / (
+        "pathfinder_fidelity.py"
+    )
+    result = subprocess.run(
+        [sys.executable, str(benchmark), "--official", _OFFICIAL_REPO,
+         "--resolution", "32", "--samples", "150", "--seed", "0"],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[
+        -2000:]
+    assert "OK: every statistic" in result.stdout
 
 
 def test_generate_rejects_bad_arguments():
@@ -515,7 +660,10 @@ def test_loader_generates_batches_and_extends_them_as_a_prefix():
     images, _ = pathfinder.generate(30, num_workers=1)
     np.testing.assert_array_equal(x30, images.reshape(30, -1)[:24])
     root = pathlib.Path(os.environ["LRA_KERAS_DATA"]) / "pathfinder32"
-    metadata = root / "seed0" / "curv_contour_length_14" / "metadata"
+    assert pathfinder.generated_root(32, 0) == (
+        root / f"seed0-generator{pathfinder.GENERATOR_VERSION}")
+    metadata = (pathfinder.generated_root(32, 0) / "curv_contour_length_14"
+                / "metadata")
     assert [p.name for p in metadata.iterdir()] == ["0.npy"]
     assert len((metadata / "0.npy").read_text().splitlines()) == 30
     x10, _ = pathfinder.load_pathfinder(

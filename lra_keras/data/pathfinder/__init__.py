@@ -49,6 +49,7 @@ from lra_keras.data.pathfinder._common import CONTOUR_LENGTHS
 from lra_keras.data.pathfinder._common import DATASET_SIZE
 from lra_keras.data.pathfinder._common import DIFFICULTIES
 from lra_keras.data.pathfinder._common import GENERATOR_PARAMS
+from lra_keras.data.pathfinder._common import GENERATOR_VERSION
 from lra_keras.data.pathfinder._common import MASK_ID
 from lra_keras.data.pathfinder._common import MAX_DISTRACTOR_CONTOUR_RETRIAL
 from lra_keras.data.pathfinder._common import MAX_PADDLE_RETRIAL
@@ -58,6 +59,7 @@ from lra_keras.data.pathfinder._common import RESOLUTIONS
 from lra_keras.data.pathfinder._common import SAMPLES_PER_BATCH
 from lra_keras.data.pathfinder._common import VOCABULARY_SIZE
 from lra_keras.data.pathfinder.generator import generate
+from lra_keras.data.pathfinder.loader import generated_root
 from lra_keras.data.pathfinder.loader import load_pathfinder
 from lra_keras.data.pathfinder.loader import load_pathx
 from lra_keras.data.pathfinder.loader import load_pathx256

@@ -33,6 +33,13 @@ DATASET_SIZE = 200_000
 # Samples per `imgs/<k>/` folder and `metadata/<k>.npy` file.
 SAMPLES_PER_BATCH = 1000
 
+# The generator's version, part of the folder of the generated images
+# (`loader.generated_root`): images generated before a change of the
+# generator's output are not read as the new generator's. 2: the official
+# seed search's refusals and pivot rounding (images closer to the official
+# ones at 32 and 64 pixels).
+GENERATOR_VERSION = 2
+
 RELEASE_URL = "https://storage.googleapis.com/long-range-arena/lra_release.gz"
 
 # The LRA parameter blocks (docstrings of `Pathfinder32` ... `Pathfinder256`

@@ -39,6 +39,37 @@ def _attempt_draws(contour_length):
     return 3 * 3 + 3 * 2 + 2 * 3 * (contour_length - 1)
 
 
+def _first_seed_orientations(t, lo, hi):
+    """Orientations (table indices) that can seed the first target contour.
+
+    The official `initialize_two_seeds` (`snakes2.py` lines 122-167 at
+    ab9c130) draws an orientation uniformly among 360 and gives up the
+    whole attempt when its search finds no free tail: when no tail keeps
+    the structuring element inside `[lo, hi)` (`lined_mask`, lines
+    135-140), and for every tail when the element misses a quadrant around
+    its centre (`_no_tail_anywhere`; 330 of the 360 orientations at 32
+    pixels, 265 at 64). An orientation that passes yields a tail uniform in
+    its box; one whose paddle leaves the image draws again (lines 157-163;
+    it cannot happen, the box lies 2 * seed_distance inside the image).
+
+    Only attempts that succeed are kept, and each draw of the loop is
+    independent: given that the first seed succeeds, its orientation and
+    tail are those of one draw given that this draw succeeds, i.e. an
+    orientation uniform among these and a tail uniform in its box. Drawing
+    from these only keeps that distribution and spares the attempts that
+    would fail at once, over 90% of them at 32 pixels.
+    """
+    box = t.seed_box
+    ok = (
+        ~t.seed_refused
+        & (lo - box[:, 0] < hi - box[:, 1])
+        & (lo - box[:, 2] < hi - box[:, 3])
+    )
+    if not ok.any():
+        raise ValueError("No orientation can seed the first target contour.")
+    return np.flatnonzero(ok)
+
+
 def _two_snakes_batch(t, c, uniforms, blocks):
     """`two_snakes` for many independent attempts at once.
 
@@ -46,9 +77,13 @@ def _two_snakes_batch(t, c, uniforms, blocks):
     Attempts are independent and identically distributed, so the first
     success among a batch of attempts run side by side has the same
     distribution as the first success of attempts run one after the other;
-    at 32 pixels and contour length 14 about 1 attempt in 35 succeeds, at
-    64 pixels about 1 in 1300 (LRA's 64-pixel block grows 14 paddles of
-    7 pixels from the centre of a 64-pixel image). Attempts of several
+    at contour length 14, with the first seed drawn among the orientations
+    that can succeed (`_first_seed_orientations`), about 1 attempt in 27
+    succeeds at 32 pixels, about 1 in 1500 at 64 (LRA's 64-pixel block
+    grows 14 paddles of 7 pixels from the centre of a 64-pixel image). The
+    extensions follow the sequential path step by step, the pivot included
+    (`_Tables.jump_sin`); `tests/data/test_pathfinder.py` replays batched
+    attempts through it. Attempts of several
     images share a batch; each row of `uniforms` is one attempt's random
     draws (`_attempt_draws` columns) and `blocks` the `(begin, end)` rows
     of each image.
@@ -87,6 +122,9 @@ def _two_snakes_batch(t, c, uniforms, blocks):
         return inside, py, px
 
     # --- seeds: up to 3 orientations each (`initialize_two_seeds`) ---
+    lo = 2 * c["seed_distance"]
+    hi = res - 2 * c["seed_distance"]
+    first_orientations = _first_seed_orientations(t, lo, hi)
     index = np.zeros((attempts, 2), np.int64)
     tail = np.zeros((attempts, 2, 2), np.float64)
     pivot = np.zeros((attempts, 2, 2), np.int64)
@@ -98,18 +136,20 @@ def _two_snakes_batch(t, c, uniforms, blocks):
             if not todo.any():
                 break
             col = 3 * trial if s == 0 else 9 + 2 * trial
-            d = (uniforms[:, col] * 360).astype(np.int64)
+            if s == 0:
+                # Only orientations that can succeed (see
+                # `_first_seed_orientations`).
+                pick = (uniforms[:, col] * first_orientations.size).astype(
+                    np.int64
+                )
+                d = first_orientations[pick]
+            else:
+                d = (uniforms[:, col] * 360).astype(np.int64)
             th = (d - 180) * np.pi / 180
             if s == 0:
-                lo = 2 * c["seed_distance"]
-                hi = res - 2 * c["seed_distance"]
                 box = t.seed_box[d]
                 y0, y1 = lo - box[:, 0], hi - box[:, 1]
                 x0, x1 = lo - box[:, 2], hi - box[:, 3]
-                empty = (y0 >= y1) | (x0 >= x1)
-                # No free tail for this orientation: the attempt fails.
-                alive &= ~(todo & empty)
-                todo &= ~empty
                 ty = y0 + np.floor(uniforms[:, col + 1] * (y1 - y0))
                 tx = x0 + np.floor(uniforms[:, col + 2] * (x1 - x0))
             else:
@@ -140,8 +180,8 @@ def _two_snakes_batch(t, c, uniforms, blocks):
             if live.size == 0:
                 return [None] * len(blocks)
             j = pending[live, s]
-            ny = pivot[live, s, 0] + t.jump_dy[j]
-            nx = pivot[live, s, 1] + t.jump_dx[j]
+            ny = np.ceil(pivot[live, s, 0] + t.jump_sin[j]).astype(np.int64)
+            nx = np.ceil(pivot[live, s, 1] + t.jump_cos[j]).astype(np.int64)
             base = live * cells + (pad + ny) * width + pad + nx
             occupied = flat[base[:, None, None] + t.ext_dilated].max(axis=2)
             pmf = (1.0 - occupied) * t.turn_weight[j]

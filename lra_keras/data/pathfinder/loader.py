@@ -36,6 +36,7 @@ from lra_keras.data._checks import check_writable
 from lra_keras.data.pathfinder._common import CONTOUR_LENGTHS
 from lra_keras.data.pathfinder._common import DATASET_SIZE
 from lra_keras.data.pathfinder._common import DIFFICULTIES
+from lra_keras.data.pathfinder._common import GENERATOR_VERSION
 from lra_keras.data.pathfinder._common import RELEASE_URL
 from lra_keras.data.pathfinder._common import SAMPLES_PER_BATCH
 from lra_keras.data.pathfinder._common import _check_difficulty
@@ -77,6 +78,15 @@ def _find_root(data_dir, resolution):
         f"pass the folder lra_release/{name}/ (or its parent) as data_dir. "
         "Or omit data_dir (--data-dir) to generate the data locally."
     )
+
+
+def generated_root(resolution, seed):
+    """The folder of the images generated for `seed`: `cache_dir()/
+    pathfinder<R>/seed<seed>-generator<GENERATOR_VERSION>/`."""
+    import lra_keras.data as data_pkg
+
+    return (data_pkg.cache_dir() / f"pathfinder{resolution}"
+            / f"seed{seed}-generator{GENERATOR_VERSION}")
 
 
 def _ensure_generated(
@@ -144,7 +154,7 @@ def load_pathfinder(
     With `data_dir`, reads the official files (`read_official`) from
     `data_dir`, `data_dir/pathfinder<R>` or `data_dir/lra_release/
     pathfinder<R>`. Without it, generates the first `num_samples` images of
-    `seed` into `cache_dir()/pathfinder<R>/seed<seed>/` in the official
+    `seed` into `generated_root(resolution, seed)` in the official
     layout, in batches of `SAMPLES_PER_BATCH` (one metadata file each), and
     reads them; a later call for more samples generates only the missing
     ones, and the first samples never change.
@@ -197,9 +207,7 @@ def load_pathfinder(
         if num_samples is None:
             num_samples = DATASET_SIZE
         _check_int("num_samples", num_samples, minimum=1)
-        import lra_keras.data as data_pkg
-
-        root = data_pkg.cache_dir() / f"pathfinder{resolution}" / f"seed{seed}"
+        root = generated_root(resolution, seed)
         for name in difficulties:
             _ensure_generated(
                 root, name, resolution, seed, num_samples, num_workers, progress

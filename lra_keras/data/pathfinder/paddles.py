@@ -91,6 +91,57 @@ def _marker(radius):
     return _resize_lanczos(disk, size), half
 
 
+def _no_tail_anywhere(dy, dx, resolution):
+    """Whether the official seed search finds no tail at all.
+
+    `seed_snake` (`snakes.py` lines 175-196 at ab9c130; the first target
+    seed: `snakes2.py` lines 131-148) dilates the mask with the element's
+    cells `(dy, dx)` (`binary_dilate_custom`, line 406: `cv2.dilate`,
+    anchored at the element's centre). OpenCV's default border for a
+    dilation is the lowest value, so the outside of the image never
+    counts, and a pixel whose cells all lie outside the image gets that
+    value. The map `np.ceil(dilated - 0.3)` then has a negative minimum,
+    and `find_available_coordinates` (lines 88-90, the `'mystery'` branch)
+    returns no free pixel at all: the seed fails at once, whatever the mask
+    (line 194; snakes2.py line 146), and `make_many_snakes` counts one
+    failed attempt at the contour.
+
+    A pixel sees only the outside when it is an image corner and no cell
+    lies in the closed quadrant towards the inside from it, which happens
+    when the element misses its own centre: the paddle is drawn from one
+    pixel off it (`struct_head`, line 164) and only its saturated cells
+    count (`struct.astype(np.uint8)`, line 406). With LRA's blocks that is
+    330 of the 360 orientations at 32 pixels (thickness 0.5: a paddle
+    saturates 2-3 cells), 265 at 64, 6 at 128 with margin 2 and none at
+    256. The element is smaller than the image, so a pixel away from the
+    corners always sees one cell inside.
+    """
+    if 2 * max(np.abs(dy).max(), np.abs(dx).max()) >= resolution:
+        raise AssertionError("structuring element as large as the image")
+    return not all(
+        ((sy * dy >= 0) & (sx * dx >= 0)).any()
+        for sy in (-1, 1)
+        for sx in (-1, 1)
+    )
+
+
+def _marker_frame(resolution, radius, y, x):
+    """`draw_circle` itself: the marker at (y, x) drawn on the whole image.
+
+    The official code (`snakes2.py` lines 224-230 at ab9c130) resizes a
+    whole image holding the disk. Within `_marker`'s half of the border,
+    Lanczos's support is cut by the image edge and PIL renormalises its
+    weights, which the template (drawn away from any edge) does not; there
+    the marker is drawn as the official code does.
+    """
+    aa = ANTIALIAS_SCALE
+    grid = np.arange(resolution * aa)
+    dy = (grid - y * aa)[:, None]
+    dx = (grid - x * aa)[None, :]
+    disk = dy**2 + dx**2 <= (radius * aa) ** 2
+    return _resize_lanczos(disk, resolution)
+
+
 def _flip_by_pi(theta):
     return theta + math.pi if theta < 0 else theta - math.pi
 
@@ -105,7 +156,8 @@ class _Tables:
         self.margin = margin
         self.length = length
         self.half = length + math.ceil(thickness) + margin
-        self.marker, self.marker_half = _marker(p["marker_radius"])
+        self.marker_radius = p["marker_radius"]
+        self.marker, self.marker_half = _marker(self.marker_radius)
         # The canvas border stands for "outside the image": occupied in the
         # mask, so nothing is placed there. It covers any window around a
         # pivot, candidate or marker near the edge.
@@ -124,8 +176,10 @@ class _Tables:
         # A tail is free when no mask pixel under it exceeds 0.3.
         reach = length + margin
         self.seed_offsets = []
+        self.seed_cells = []
         self.seed_box = []
-        for mask in self.seed_mask:
+        self.seed_refused = np.zeros(len(thetas), bool)
+        for i, mask in enumerate(self.seed_mask):
             square = np.zeros((2 * reach + 1,) * 2, np.float32)
             _paste_max(square, mask, reach + 1, reach + 1, self.half)
             dy, dx = np.nonzero(square == 1.0)
@@ -133,7 +187,9 @@ class _Tables:
             if dy.size == 0:
                 raise AssertionError("empty structuring element")
             self.seed_offsets.append(dy * self.width + dx)
+            self.seed_cells.append((dy, dx))
             self.seed_box.append((dy.min(), dy.max(), dx.min(), dx.max()))
+            self.seed_refused[i] = _no_tail_anywhere(dy, dx, resolution)
 
         # Extensions: the end of the next paddle lies on a circle of radius
         # (length + margin) around the pivot, sampled every pixel of arc and
@@ -169,6 +225,9 @@ class _Tables:
         # Flat canvas index of every image pixel, for exact seed sampling.
         rows = np.arange(resolution) + self.pad
         self.pixels = (rows[:, None] * self.width + rows[None, :]).ravel()
+        self.pixel_y, self.pixel_x = np.divmod(
+            np.arange(resolution * resolution), resolution
+        )
 
         # For many attempts at once (`_two_snakes_batch`): seed boxes and
         # every paddle mask as flat arrays, seeds first, and the flat
@@ -184,15 +243,19 @@ class _Tables:
         ]
         self.window_flat = (wy * self.width + wx).ravel()
         # Orientation index j: seeds 0..359 (degree j - 180), extensions
-        # 360 + k. Per j: the pivot step `ceil(jump * (sin, cos))` and the
+        # 360 + k. Per j: the pivot step `jump * (sin, cos)` and the
         # continuity weight of every candidate, given the last orientation.
         p = GENERATOR_PARAMS[resolution]
         all_theta = np.concatenate([thetas, self.ext_theta])
         jump = length + 2 * margin
-        # ceil of an integer pivot plus the step; the epsilon absorbs
-        # sin/cos rounding at exact integers, as adding the pivot does.
-        self.jump_dy = np.ceil(jump * np.sin(all_theta) - 1e-9).astype(int)
-        self.jump_dx = np.ceil(jump * np.cos(all_theta) - 1e-9).astype(int)
+        # The next pivot is `ceil(pivot + step)` in float64, as
+        # `translate_coord` (`snakes.py` lines 419-426 at ab9c130) computes
+        # it, not `pivot + ceil(step)`: along the axes the step holds a
+        # rounding residue (4 sin(pi) = 4.9e-16) that a pivot of 4 or more
+        # absorbs but a pivot of 0-3 keeps, and ceil then moves the pivot
+        # one pixel (contours along the top or left border).
+        self.jump_sin = float(jump) * np.sin(all_theta)
+        self.jump_cos = float(jump) * np.cos(all_theta)
         turn = np.abs(self.ext_theta[None, :] - all_theta[:, None])
         turn = np.minimum(turn, 2 * np.pi - turn) * p["continuity"]
         self.turn_weight = np.cos(np.minimum(turn, 0.5 * np.pi)) ** 2

@@ -12,11 +12,23 @@ Faithful to `snakes2.py` / `snakes.py`, with the paddles of `paddles.py`:
   image.
 - Distractor contours of `contour_length // 3` paddles, each seeded
   uniformly among the free positions for a random orientation (sampled here
-  by rejection, which is the same distribution), up to 5 attempts each.
+  by rejection, which is the same distribution), up to 5 attempts each
+  (`make_many_snakes`, `snakes.py` lines 58-76 at ab9c130), then given up.
+- Seeds (the first target seed and the distractors') fail at once for the
+  orientations whose structuring element misses a quadrant around its
+  centre: the official search then finds no free pixel anywhere
+  (`paddles._no_tail_anywhere`). With LRA's 32-pixel block that is 330 of
+  the 360 orientations, so about two distractors in three are given up
+  after their 5 attempts (3.2 of 10 drawn on average at contour length 6,
+  1.1 of 5 at 14) and the images are much sparser than with every
+  distractor drawn (232 lit pixels rather than 355 at contour length 6).
 - Markers: circles of `marker_radius` at the origin tip of one target
   contour and at the far tip of the same contour (label 1) or of the other
   target contour (label 0). The image is scaled so that its maximum is 255,
   as `scipy.misc.imsave` did.
+
+`benchmarks/pathfinder_fidelity.py` compares the statistics of these
+images with the official generator's.
 
 Departures from the official code, both deliberate (`generator.py` holds
 the others):
@@ -46,6 +58,7 @@ from lra_keras.data.pathfinder._common import GENERATOR_PARAMS
 from lra_keras.data.pathfinder._common import MAX_DISTRACTOR_CONTOUR_RETRIAL
 from lra_keras.data.pathfinder._common import MAX_PADDLE_RETRIAL
 from lra_keras.data.pathfinder.paddles import _flip_by_pi
+from lra_keras.data.pathfinder.paddles import _marker_frame
 from lra_keras.data.pathfinder.paddles import _paste_max
 
 # `stop_with_availability` of the distractors: give up below 1% free pixels.
@@ -113,15 +126,30 @@ class _Sample:
     # --- seeds ---
 
     def free_tail(self, index):
-        """Uniform over the tails whose structuring window is free."""
+        """Uniform over the tails whose structuring window is free.
+
+        As `seed_snake` (`snakes.py` lines 179-189 at ab9c130): the mask
+        with its outer ring set to 1 (`lined_mask`; the padding already is)
+        is dilated by the element with `cv2.dilate`, which ignores the
+        cells outside the image; a tail is free when no cell of its window
+        inside the image exceeds 0.3. (The canvas holds 1 outside the
+        image, which would refuse the tails near the border whose element,
+        often not contiguous, reaches outside without touching the ring:
+        with LRA's blocks, at 64 and 128 pixels.)
+        """
         t = self.t
         offsets = t.seed_offsets[index]
+        dy, dx = t.seed_cells[index]
         flat = self.mask.ravel()
         res = t.resolution
         for _ in range(2):
             draws = self.rng.integers(0, res * res, _SEED_DRAWS)
             base = t.pixels[draws]
-            free = flat[base[:, None] + offsets[None, :]].max(axis=1)
+            y = t.pixel_y[draws][:, None] + dy[None, :]
+            x = t.pixel_x[draws][:, None] + dx[None, :]
+            inside = (y >= 0) & (y < res) & (x >= 0) & (x < res)
+            values = flat[base[:, None] + offsets[None, :]]
+            free = np.where(inside, values, 0.0).max(axis=1)
             hits = np.flatnonzero(free <= _OCCUPIED)
             if hits.size:
                 # The first accepted uniform draw is uniform over the free set.
@@ -129,8 +157,11 @@ class _Sample:
                 return divmod(int(pixel), res)
         # Few free positions: list them exactly, as the official code does.
         occupied = np.zeros(res * res, np.float32)
-        for offset in offsets:
-            np.maximum(occupied, flat[t.pixels + offset], out=occupied)
+        for offset, oy, ox in zip(offsets, dy, dx):
+            y, x = t.pixel_y + oy, t.pixel_x + ox
+            inside = (y >= 0) & (y < res) & (x >= 0) & (x < res)
+            values = np.where(inside, flat[t.pixels + offset], 0.0)
+            np.maximum(occupied, values, out=occupied)
         free = np.flatnonzero(occupied <= _OCCUPIED)
         if free.size == 0:
             return None
@@ -153,6 +184,10 @@ class _Sample:
         for _ in range(MAX_PADDLE_RETRIAL + 1):
             index = int(rng.integers(0, 360))
             theta = (index - 180) * math.pi / 180
+            if near is None and t.seed_refused[index]:
+                # The official search finds no free tail for this
+                # orientation and gives up (`_no_tail_anywhere`).
+                return None
             if first:
                 lo = 2 * c["seed_distance"]
                 hi = res - 2 * c["seed_distance"]
@@ -320,11 +355,13 @@ def _finish(tables, config, rng, label, target, details):
             else:
                 sample.draw(tables.ext_line[index - 360], y, x, contrast)
 
+    distractors = 0
     for _ in range(config["num_distractor_snakes"]):
         for _ in range(MAX_DISTRACTOR_CONTOUR_RETRIAL + 1):
             if sample.distractor(
                 config["distractor_length"], config["snake_contrast"]
             ):
+                distractors += 1
                 break
 
     # Markers: the origin tip of one target contour and the far tip of the
@@ -337,7 +374,11 @@ def _finish(tables, config, rng, label, target, details):
     image = sample.image[pad : pad + res, pad : pad + res]
     markers = np.zeros((res, res), np.float32)
     for y, x in (origin, terminal):
-        _paste_max(markers, tables.marker, y, x, tables.marker_half)
+        if min(y, x, res - 1 - y, res - 1 - x) < tables.marker_half:
+            frame = _marker_frame(res, tables.marker_radius, y, x)
+            np.maximum(markers, frame, out=markers)
+        else:
+            _paste_max(markers, tables.marker, y, x, tables.marker_half)
     image = np.maximum(image, markers)
     # `scipy.misc.imsave` -> `bytescale`: the range [min, max] to [0, 255].
     low, high = float(image.min()), float(image.max())
@@ -353,5 +394,6 @@ def _finish(tables, config, rng, label, target, details):
         paddles=[np.asarray(rows).tolist() for rows in target["paddles"]],
         tips=list(zip(target["origins"], target["tips"])),
         margin=tables.margin,
+        distractors=distractors,
     )
     return pixels, tables.margin, info
