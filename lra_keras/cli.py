@@ -58,7 +58,8 @@ def parser_for(task):
                         choices=sorted(FAMILIES))
     parser.add_argument(
         "--preset", default="paper", choices=PRESETS,
-        help="paper: the cited table row; quick: minutes on a laptop CPU",
+        help="paper: the cited table row; quick: minutes on a laptop CPU; "
+             "small: every family at one CPU-sized budget, full lengths",
     )
     parser.add_argument(
         "--data-dir", default=None,

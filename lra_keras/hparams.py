@@ -11,7 +11,8 @@ in order:
 4. with a technique (or with `augment`, since YCTFS's published rows are
    its runs with its techniques), `presets.TECHNIQUE[(task, model,
    technique)]`; with `augment`, `presets.AUGMENT[(task, model)]`;
-5. with `preset="quick"`, the quick preset (`presets.quick`);
+5. with `preset="quick"` or `"small"`, that scaled preset
+   (`presets.quick`, `presets.small`);
 6. the user's overrides (unknown keys are an error);
 
 then every value is checked against its key's type and range
@@ -186,16 +187,20 @@ def resolve(task, model="transformer", preset="paper", technique="none",
         sources.append(f"augment: {row.pop('source')}")
         apply(row, sources[-1])
     hp["source"] = "; ".join(sources)
-    if preset == "quick":
-        quick = dict(presets.QUICK)
-        hp["source"] = f"{quick.pop('source')}, from: {hp['source']}"
-        apply(quick, "quick preset (presets.quick.QUICK)")
-        apply(presets.QUICK_TASK.get(task, {}),
-              f"quick preset (presets.quick.QUICK_TASK[{task!r}])")
-        apply(presets.QUICK_FAMILY.get(model, {}),
-              f"quick preset (presets.quick.QUICK_FAMILY[{model!r}])")
-        apply(presets.QUICK_TASK_FAMILY.get((task, model), {}),
-              "quick preset (presets.quick.QUICK_TASK_FAMILY"
+    if preset != "paper":
+        # A scaled preset: its common row, then its rows per task, family
+        # and (task, family) (`presets.quick`, `presets.small`).
+        module, name = f"presets.{preset}", preset.upper()
+        common, per_task, per_family, per_pair = presets.SCALED[preset]
+        common = dict(common)
+        hp["source"] = f"{common.pop('source')}, from: {hp['source']}"
+        apply(common, f"{preset} preset ({module}.{name})")
+        apply(per_task.get(task, {}),
+              f"{preset} preset ({module}.{name}_TASK[{task!r}])")
+        apply(per_family.get(model, {}),
+              f"{preset} preset ({module}.{name}_FAMILY[{model!r}])")
+        apply(per_pair.get((task, model), {}),
+              f"{preset} preset ({module}.{name}_TASK_FAMILY"
               f"[{(task, model)!r}])")
     origins["source"] = "the rows above"
     unknown = sorted(set(overrides) - set(hp))
@@ -244,7 +249,8 @@ def get_hparams(task, model="transformer", preset="paper", technique="none",
     Args:
         task: a key of `lra_keras.tasks.TASKS`.
         model: a key of `lra_keras.models.FAMILIES`.
-        preset: `"paper"` (the cited table row) or `"quick"`.
+        preset: `"paper"` (the cited table row), `"quick"` or `"small"`
+            (the row scaled down: `presets.quick`, `presets.small`).
         technique: a key of `lra_keras.techniques.TECHNIQUES`.
         augment: bool. Augment the training batches.
         **overrides: any known key, applied before the technique keys

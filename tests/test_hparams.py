@@ -14,9 +14,7 @@ from lra_keras.presets import EXPECTED
 from lra_keras.presets import EXPECTED_LRA
 from lra_keras.presets import PAPER
 from lra_keras.presets import PRESETS
-from lra_keras.presets import QUICK_FAMILY
-from lra_keras.presets import QUICK_TASK
-from lra_keras.presets import QUICK_TASK_FAMILY
+from lra_keras.presets import SCALED
 from lra_keras.presets import SPT_LRA_SIZED
 from lra_keras.presets import TECHNIQUE
 from lra_keras.presets import YCTFS_TECHNIQUES
@@ -54,19 +52,21 @@ def test_every_task_model_preset_and_technique_resolves():
                     # The paper row's citation leads the resolved source.
                     paper = PAPER[(task, model)]["source"]
                     assert paper in hp["source"]
-                    if preset == "quick":
-                        assert hp["source"].startswith("quick preset")
+                    if preset != "paper":
+                        assert hp["source"].startswith(f"{preset} preset")
                     else:
                         assert hp["source"].startswith(paper)
 
 
-def test_quick_rows_name_known_families_and_tasks():
-    # A family or task without a quick row keeps its paper row's sizes
-    # beside the quick preset's common scaling (width 64, 2 blocks).
-    assert set(QUICK_FAMILY) <= set(FAMILIES)
-    assert set(QUICK_TASK) <= set(TASKS)
-    assert {task for task, _ in QUICK_TASK_FAMILY} <= set(TASKS)
-    assert {model for _, model in QUICK_TASK_FAMILY} <= set(FAMILIES)
+@pytest.mark.parametrize("preset", sorted(SCALED))
+def test_scaled_rows_name_known_families_and_tasks(preset):
+    # A family or task without a row keeps its paper row's sizes beside
+    # the preset's common scaling (width 64, 2 blocks).
+    _, per_task, per_family, per_pair = SCALED[preset]
+    assert set(per_family) <= set(FAMILIES)
+    assert set(per_task) <= set(TASKS)
+    assert {task for task, _ in per_pair} <= set(TASKS)
+    assert {model for _, model in per_pair} <= set(FAMILIES)
 
 
 def test_every_entry_cites_a_source():
@@ -85,12 +85,16 @@ def test_every_key_of_every_row_is_known():
     # A task's quick row applies to every family: common keys, or keys
     # that every family has (its pooling, say).
     every_family = set.intersection(*(set(f.keys) for f in FAMILIES.values()))
-    for task, row in QUICK_TASK.items():
-        assert set(row) <= set(COMMON_KEYS) | every_family, task
-    for (task, model), row in QUICK_TASK_FAMILY.items():
-        assert set(row) <= _known_keys(task, model), (task, model)
-    for model, row in QUICK_FAMILY.items():
-        assert set(row) <= set(FAMILIES[model].keys), model
+    every_row = set.intersection(*(
+        _known_keys(task, model) for task in TASKS for model in FAMILIES))
+    for common, per_task, per_family, per_pair in SCALED.values():
+        assert set(common) <= every_row | {"source"}
+        for task, row in per_task.items():
+            assert set(row) <= set(COMMON_KEYS) | every_family, task
+        for (task, model), row in per_pair.items():
+            assert set(row) <= _known_keys(task, model), (task, model)
+        for model, row in per_family.items():
+            assert set(row) <= set(FAMILIES[model].keys), model
     for (task, model, technique), row in TECHNIQUE.items():
         assert technique in TECHNIQUES and technique != "none"
         assert set(row) <= _known_keys(task, model) | {"source"}
@@ -424,6 +428,23 @@ def test_quick_preset_and_overrides():
     assert hp["num_samples"] == 6000 and hp["epochs"] == 1
     hp = get_hparams("text", "transformer", "quick", "spt")
     assert hp["hidden_dim"] == 64 and hp["pretrain_epochs"] == 1
+
+
+def test_small_preset_keeps_the_lra_setting():
+    # Full sequence lengths and hard Pathfinder; the same data, batch,
+    # epochs and schedule for every family of a task.
+    for task in TASKS:
+        rows = [get_hparams(task, model, "small") for model in FAMILIES]
+        for hp in rows:
+            paper = get_hparams(task, hp["model"])
+            assert hp["sequence_length"] == paper["sequence_length"], hp
+            assert (hp["hidden_dim"], hp["num_layers"]) == (64, 2)
+            assert hp["source"].startswith("small preset")
+            if task.startswith("path"):
+                assert hp["difficulty"] == "hard"
+        for key in ("train_samples", "num_samples", "batch_size", "epochs",
+                    "learning_rate", "schedule", "warmup_steps"):
+            assert len({hp[key] for hp in rows}) == 1, (task, key)
 
 
 @pytest.mark.parametrize(

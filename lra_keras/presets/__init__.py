@@ -9,7 +9,9 @@
 - `s5`: lindermanlab/S5 `bin/run_experiments/*.sh`: S5.
 - `mega`: facebookresearch/mega `README.lra.md` and
   `fairseq/models/lra/model.py`: MEGA.
-- `quick`: this library's `quick` preset.
+- `quick`: this library's `quick` preset (an installation check).
+- `small`: this library's `small` preset (every family at one CPU-sized
+  budget, full sequence lengths).
 - `expected`: the accuracies of the papers' result tables.
 
 `PAPER[(task, model)]` is the paper preset trained without extra
@@ -62,9 +64,19 @@ from lra_keras.presets.quick import QUICK
 from lra_keras.presets.quick import QUICK_FAMILY
 from lra_keras.presets.quick import QUICK_TASK
 from lra_keras.presets.quick import QUICK_TASK_FAMILY
+from lra_keras.presets.small import SMALL
+from lra_keras.presets.small import SMALL_FAMILY
+from lra_keras.presets.small import SMALL_TASK
+from lra_keras.presets.small import SMALL_TASK_FAMILY
 from lra_keras.presets.yctfs import YCTFS_TECHNIQUES
 
-PRESETS = ("paper", "quick")
+# The scaled presets: their common row and rows per task, family and
+# (task, family), applied over the paper row in that order.
+SCALED = {
+    "quick": (QUICK, QUICK_TASK, QUICK_FAMILY, QUICK_TASK_FAMILY),
+    "small": (SMALL, SMALL_TASK, SMALL_FAMILY, SMALL_TASK_FAMILY),
+}
+PRESETS = ("paper", *SCALED)
 
 # YCTFS's published rows are its runs with its training techniques: with
 # `--augment` (and no technique with rows of its own) they apply too.
