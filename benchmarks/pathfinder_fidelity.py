@@ -339,13 +339,8 @@ def official_samples(checkout, resolution, difficulty, num_samples, seed):
 def our_samples(resolution, difficulty, num_samples, seed):
     """Our images, as `generate()` draws them; (uint8 images, info)."""
     length = pathfinder.CONTOUR_LENGTHS[difficulty]
-    labels = generator._labels(seed, resolution, length, 0, num_samples)
-    rngs = [
-        generator._sample_rng(seed, resolution, length, i)
-        for i in range(num_samples)
-    ]
-    drawn = generator._draw_samples(
-        rngs, resolution, length, labels, details=True
+    labels, drawn = generator._draw_range(
+        seed, resolution, length, 0, num_samples, details=True
     )
     images = np.stack([image for image, _, _ in drawn])
     info = [

@@ -43,15 +43,9 @@ def _components_touching(mask, seeds):
 
 def _draw(num, resolution, seed=0, difficulty="hard"):
     contour_length = pathfinder.CONTOUR_LENGTHS[difficulty]
-    labels = generator._labels(seed, resolution, contour_length, 0, num)
-    rngs = [
-        generator._sample_rng(seed, resolution, contour_length, i)
-        for i in range(num)
-    ]
-    drawn = generator._draw_samples(
-        rngs, resolution, contour_length, labels, details=True
+    return generator._draw_range(
+        seed, resolution, contour_length, 0, num, details=True
     )
-    return labels, drawn
 
 
 # === Generator ===

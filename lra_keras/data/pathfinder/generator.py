@@ -101,13 +101,20 @@ def _draw_samples(
     ]
 
 
-def _generate_chunk(seed, resolution, contour_length, start, stop):
+def _draw_range(seed, resolution, contour_length, start, stop, **options):
+    """Samples `start..stop` of `seed`: (labels, `_draw_samples` output)."""
     labels = _labels(seed, resolution, contour_length, start, stop)
     rngs = [
         _sample_rng(seed, resolution, contour_length, i)
         for i in range(start, stop)
     ]
-    drawn = _draw_samples(rngs, resolution, contour_length, labels)
+    return labels, _draw_samples(
+        rngs, resolution, contour_length, labels, **options
+    )
+
+
+def _generate_chunk(seed, resolution, contour_length, start, stop):
+    labels, drawn = _draw_range(seed, resolution, contour_length, start, stop)
     images = np.stack([image for image, _ in drawn])
     margins = np.array([margin for _, margin in drawn], np.int32)
     return images, labels, margins
