@@ -225,6 +225,11 @@ RULES = dict(
     clip_eigs=Rule(bool),
     rotary_disable_half=Rule(bool),
     rotary_scope=Rule(str, choices=("head", "model")),
+    # the efficient attentions (lra_keras.layers.efficient_attention)
+    num_random_features=_count(),
+    orthogonal_scaling=Rule(int, choices=(0, 1)),
+    feature_redraw=Rule(bool),
+    projection_dim=_count(),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),
     head=Rule(str, choices=("mlp", "linear")),
     head_hidden_dim=_count(optional=True),

@@ -52,13 +52,16 @@ FAMILIES = tuple(REGISTRY)
 # lr in the direction of its rounding noise (~1e-9) when eps is PyTorch's
 # 1e-8; and the YCTFS gMLP's gate starts at rounding noise (the LayerNorm of
 # 1 + a convolution with a N(0, 1e-5^2) kernel, which rounds to 1), so its
-# kernel starts at Keras's glorot scale here.
+# kernel starts at Keras's glorot scale here. The Performer keeps the
+# random features saved with the weights (each backend would redraw its
+# own in training).
 TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
             sequence_length=32, state_dim=8, num_blocks=2, key_dim=8, ema_dim=2,
             ffn_intermediate_dim=16, kernel_size=5, num_kernel_channels=2,
             chunk_size=None, dropout=0.0, attention_dropout=0.0,
             warmup_steps=0, learning_rate=1e-3, ssm_learning_rate=None,
-            adam_epsilon=1e-6, kernel_initializer="glorot_uniform")
+            adam_epsilon=1e-6, kernel_initializer="glorot_uniform",
+            feature_redraw=False)
 BATCH, LENGTH = 4, 32
 
 # Every head on every family, from the task row that takes the most paths:
@@ -88,11 +91,22 @@ VARIANTS = {
                                           "sinusoidal"}),
     "transformer/token_head": ("transformer", "text", {"token_head": True}),
 }
+
+
+def _head_options(family, head, options):
+    """A head's options on a family: the classifier's own path options; a
+    family that cannot be causal pretrains bidirectionally."""
+    options = dict(options)
+    if head == "classifier":
+        options.update(CLASSIFIER_OPTIONS.get(family, {}))
+    if not REGISTRY[family].can_be_causal:
+        options.pop("causal", None)
+    return options
+
+
 CASES = {
-    **{f"{family}/{head}": (
-        family, task,
-        {**options, **(CLASSIFIER_OPTIONS.get(family, {})
-                       if head == "classifier" else {})})
+    **{f"{family}/{head}": (family, task, _head_options(family, head,
+                                                        options))
        for family in FAMILIES for head, (task, options) in HEADS.items()},
     **VARIANTS,
 }

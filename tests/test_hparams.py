@@ -524,3 +524,34 @@ def test_readme_paper_numbers_are_the_generated_tables(capsys):
                    readme.index("<!-- /paper-tables -->")]
     main(["--tables"])
     assert block == capsys.readouterr().out
+
+
+def test_a_family_that_cannot_be_causal_refuses_the_causal_objective():
+    assert not FAMILIES["linformer"].can_be_causal
+    with pytest.raises(ValueError, match="cannot be causal"):
+        get_hparams("listops", "linformer", technique="spt",
+                    pretrain_objective="causal")
+    hp = get_hparams("listops", "linformer", technique="spt")
+    assert hp["pretrain_objective"] == "masked"
+
+
+def test_lra_xformer_rows_are_the_transformer_rows_with_their_attention():
+    # presets.lra: the Transformer row of the task, rotary cells dropped,
+    # sinusoidal positions, and the attention's own cells.
+    rotary = {"position_embedding", "rotary_disable_half", "rotary_scope",
+              "max_wavelength", "source"}
+    own = {"linear_transformer": {},
+           "performer": {"num_random_features", "orthogonal_scaling"},
+           "linformer": {"projection_dim"}}
+    for task in TASKS:
+        base = {k: v for k, v in PAPER[(task, "transformer")].items()
+                if k not in rotary}
+        for model, cells in own.items():
+            row = PAPER[(task, model)]
+            assert row["source"].startswith("derived:"), (task, model)
+            assert row["position_embedding"] == "sinusoidal"
+            rest = {k: v for k, v in row.items()
+                    if k not in rotary and k not in cells}
+            assert rest == base, (task, model)
+    assert PAPER[("listops", "performer")]["num_random_features"] == 2
+    assert PAPER[("text", "performer")]["num_random_features"] == 256

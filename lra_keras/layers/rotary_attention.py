@@ -24,11 +24,20 @@ from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
 from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
+from lra_keras.layers.efficient_attention import gaussian_orthogonal_matrix
+from lra_keras.layers.efficient_attention import linear_attention
+from lra_keras.layers.efficient_attention import linformer_attention
+from lra_keras.layers.efficient_attention import performer_attention
 
 # Where the rotary frequencies range: within every head (each head gets the
 # whole range, `apply_rotary`), or over the model width before the heads
 # are split (each head gets its own band, `apply_rotary_across_heads`).
 ROTARY_SCOPES = ("head", "model")
+
+# What computes the attention from the projected queries, keys and values:
+# exact softmax (`attention_kernels.attention`) or one of LRA's efficient
+# attentions (`efficient_attention`).
+ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer")
 
 
 def apply_rotary(x, max_wavelength=10000, start_index=0, disable_half=False):
@@ -182,11 +191,28 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             fan-in of a `Linear(hidden_dim, ...)` for query, key and value
             and of a `Linear(num_heads * value_dim, hidden_dim)` for the
             output. Defaults to `"keras"`.
+        attention_type: `"softmax"` (default, exact), `"linear"` (the
+            Linear Transformer's elu + 1 features), `"performer"` (FAVOR+
+            random features) or `"linformer"` (length projection, not
+            causal); see `lra_keras.layers.efficient_attention`.
+        num_random_features: int. Performer: random features per head
+            (LRA's `nb_features`). Defaults to 256.
+        orthogonal_scaling: 0 or 1. Performer: the rows of the random
+            matrix scaled by Gaussian norms (0) or by sqrt(key_dim) (1),
+            LRA's `ortho_scaling`. Defaults to 0.
+        feature_redraw: bool. Performer: draw a new random matrix on every
+            training call (evaluation uses the one drawn at build, saved
+            with the weights). Defaults to `True`.
+        projection_dim: int. Linformer: the projected length k (LRA's
+            `low_rank_features`). Defaults to 16.
+        max_length: int or None. Linformer: rows of the length projection
+            (the longest input). Required for `"linformer"`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
         padding_mask: optional (batch, length) tensor, nonzero at real
             tokens. Padded keys get no attention weight.
+        training: bool. The Performer redraws its features when `True`.
 
     Returns:
         Tensor (batch, length, hidden_dim).
@@ -211,10 +237,38 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         rotary_disable_half=False,
         rotary_scope="head",
         dense_init="keras",
+        attention_type="softmax",
+        num_random_features=256,
+        orthogonal_scaling=0,
+        feature_redraw=True,
+        projection_dim=16,
+        max_length=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self.dense_init = check_dense_init(dense_init)
+        if attention_type not in ATTENTION_TYPES:
+            raise ValueError(
+                f"`attention_type` must be one of {ATTENTION_TYPES}. "
+                f"Received: attention_type={attention_type!r}"
+            )
+        if attention_type == "linformer" and (causal or not max_length):
+            raise ValueError(
+                "The Linformer attention projects the whole length: it "
+                "cannot be causal and needs `max_length`. Received: "
+                f"causal={causal}, max_length={max_length}"
+            )
+        if int(num_random_features) < 1 or int(projection_dim) < 1:
+            raise ValueError(
+                "`num_random_features` and `projection_dim` must be >= 1. "
+                f"Received: num_random_features={num_random_features}, "
+                f"projection_dim={projection_dim}"
+            )
+        if orthogonal_scaling not in (0, 1):
+            raise ValueError(
+                "`orthogonal_scaling` must be 0 or 1. Received: "
+                f"orthogonal_scaling={orthogonal_scaling!r}"
+            )
         if rotary_scope not in ROTARY_SCOPES:
             raise ValueError(
                 f"`rotary_scope` must be one of {ROTARY_SCOPES}. Received: "
@@ -252,7 +306,16 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.use_rotary = bool(use_rotary)
         self.rotary_disable_half = bool(rotary_disable_half)
         self.rotary_scope = rotary_scope
+        self.attention_type = attention_type
+        self.num_random_features = int(num_random_features)
+        self.orthogonal_scaling = int(orthogonal_scaling)
+        self.feature_redraw = bool(feature_redraw)
+        self.projection_dim = int(projection_dim)
+        self.max_length = int(max_length) if max_length else None
         self.supports_masking = False
+        if attention_type == "performer":
+            self.seed_generator = keras.random.SeedGenerator(
+                seed=None, name="feature_seed")
 
     def _projection(self, name, size, hidden_dim):
         return keras.layers.EinsumDense(
@@ -284,9 +347,54 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.output_dense.build(
             (input_shape[0], input_shape[1], self.num_heads, self.value_dim)
         )
+        if self.attention_type == "performer":
+            # Non-trainable, saved with the weights: evaluation and export
+            # use the matrix drawn here.
+            self.random_features = self.add_weight(
+                name="random_features",
+                shape=(self.num_random_features, self.key_dim),
+                initializer="zeros",
+                trainable=False,
+            )
+            self.random_features.assign(self._draw_features())
+        elif self.attention_type == "linformer":
+            # LRA's `lr_kernel`: one (max_len, k) matrix for keys and values,
+            # xavier_uniform as the LRA block passes `kernel_init`.
+            self.length_projection = self.add_weight(
+                name="length_projection",
+                shape=(self.max_length, self.projection_dim),
+                initializer="glorot_uniform",
+            )
         self.built = True
 
-    def call(self, inputs, padding_mask=None):
+    def _draw_features(self):
+        return gaussian_orthogonal_matrix(
+            self.num_random_features, self.key_dim, seed=self.seed_generator,
+            scaling=self.orthogonal_scaling)
+
+    def _attend(self, q, k, v, padding_mask, training):
+        if self.attention_type == "linear":
+            return linear_attention(q, k, v, padding_mask, self.causal)
+        if self.attention_type == "performer":
+            features = self.random_features
+            if training and self.feature_redraw:
+                features = self._draw_features()
+            return performer_attention(q, k, v, features, padding_mask,
+                                       self.causal)
+        if self.attention_type == "linformer":
+            return linformer_attention(q, k, v, self.length_projection,
+                                       padding_mask)
+        return attention(
+            q,
+            k,
+            v,
+            padding_mask=padding_mask,
+            causal=self.causal,
+            implementation=self.attention_implementation,
+            block_size=self.block_size,
+        )
+
+    def call(self, inputs, padding_mask=None, training=None):
         q = self.query_dense(inputs)  # (batch, length, heads, key_dim)
         k = self.key_dense(inputs)
         v = self.value_dense(inputs)  # (batch, length, heads, value_dim)
@@ -299,16 +407,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             k = rotate(
                 k, self.max_wavelength, disable_half=self.rotary_disable_half
             )
-        out = attention(
-            q,
-            k,
-            v,
-            padding_mask=padding_mask,
-            causal=self.causal,
-            implementation=self.attention_implementation,
-            block_size=self.block_size,
-        )  # (batch, length, heads, value_dim)
-        return self.output_dense(out)
+        out = self._attend(q, k, v, padding_mask, training)
+        return self.output_dense(out)  # out: (batch, length, heads, value)
 
     def compute_output_shape(self, input_shape):
         return input_shape
@@ -328,5 +428,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             rotary_disable_half=self.rotary_disable_half,
             rotary_scope=self.rotary_scope,
             dense_init=self.dense_init,
+            attention_type=self.attention_type,
+            num_random_features=self.num_random_features,
+            orthogonal_scaling=self.orthogonal_scaling,
+            feature_redraw=self.feature_redraw,
+            projection_dim=self.projection_dim,
+            max_length=self.max_length,
         )
         return config

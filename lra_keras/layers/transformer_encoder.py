@@ -44,6 +44,10 @@ class TransformerEncoder(keras.layers.Layer):
         dense_init: `"keras"`, `"torch"` or `"lecun"`: how the attention's
             projections and the feed-forward layers start
             (`lra_keras.layers.dense_init`). Defaults to `"keras"`.
+        attention_type, num_random_features, orthogonal_scaling,
+            feature_redraw, projection_dim, max_length: which attention
+            (exact softmax or one of LRA's efficient ones) and its options;
+            see `RotaryMultiHeadAttention`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -73,6 +77,12 @@ class TransformerEncoder(keras.layers.Layer):
         rotary_disable_half=False,
         rotary_scope="head",
         dense_init="keras",
+        attention_type="softmax",
+        num_random_features=256,
+        orthogonal_scaling=0,
+        feature_redraw=True,
+        projection_dim=16,
+        max_length=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -97,6 +107,14 @@ class TransformerEncoder(keras.layers.Layer):
         self.use_rotary = bool(use_rotary)
         self.rotary_disable_half = bool(rotary_disable_half)
         self.rotary_scope = rotary_scope
+        self.attention_options = dict(
+            attention_type=attention_type,
+            num_random_features=num_random_features,
+            orthogonal_scaling=orthogonal_scaling,
+            feature_redraw=feature_redraw,
+            projection_dim=projection_dim,
+            max_length=max_length,
+        )
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
@@ -120,6 +138,7 @@ class TransformerEncoder(keras.layers.Layer):
             rotary_disable_half=self.rotary_disable_half,
             rotary_scope=self.rotary_scope,
             dense_init=self.dense_init,
+            **self.attention_options,
             name="attention",
             dtype=dtype,
         )
@@ -147,7 +166,8 @@ class TransformerEncoder(keras.layers.Layer):
 
     def call(self, inputs, padding_mask=None, training=None):
         x = inputs  # (batch, length, hidden_dim)
-        h = self.attention(self.attention_norm(x), padding_mask=padding_mask)
+        h = self.attention(self.attention_norm(x), padding_mask=padding_mask,
+                           training=training)
         x = x + self.dropout_layer(h, training=training)
         h = self.dropout_layer(
             self.ffn_inner(self.ffn_norm(x)), training=training
@@ -172,5 +192,6 @@ class TransformerEncoder(keras.layers.Layer):
             rotary_disable_half=self.rotary_disable_half,
             rotary_scope=self.rotary_scope,
             dense_init=self.dense_init,
+            **self.attention_options,
         )
         return config

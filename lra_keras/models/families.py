@@ -49,6 +49,9 @@ class Family:
             the input matrix B: `B_learning_rate` and `B_weight_decay`
             choose their rate and decay (S5's `--opt_config`).
         paper: str. Where the family comes from.
+        can_be_causal: bool. Whether `causal=True` gives a causal mixer
+            (False: the Linformer, whose length projection mixes the whole
+            sequence; `causal=True` is then an error).
     """
 
     name: str
@@ -58,6 +61,7 @@ class Family:
     timescales: tuple = ()
     input_matrix: tuple = ()
     paper: str = ""
+    can_be_causal: bool = True
 
     def __post_init__(self):
         if not set(self.timescales) | set(self.input_matrix) <= set(
@@ -227,41 +231,101 @@ def _layer_block(make_layer):
 # === Transformer ===
 # "You Can Train from Scratch" (YCTFS), Tables 4-5: pre-norm blocks with
 # rotary, learned or sinusoidal positions.
+_TRANSFORMER_KEYS = dict(
+    hidden_dim=128,
+    num_layers=4,
+    num_heads=4,
+    intermediate_dim=256,
+    dropout=0.0,
+    activation="relu",
+    # "rotary" | "learned" | "sinusoidal" | "none" (YCTFS Table 4
+    # ablation); the sinusoidal base is max_wavelength, as the rotary.
+    position_embedding="rotary",
+    max_wavelength=10000,
+    rotary_disable_half=False,
+    # "model": the frequencies range over the width, a band per head
+    # (the YCTFS code); "head": every head the whole range
+    rotary_scope="model",
+    attention_implementation="auto",
+    causal=False,
+)
+
+
+def _transformer_block(attention_type, options=(), by_length=False):
+    """The Transformer's block with `attention_type`, passing the family's
+    keys named in `options` to the attention; `by_length`: the attention's
+    weights are sized by the task's `sequence_length` (`max_length`)."""
+
+    def make(a, i):
+        if by_length:
+            options_of_length = dict(max_length=a["sequence_length"])
+        else:
+            options_of_length = {}
+        return layer("TransformerEncoder")(
+            num_heads=a["num_heads"],
+            intermediate_dim=a["intermediate_dim"],
+            dropout=a["dropout"],
+            activation=a["activation"],
+            max_wavelength=a["max_wavelength"],
+            use_rotary=a["position_embedding"] == "rotary",
+            rotary_disable_half=a["rotary_disable_half"],
+            rotary_scope=a["rotary_scope"],
+            causal=a["causal"],
+            attention_implementation=a["attention_implementation"],
+            dense_init=a["dense_init"],
+            attention_type=attention_type,
+            **{key: a[key] for key in options},
+            **options_of_length,
+            name=f"transformer_block_{i}",
+        )
+
+    return _layer_block(make)
+
+
 register(Family(
     name="transformer",
-    keys=dict(
-        hidden_dim=128,
-        num_layers=4,
-        num_heads=4,
-        intermediate_dim=256,
-        dropout=0.0,
-        activation="relu",
-        # "rotary" | "learned" | "sinusoidal" | "none" (YCTFS Table 4
-        # ablation); the sinusoidal base is max_wavelength, as the rotary.
-        position_embedding="rotary",
-        max_wavelength=10000,
-        rotary_disable_half=False,
-        # "model": the frequencies range over the width, a band per head
-        # (the YCTFS code); "head": every head the whole range
-        rotary_scope="model",
-        attention_implementation="auto",
-        causal=False,
-    ),
-    block=_layer_block(lambda a, i: layer("TransformerEncoder")(
-        num_heads=a["num_heads"],
-        intermediate_dim=a["intermediate_dim"],
-        dropout=a["dropout"],
-        activation=a["activation"],
-        max_wavelength=a["max_wavelength"],
-        use_rotary=a["position_embedding"] == "rotary",
-        rotary_disable_half=a["rotary_disable_half"],
-        rotary_scope=a["rotary_scope"],
-        causal=a["causal"],
-        attention_implementation=a["attention_implementation"],
-        dense_init=a["dense_init"],
-        name=f"transformer_block_{i}",
-    )),
+    keys=dict(_TRANSFORMER_KEYS),
+    block=_transformer_block("softmax"),
     paper="Vaswani et al. 2017; rotary: Su et al. 2021; YCTFS Tables 4-5",
+))
+
+# === LRA's efficient Transformers ===
+# The Transformer's block with the attention replaced
+# (`layers.efficient_attention`); LRA Table 1 compares them on one
+# backbone configuration per task (appendix A.1).
+register(Family(
+    name="linear_transformer",
+    keys=dict(_TRANSFORMER_KEYS),
+    block=_transformer_block("linear"),
+    paper="Katharopoulos et al. 2020, Transformers are RNNs (LRA Table 1)",
+))
+register(Family(
+    name="performer",
+    keys=dict(
+        _TRANSFORMER_KEYS,
+        # LRA's `nb_features` (performer_attention.py:204; the ListOps
+        # config sets 2) and `ortho_scaling`
+        num_random_features=256,
+        orthogonal_scaling=0,
+        feature_redraw=True,
+    ),
+    block=_transformer_block("performer", ("num_random_features",
+                                           "orthogonal_scaling",
+                                           "feature_redraw")),
+    paper="Choromanski et al. 2021, Rethinking Attention with Performers "
+    "(LRA Table 1)",
+))
+register(Family(
+    name="linformer",
+    keys=dict(
+        _TRANSFORMER_KEYS,
+        # LRA's `low_rank_features` (linformer_attention.py:47)
+        projection_dim=16,
+    ),
+    block=_transformer_block("linformer", ("projection_dim",),
+                             by_length=True),
+    paper="Wang et al. 2020, Linformer (LRA Table 1)",
+    can_be_causal=False,
 ))
 
 # === State-space models ===

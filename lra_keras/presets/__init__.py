@@ -7,6 +7,8 @@
   Transformer on Path-X, DLR; self-pretraining.
 - `s4`: state-spaces/s4 `configs/experiment/lra/*.yaml`: S4 and S4D.
 - `s5`: lindermanlab/S5 `bin/run_experiments/*.sh`: S5.
+- `lra`: google-research/long-range-arena: its efficient attentions
+  (linear, Performer, Linformer) on the Transformer rows.
 - `mega`: facebookresearch/mega `README.lra.md` and
   `fairseq/models/lra/model.py`: MEGA.
 - `quick`: this library's `quick` preset (an installation check).
@@ -50,6 +52,7 @@ intermediate_dim, "(FT, PT)" -> (learning_rate, pretrain_learning_rate) and
 (batch_size, pretrain_batch_size).
 """
 
+from lra_keras.presets import lra
 from lra_keras.presets import mega
 from lra_keras.presets import ntfs
 from lra_keras.presets import s4
@@ -93,6 +96,7 @@ def _merge(*tables):
     return merged
 
 
-PAPER = _merge(yctfs.PAPER, ntfs.PAPER, s4.PAPER, s5.PAPER, mega.PAPER)
+PAPER = _merge(yctfs.PAPER, ntfs.PAPER, s4.PAPER, s5.PAPER, mega.PAPER,
+               lra.PAPER)
 TECHNIQUE = _merge(yctfs.TECHNIQUE, ntfs.TECHNIQUE)
 AUGMENT = _merge(yctfs.AUGMENT)

@@ -57,6 +57,9 @@ QUICK_TASK = {
 }
 QUICK_FAMILY = {
     "transformer": dict(num_heads=4, intermediate_dim=128),
+    "linear_transformer": dict(num_heads=4, intermediate_dim=128),
+    "performer": dict(num_heads=4, intermediate_dim=128),
+    "linformer": dict(num_heads=4, intermediate_dim=128),
     "s4d": dict(state_dim=32, prenorm=True),
     "s4": dict(state_dim=32, prenorm=True),
     "dlr": dict(state_dim=64, prenorm=True),

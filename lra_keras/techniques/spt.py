@@ -19,6 +19,7 @@ Original files read: `src/dataloaders/base.py`
 IdoAmos/not-from-scratch.
 """
 
+from lra_keras.models.families import get_family
 from lra_keras.techniques.base import Technique
 from lra_keras.techniques.masking import denoising_targets
 
@@ -49,6 +50,14 @@ class SelfPretraining(Technique):
             raise ValueError(
                 "`pretrain_objective` must be 'masked' or 'causal'. "
                 f"Received: pretrain_objective={objective!r}"
+            )
+        if objective == "causal" and not get_family(
+                hp["model"]).can_be_causal:
+            raise ValueError(
+                f"The causal objective needs causal mixers; the "
+                f"{hp['model']!r} family cannot be causal. Use "
+                f"--pretrain-objective masked. Received: "
+                f"pretrain_objective={objective!r}"
             )
         if hp["pretrain_loss"] not in PRETRAIN_LOSSES:
             raise ValueError(

@@ -1,0 +1,283 @@
+"""Sub-quadratic attentions of the Long Range Arena paper.
+
+LRA (Tay et al. 2021, section 3 and Table 1) compares the vanilla
+Transformer with ten efficient ones. This module holds the attention
+functions of three of them, each in `keras.ops` on the layout of
+`keras.ops.dot_product_attention` (queries, keys, values `(batch, L,
+heads, head_dim)`); `RotaryMultiHeadAttention(attention_type=...)` projects
+the inputs and calls them.
+
+- **Linear Transformer** (Katharopoulos et al. 2020,
+  https://arxiv.org/abs/2006.16236): softmax(q k^T) replaced by
+  `phi(q) phi(k)^T` with `phi = elu + 1`, so attention costs O(L) as
+  `phi(Q) (phi(K)^T V)`. LRA's code:
+  `lra_benchmarks/models/linear_transformer/linear_attention.py`
+  (`linear_attention`: no 1/sqrt(d) scale, `eps` 1e-6 added to the
+  normaliser).
+- **Performer** (Choromanski et al. 2021, https://arxiv.org/abs/2009.14794):
+  FAVOR+, positive orthogonal random features whose inner product
+  estimates exp(q k^T / sqrt(d)) without bias. LRA's code:
+  `lra_benchmarks/models/performer/performer_attention.py`
+  (`nonnegative_softmax_kernel_feature_creator`: data scaled by
+  d^(-1/4), features `exp(w^T x - |x|^2 / 2 - max) + 1e-4` over
+  sqrt(m), the max per query row and over all keys of a head;
+  `GaussianOrthogonalRandomMatrix`: square orthogonal blocks, rows scaled
+  by the norms of Gaussian vectors (`scaling=0`) or by sqrt(d)).
+- **Linformer** (Wang et al. 2020, https://arxiv.org/abs/2006.04768): keys
+  and values projected along the length by a learned (max_length, k)
+  matrix shared by both, then softmax attention over the k projected
+  positions. LRA's code: `lra_benchmarks/models/linformer/
+  linformer_attention.py` (one `lr_kernel` for keys and values, its
+  first L rows used).
+
+Departures from LRA's code, each for a stated reason:
+- Padding. LRA's linear, Performer and Linformer attentions ignore the
+  padding mask (linformer_attention.py: "Does Linformer care about
+  masks?"), so padded positions take part. Here padded keys contribute
+  nothing: their features are zero (linear, Performer), their keys and
+  values zero before the length projection (Linformer; a projected key
+  still mixes real keys only). Outputs then do not depend on how much
+  padding a batch carries, as every other mixer of this library.
+- Orthogonal blocks. `jnp.linalg.qr` returns Q with LAPACK's sign
+  convention, under which the first column always has a negative first
+  coordinate: the rows are not uniformly distributed and the estimate is
+  biased. `gaussian_orthogonal_matrix` multiplies by the signs of R's
+  diagonal (the Haar-distributed Q; Mezzadri 2007), which the
+  unbiasedness test below needs.
+- Redrawing. LRA's Performer redraws its random matrix on every call from
+  a seed computed from the queries (`ceil(sum(query) * 1e7)`). Here a
+  redrawing layer draws a fresh matrix on every training call from its
+  seed generator and evaluates with the matrix drawn at build (saved with
+  the weights), so that evaluation and an exported model are
+  deterministic.
+"""
+
+import math
+
+import keras
+from keras import ops
+
+from lra_keras.layers.attention_kernels import reference_attention
+
+# Queries per block of the causal kernelized attention: the within-block
+# part is quadratic in it, the state carried between blocks is
+# (features x head_dim) per block.
+CAUSAL_CHUNK = 64
+
+
+def elu_feature_map(x):
+    """`elu(x) + 1`, the Linear Transformer's positive feature map."""
+    return ops.elu(x) + 1.0
+
+
+def _exclusive_cumsum(x, axis):
+    """Sum of the blocks before each block along `axis` (axis 1)."""
+    total = ops.cumsum(x, axis=axis)
+    return ops.concatenate([ops.zeros_like(total[:, :1]), total[:, :-1]],
+                           axis=axis)
+
+
+def kernelized_attention(query_features, key_features, value,
+                         padding_mask=None, causal=False, eps=1e-6,
+                         chunk_size=CAUSAL_CHUNK):
+    """Attention whose weights are the inner products of feature maps.
+
+    `out_i = sum_j (phi(q_i) . phi(k_j)) v_j / (sum_j phi(q_i) . phi(k_j)
+    + eps)`, over the real keys `j` (and `j <= i` when causal), computed
+    as `phi(Q) (phi(K)^T V)` in O(L m d). The causal sum runs in blocks of
+    `chunk_size` queries: within a block the masked products, from earlier
+    blocks their prefix sums of `phi(k) v^T`.
+
+    Args:
+        query_features: tensor (batch, L, heads, m), nonnegative.
+        key_features: tensor (batch, L, heads, m), nonnegative.
+        value: tensor (batch, L, heads, head_dim).
+        padding_mask: optional (batch, L) tensor, nonzero at real keys.
+        causal: bool. Query i attends only to keys j <= i.
+        eps: float. Added to the normaliser.
+        chunk_size: int. Queries per block of the causal sum.
+
+    Returns:
+        Tensor (batch, L, heads, head_dim).
+    """
+    q, k, v = (ops.convert_to_tensor(t)
+               for t in (query_features, key_features, value))
+    if padding_mask is not None:
+        k = k * ops.cast(padding_mask, k.dtype)[:, :, None, None]
+    if not causal:
+        kv = ops.einsum("blhm,blhd->bhmd", k, v)  # (B, H, m, D)
+        k_sum = ops.sum(k, axis=1)  # (B, H, m)
+        numerator = ops.einsum("blhm,bhmd->blhd", q, kv)
+        denominator = ops.einsum("blhm,bhm->blh", q, k_sum)
+        return numerator / (denominator[..., None] + eps)
+    length = q.shape[1]
+    if length is None:
+        raise ValueError(
+            "Causal kernelized attention needs a static sequence length. "
+            f"Received: query_features.shape={q.shape}"
+        )
+    size = min(int(chunk_size), length)
+    blocks = -(-length // size)
+    pad = blocks * size - length
+    if pad:
+        q, k, v = (ops.pad(t, ((0, 0), (0, pad), (0, 0), (0, 0)))
+                   for t in (q, k, v))
+
+    def split(t):  # (B, L', H, C) -> (B, n, size, H, C)
+        return ops.reshape(t, (-1, blocks, size, t.shape[2], t.shape[3]))
+
+    q, k, v = split(q), split(k), split(v)
+    lower = ops.cast(ops.tril(ops.ones((size, size))), q.dtype)
+    scores = ops.einsum("bnchm,bnshm->bnhcs", q, k) * lower  # (B,n,H,C,C)
+    numerator = ops.einsum("bnhcs,bnshd->bnchd", scores, v)
+    denominator = ops.transpose(ops.sum(scores, axis=-1), (0, 1, 3, 2))
+    kv_before = _exclusive_cumsum(
+        ops.einsum("bnchm,bnchd->bnhmd", k, v), axis=1)  # (B, n, H, m, D)
+    k_before = _exclusive_cumsum(ops.sum(k, axis=2), axis=1)  # (B, n, H, m)
+    numerator = numerator + ops.einsum("bnchm,bnhmd->bnchd", q, kv_before)
+    denominator = denominator + ops.einsum("bnchm,bnhm->bnch", q, k_before)
+    out = numerator / (denominator[..., None] + eps)  # (B, n, size, H, D)
+    out = ops.reshape(out, (-1, blocks * size, out.shape[3], out.shape[4]))
+    return out[:, :length]
+
+
+def linear_attention(query, key, value, padding_mask=None, causal=False,
+                     eps=1e-6):
+    """The Linear Transformer's attention: `elu + 1` features, unscaled.
+
+    Shapes as `attention_kernels.reference_attention`.
+    """
+    return kernelized_attention(elu_feature_map(query), elu_feature_map(key),
+                                value, padding_mask, causal, eps)
+
+
+def gaussian_orthogonal_matrix(num_features, dim, seed=None, scaling=0,
+                               dtype="float32"):
+    """FAVOR+'s random projection: (num_features, dim), orthogonal blocks.
+
+    Stacks `ceil(num_features / dim)` Haar-random orthogonal (dim, dim)
+    blocks (QR of a Gaussian matrix, Q's columns multiplied by the signs of
+    R's diagonal) and keeps the first `num_features` rows; row i is then
+    scaled by the norm of a Gaussian vector (`scaling=0`, so that every row
+    is marginally N(0, I)) or by sqrt(dim) (`scaling=1`).
+
+    Args:
+        num_features: int. Rows (the number of random features m).
+        dim: int. Columns (the head size d).
+        seed: int, None or `keras.random.SeedGenerator` (a generator
+            inside a traced function: an int seeds a new one here).
+        scaling: 0 or 1.
+        dtype: str.
+
+    Returns:
+        Tensor (num_features, dim).
+    """
+    if scaling not in (0, 1):
+        raise ValueError(f"`scaling` must be 0 or 1. Received: "
+                         f"scaling={scaling!r}")
+    if not isinstance(seed, keras.random.SeedGenerator):
+        # One generator for every draw: an int passed to each call would
+        # give every block the same matrix.
+        seed = keras.random.SeedGenerator(seed)
+    blocks = []
+    for _ in range(-(-int(num_features) // int(dim))):
+        gaussian = keras.random.normal((dim, dim), seed=seed, dtype=dtype)
+        q, r = ops.qr(gaussian)
+        signs = ops.where(ops.diagonal(r) < 0, -1.0, 1.0)
+        blocks.append(ops.transpose(q * ops.cast(signs, dtype)[None, :]))
+    matrix = ops.concatenate(blocks, axis=0)[:num_features]
+    if scaling == 0:
+        norms = ops.norm(keras.random.normal((num_features, dim), seed=seed,
+                                             dtype=dtype), axis=1)
+    else:
+        norms = ops.full((num_features,), math.sqrt(dim), dtype=dtype)
+    return matrix * norms[:, None]
+
+
+def softmax_kernel_features(x, projection, is_query, eps=1e-4,
+                            stabilize=True, padding_mask=None):
+    """FAVOR+ positive features: `phi(q) . phi(k)` estimates
+    `exp(q . k / sqrt(d))`.
+
+    `phi(x) = (exp(w_i^T x' - |x'|^2 / 2 - c) + eps) / sqrt(m)` with `x' =
+    x d^(-1/4)`, `w_i` the rows of `projection` and `c` a stabiliser: the
+    row maximum for a query, the maximum over all keys and features of a
+    head for a key (both cancel in the normalised attention, up to `eps`).
+
+    Args:
+        x: tensor (batch, L, heads, d).
+        projection: tensor (m, d).
+        is_query: bool. Which stabiliser.
+        eps: float. Added to every feature (LRA's 1e-4).
+        stabilize: bool. `False` (with `eps=0`) gives the plain estimator.
+        padding_mask: optional (batch, L), nonzero at real positions: a
+            key's stabiliser is the maximum over real keys only, so that
+            padded content cannot change the real keys' features.
+
+    Returns:
+        Tensor (batch, L, heads, m).
+    """
+    depth = x.shape[-1]
+    x = x * (float(depth) ** -0.25)
+    projection = ops.cast(projection, x.dtype)
+    x_dash = ops.einsum("blhd,md->blhm", x, projection)
+    norm = ops.sum(ops.square(x), axis=-1, keepdims=True) / 2.0
+    if stabilize:
+        axes = -1 if is_query else (1, 3)
+        real = x_dash
+        if padding_mask is not None and not is_query:
+            keep = ops.cast(padding_mask, "bool")[:, :, None, None]
+            real = ops.where(keep, x_dash, ops.min(x_dash))
+        x_dash = x_dash - ops.max(real, axis=axes, keepdims=True)
+    scale = 1.0 / math.sqrt(projection.shape[0])
+    return scale * (ops.exp(x_dash - norm) + eps)
+
+
+def performer_attention(query, key, value, projection, padding_mask=None,
+                        causal=False, eps=1e-6):
+    """FAVOR+ attention with the random matrix `projection` (m, d).
+
+    A key's stabiliser is the maximum over all (real) keys of its head, so
+    a causal layer adds no `eps` to the key features and only 1e-30 (not
+    `eps`) to the normaliser: the stabiliser then cancels exactly between
+    the weights and their sum, and later keys cannot change earlier
+    outputs through it (LRA's unidirectional Performer adds 1e-4 to the
+    features and 2e-6 to a normaliser below 1e-6, through which they
+    can).
+
+    Shapes as `attention_kernels.reference_attention`.
+    """
+    return kernelized_attention(
+        softmax_kernel_features(query, projection, is_query=True),
+        softmax_kernel_features(key, projection, is_query=False,
+                                eps=0.0 if causal else 1e-4,
+                                padding_mask=padding_mask),
+        value, padding_mask, causal, 1e-30 if causal else eps)
+
+
+def linformer_attention(query, key, value, projection, padding_mask=None):
+    """Softmax attention over keys and values projected along the length.
+
+    `K' = E^T K`, `V' = E^T V` with `E` the first L rows of `projection`
+    (max_length, k); then softmax(Q K'^T / sqrt(d)) V'. Padded keys and
+    values are zeroed before the projection. Not causal: every projected
+    position mixes the whole sequence.
+
+    Shapes as `attention_kernels.reference_attention`; `projection`
+    (max_length, k) with max_length >= L.
+    """
+    if key.shape[1] is not None and key.shape[1] > projection.shape[0]:
+        raise ValueError(
+            "Linformer needs inputs no longer than its projection "
+            f"(`max_length`). Received: key.shape={key.shape}, "
+            f"projection.shape={tuple(projection.shape)}"
+        )
+    length = ops.shape(key)[1]  # traced when the length is not static
+    key, value = ops.convert_to_tensor(key), ops.convert_to_tensor(value)
+    if padding_mask is not None:
+        keep = ops.cast(padding_mask, key.dtype)[:, :, None, None]
+        key, value = key * keep, value * keep
+    e = ops.cast(projection[:length], key.dtype)  # (L, k)
+    key = ops.einsum("blhd,lr->brhd", key, e)  # (B, k, H, D)
+    value = ops.einsum("blhd,lr->brhd", value, e)
+    return reference_attention(query, key, value)

@@ -1,0 +1,286 @@
+"""LRA's efficient Transformers, on the rotary Transformer"s rows.
+
+LRA (Tay et al. 2021) trains every xformer with one backbone
+configuration per task (appendix A.1; google-research/long-range-arena
+`lra_benchmarks/<task>/configs/base_*_config.py`, each model"s config
+setting only `model_type` and its attention"s own options). These rows do
+the same on this library"s Transformer rows (`presets.yctfs`, the YCTFS
+Table 5 rows): the row of `(task, "transformer")` with its attention
+replaced and positions summed as LRA's encoders add them. What LRA's
+backbone has that these rows do not take yet, so these rows say
+"derived":
+- a CLS token prepended and pooled (`pooling_mode = "CLS"`); here the
+  YCTFS row"s pooling;
+- the schedule `constant * linear_warmup * rsqrt_decay` at a base rate of
+  0.05 and weight decay 0.1, 5K-20K steps, batch 32; here the YCTFS row"s
+  optimiser and epochs;
+- its widths (ListOps: 4 layers of width 512, 8 heads, MLP 1024).
+
+Cells of the attentions themselves, from LRA's code:
+- positions: `AddPositionEmbs` with `posemb_init=None` (`learn_pos_emb`
+  is False in every config), the sinusoidal embedding summed into the
+  inputs (`linear_transformer.py`, `performer.py`, `linformer.py`
+  encoders): `position_embedding="sinusoidal"`, base 10000;
+- Performer: `nb_features` 2 and `ortho_scaling` 0 on ListOps
+  (`listops/configs/performer_base.py:26-27`), the default 256 features
+  elsewhere (`performer_attention.py:204`); softmax kernel, orthogonal
+  features, redrawn features;
+- Linformer: `low_rank_features` 16 (`linformer_attention.py:47`; the
+  encoders never pass it, so the text config"s 32 is not read).
+
+LRA Table 1 reports Path-X as failed for every model ("all models do
+not learn anything on Path-X", section 4); the Path-X and PathX-256 rows
+put the attentions on this library's Path-X Transformer rows (Never Train
+from Scratch Table 4), so that they can be tried there.
+"""
+
+YCTFS_TRANSFORMER = (
+    "derived: the {task} Transformer row (presets.yctfs, You Can Train from "
+    "Scratch Table 5) with LRA's {what}, on LRA's protocol of one backbone "
+    "per task for every xformer (Tay et al. 2021 appendix A.1); sinusoidal "
+    "positions as LRA's encoders (AddPositionEmbs, posemb_init=None)"
+)
+LINEAR = ("linear attention (elu + 1 features; lra_benchmarks/models/"
+          "linear_transformer/linear_attention.py)")
+PERFORMER = ("FAVOR+ attention (lra_benchmarks/models/performer/"
+             "performer_attention.py; features: listops/configs/"
+             "performer_base.py:27, else the default 256)")
+LINFORMER = ("Linformer attention (lra_benchmarks/models/linformer/"
+             "linformer_attention.py; low_rank_features 16, line 47)")
+
+
+PATHX_TRANSFORMER = (
+    "derived: the {task} Transformer row (presets.ntfs, Never Train from "
+    "Scratch Table 4 and C.1) with LRA's {what}; sinusoidal positions as "
+    "LRA's encoders; LRA Table 1 reports Path-X failed for every model"
+)
+
+
+def derived(task, what):
+    return YCTFS_TRANSFORMER.format(task=task, what=what)
+
+
+def derived_pathx(task, what):
+    return PATHX_TRANSFORMER.format(task=task, what=what)
+
+
+PAPER = {
+    ("listops", "linear_transformer"): dict(
+        dense_init="torch", sequence_length=2000, hidden_dim=256,
+        num_layers=6, num_heads=4, intermediate_dim=512, activation="relu",
+        dropout=0.0, pooling="mean", learning_rate=0.0001, batch_size=64,
+        weight_decay=0.05, epochs=120, schedule="plateau", final_norm=False,
+        embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
+        weight_decay_on="kernels", head="linear",
+        position_embedding="sinusoidal",
+        source=derived("listops", LINEAR),
+    ),
+    ("listops", "performer"): dict(
+        dense_init="torch", sequence_length=2000, hidden_dim=256,
+        num_layers=6, num_heads=4, intermediate_dim=512, activation="relu",
+        dropout=0.0, pooling="mean", learning_rate=0.0001, batch_size=64,
+        weight_decay=0.05, epochs=120, schedule="plateau", final_norm=False,
+        embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
+        weight_decay_on="kernels", head="linear",
+        position_embedding="sinusoidal", num_random_features=2,
+        orthogonal_scaling=0,
+        source=derived("listops", PERFORMER),
+    ),
+    ("listops", "linformer"): dict(
+        dense_init="torch", sequence_length=2000, hidden_dim=256,
+        num_layers=6, num_heads=4, intermediate_dim=512, activation="relu",
+        dropout=0.0, pooling="mean", learning_rate=0.0001, batch_size=64,
+        weight_decay=0.05, epochs=120, schedule="plateau", final_norm=False,
+        embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
+        weight_decay_on="kernels", head="linear",
+        position_embedding="sinusoidal", projection_dim=16,
+        source=derived("listops", LINFORMER),
+    ),
+    ("text", "linear_transformer"): dict(
+        dense_init="torch", hidden_dim=256, num_layers=8, num_heads=4,
+        intermediate_dim=512, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=16, weight_decay=0.1, epochs=80,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        position_embedding="sinusoidal",
+        source=derived("text", LINEAR),
+    ),
+    ("text", "performer"): dict(
+        dense_init="torch", hidden_dim=256, num_layers=8, num_heads=4,
+        intermediate_dim=512, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=16, weight_decay=0.1, epochs=80,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        position_embedding="sinusoidal", num_random_features=256,
+        orthogonal_scaling=0,
+        source=derived("text", PERFORMER),
+    ),
+    ("text", "linformer"): dict(
+        dense_init="torch", hidden_dim=256, num_layers=8, num_heads=4,
+        intermediate_dim=512, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=16, weight_decay=0.1, epochs=80,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        position_embedding="sinusoidal", projection_dim=16,
+        source=derived("text", LINFORMER),
+    ),
+    ("retrieval", "linear_transformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.0, epochs=60,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="mlp", head_hidden_dim=512, head_activation="relu",
+        pair_features="concat", position_embedding="sinusoidal",
+        source=derived("retrieval", LINEAR),
+    ),
+    ("retrieval", "performer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.0, epochs=60,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="mlp", head_hidden_dim=512, head_activation="relu",
+        pair_features="concat", position_embedding="sinusoidal",
+        num_random_features=256, orthogonal_scaling=0,
+        source=derived("retrieval", PERFORMER),
+    ),
+    ("retrieval", "linformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.0, epochs=60,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="mlp", head_hidden_dim=512, head_activation="relu",
+        pair_features="concat", position_embedding="sinusoidal",
+        projection_dim=16,
+        source=derived("retrieval", LINFORMER),
+    ),
+    ("image", "linear_transformer"): dict(
+        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
+        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
+        source=derived("image", LINEAR),
+    ),
+    ("image", "performer"): dict(
+        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
+        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
+        num_random_features=256, orthogonal_scaling=0,
+        source=derived("image", PERFORMER),
+    ),
+    ("image", "linformer"): dict(
+        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
+        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
+        projection_dim=16,
+        source=derived("image", LINFORMER),
+    ),
+    ("pathfinder", "linear_transformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", position_embedding="sinusoidal",
+        source=derived("pathfinder", LINEAR),
+    ),
+    ("pathfinder", "performer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", position_embedding="sinusoidal",
+        num_random_features=256, orthogonal_scaling=0,
+        source=derived("pathfinder", PERFORMER),
+    ),
+    ("pathfinder", "linformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", position_embedding="sinusoidal", projection_dim=16,
+        source=derived("pathfinder", LINFORMER),
+    ),
+    ("pathx", "linear_transformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        source=derived_pathx("pathx", LINEAR),
+    ),
+    ("pathx", "performer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        num_random_features=256, orthogonal_scaling=0,
+        source=derived_pathx("pathx", PERFORMER),
+    ),
+    ("pathx", "linformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        projection_dim=16,
+        source=derived_pathx("pathx", LINFORMER),
+    ),
+    ("pathx256", "linear_transformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        source=derived_pathx("pathx256", LINEAR),
+    ),
+    ("pathx256", "performer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        num_random_features=256, orthogonal_scaling=0,
+        source=derived_pathx("pathx256", PERFORMER),
+    ),
+    ("pathx256", "linformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        projection_dim=16,
+        source=derived_pathx("pathx256", LINFORMER),
+    ),
+}

@@ -1,0 +1,178 @@
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from lra_keras.layers import RotaryMultiHeadAttention
+from lra_keras.layers import efficient_attention as ea
+from tests.layers.test_attention_kernels import _inputs
+from tests.layers.test_attention_kernels import numpy_attention
+from tests.testing import assert_allclose
+from tests.testing import assert_config_round_trip
+from tests.testing import assert_saving_round_trip
+from tests.testing import to_numpy
+
+
+def numpy_kernelized(phi_q, phi_k, v, mask=None, causal=False, eps=1e-6):
+    """`sum_j (phi_q_i . phi_k_j) v_j / (sum_j phi_q_i . phi_k_j + eps)`
+    over the allowed keys, with the (L, L) weights written out."""
+    weights = np.einsum("bqhm,bkhm->bhqk", phi_q, phi_k)
+    allowed = np.ones(weights.shape, bool)
+    if mask is not None:
+        allowed &= mask[:, None, None, :]
+    if causal:
+        allowed &= np.tril(np.ones(weights.shape[-2:], bool))
+    weights = np.where(allowed, weights, 0.0)
+    out = np.einsum("bhqk,bkhd->bqhd", weights, v)
+    return out / (np.transpose(weights.sum(-1), (0, 2, 1))[..., None] + eps)
+
+
+def numpy_elu1(x):
+    return np.where(x > 0, x + 1.0, np.exp(x))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_attention_matches_its_explicit_formula(causal):
+    # 70 positions in blocks of 16: the causal prefix sums cross four
+    # block boundaries and a padded last block.
+    q, k, v, mask = _inputs(length=70)
+    out = ea.kernelized_attention(numpy_elu1(q), numpy_elu1(k), v, mask,
+                                  causal=causal, chunk_size=16)
+    expected = numpy_kernelized(numpy_elu1(q), numpy_elu1(k), v, mask, causal)
+    assert_allclose(out, expected, atol=1e-5, rtol=1e-4)
+    assert_allclose(ea.linear_attention(q, k, v, mask, causal), expected,
+                    atol=1e-5, rtol=1e-4)
+
+
+def test_kernelized_attention_ignores_padded_keys():
+    q, k, v, mask = _inputs(length=40)
+    out = to_numpy(ea.linear_attention(q, k, v, mask))
+    k2, v2 = k.copy(), v.copy()
+    k2[~mask], v2[~mask] = 7.0, -3.0
+    assert_allclose(ea.linear_attention(q, k2, v2, mask), out, atol=1e-6)
+
+
+def test_orthogonal_matrix_blocks_are_orthogonal_with_the_chosen_norms():
+    d = 8
+    m = to_numpy(ea.gaussian_orthogonal_matrix(20, d, seed=1, scaling=1))
+    assert m.shape == (20, d)
+    assert_allclose(np.linalg.norm(m, axis=1), np.full(20, np.sqrt(d)),
+                    atol=1e-5)
+    for block in (m[:8], m[8:16], m[16:]):
+        gram = block @ block.T / d
+        assert_allclose(gram, np.eye(len(block)), atol=1e-5)
+    rows = to_numpy(ea.gaussian_orthogonal_matrix(8, d, seed=2, scaling=0))
+    # scaling 0: the norms are those of Gaussian vectors, not all equal.
+    assert np.ptp(np.linalg.norm(rows, axis=1)) > 0.1
+
+
+def test_performer_features_estimate_the_softmax_kernel_without_bias():
+    # E[phi(q) . phi(k)] = exp(q . k / sqrt(d)) for the plain estimator
+    # (no stabiliser, no eps); the mean over 400 independent matrices of
+    # 16 features sits within 4 standard errors of it.
+    rng = np.random.default_rng(0)
+    d = 4
+    q = (0.5 * rng.normal(size=(1, 3, 1, d))).astype("float32")
+    k = (0.5 * rng.normal(size=(1, 3, 1, d))).astype("float32")
+    exact = np.exp(np.einsum("bqhd,bkhd->qk", q, k) / np.sqrt(d))
+    seed = keras.random.SeedGenerator(3)
+    draws = []
+    for _ in range(400):
+        w = ea.gaussian_orthogonal_matrix(16, d, seed=seed)
+        fq = to_numpy(ea.softmax_kernel_features(q, w, True, 0.0, False))
+        fk = to_numpy(ea.softmax_kernel_features(k, w, False, 0.0, False))
+        draws.append(np.einsum("bqhm,bkhm->qk", fq, fk))
+    draws = np.stack(draws)
+    error = np.abs(draws.mean(0) - exact)
+    assert np.all(error < 4 * draws.std(0) / np.sqrt(len(draws)) + 1e-6)
+
+
+def test_performer_attention_converges_to_softmax_attention():
+    q, k, v, _ = _inputs(length=24, heads=2, depth=8)
+    q, k = 0.3 * q, 0.3 * k
+    exact = numpy_attention(q, k, v)
+
+    def error(features, seed):
+        w = ea.gaussian_orthogonal_matrix(features, 8, seed=seed)
+        return np.abs(to_numpy(ea.performer_attention(q, k, v, w)) - exact
+                      ).mean()
+
+    few = np.mean([error(4, s) for s in range(5)])
+    many = np.mean([error(2048, s) for s in range(5)])
+    assert many < 0.02 and many < few / 4, (few, many)
+
+
+def test_linformer_with_an_identity_projection_is_full_attention():
+    q, k, v, _ = _inputs(length=32)
+    identity = np.eye(40, 32, dtype="float32")  # max_length 40 >= L
+    out = ea.linformer_attention(q, k, v, identity)
+    assert_allclose(out, numpy_attention(q, k, v), atol=1e-5, rtol=1e-4)
+
+
+def test_linformer_ignores_padded_keys_and_values():
+    q, k, v, mask = _inputs(length=32)
+    e = np.random.default_rng(0).normal(size=(32, 8)).astype("float32")
+    out = to_numpy(ea.linformer_attention(q, k, v, e, mask))
+    k2, v2 = k.copy(), v.copy()
+    k2[~mask], v2[~mask] = 5.0, 5.0
+    assert_allclose(ea.linformer_attention(q, k2, v2, e, mask), out,
+                    atol=1e-5)
+
+
+def test_linformer_refuses_causal_attention_and_a_missing_length():
+    with pytest.raises(ValueError, match="cannot be causal"):
+        RotaryMultiHeadAttention(2, 4, attention_type="linformer",
+                                 causal=True, max_length=16)
+    with pytest.raises(ValueError, match="max_length"):
+        RotaryMultiHeadAttention(2, 4, attention_type="linformer")
+    layer = RotaryMultiHeadAttention(2, 4, attention_type="linformer",
+                                     max_length=16, use_rotary=False)
+    with pytest.raises(ValueError, match="no longer than its projection"):
+        layer(np.zeros((1, 20, 8), "float32"))
+
+
+@pytest.mark.parametrize("attention_type", ["linear", "performer",
+                                            "linformer"])
+def test_efficient_attention_layers_save_and_ignore_padding(attention_type,
+                                                            tmp_path):
+    layer = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=4, attention_type=attention_type,
+        num_random_features=16, max_length=24, use_rotary=False,
+        causal=False)
+    x = np.random.default_rng(0).normal(size=(2, 24, 8)).astype("float32")
+    mask = np.ones((2, 24), bool)
+    mask[1, 15:] = False
+    out = to_numpy(layer(x, padding_mask=mask))
+    x2 = x.copy()
+    x2[1, 15:] = 9.0
+    assert_allclose(layer(x2, padding_mask=mask)[:, :15], out[:, :15],
+                    atol=1e-5)
+    assert_config_round_trip(layer)
+    inputs = keras.Input((24, 8))
+    model = keras.Model(inputs, layer(inputs))
+    assert_saving_round_trip(model, x, tmp_path, atol=1e-5)
+
+
+def test_performer_redraws_features_in_training_only():
+    layer = RotaryMultiHeadAttention(2, 4, attention_type="performer",
+                                     num_random_features=8)
+    x = np.random.default_rng(0).normal(size=(1, 12, 8)).astype("float32")
+    first = to_numpy(layer(x))
+    assert_allclose(layer(x), first)
+    assert not np.allclose(to_numpy(layer(x, training=True)), first)
+    still = RotaryMultiHeadAttention(2, 4, attention_type="performer",
+                                     num_random_features=8,
+                                     feature_redraw=False)
+    assert_allclose(still(x, training=True), still(x))
+
+
+@pytest.mark.parametrize("attention_type", ["linear", "performer"])
+def test_causal_kernelized_layers_ignore_the_future(attention_type):
+    layer = RotaryMultiHeadAttention(2, 4, attention_type=attention_type,
+                                     causal=True, num_random_features=16)
+    x = np.random.default_rng(1).normal(size=(1, 80, 8)).astype("float32")
+    out = to_numpy(layer(x))
+    x2 = x.copy()
+    x2[:, 50:] = -2.0
+    assert_allclose(layer(x2)[:, :50], out[:, :50], atol=1e-5)
+    assert ops.shape(out) == (1, 80, 8)
