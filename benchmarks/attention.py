@@ -1,6 +1,8 @@
 """Attention layer benchmark: every backend x every attention path.
 
     python benchmarks/attention.py [--lengths 1024 2048] [--batch 16]
+    python benchmarks/attention.py --implementations fused linear performer \\
+        linformer --lengths 1024 4096 16384 --batch 1
 
 Times one training step (forward + backward) of `RotaryMultiHeadAttention`
 (hidden 128, 4 heads) and records the peak resident memory of the process,
@@ -10,10 +12,19 @@ runs in its own subprocess, since the backend is fixed per process and peak
 memory is per process. Ratios are against the `fused` path (Keras's own
 `keras.ops.dot_product_attention`) of the same backend and length, measured
 in the same command. `auto` is what the library uses by default.
+
+The efficient attentions of LRA (`linear`, `performer`, `linformer`:
+`RotaryMultiHeadAttention(attention_type=...)`, see
+`lra_keras.layers.efficient_attention`) run as paths too; their GFLOP/s
+column is empty (the count above is softmax attention's). With several
+lengths, the last table gives each path's memory growth exponent between
+successive lengths: log(peak growth ratio) / log(length ratio), 1 for
+memory linear in L, 2 for quadratic.
 """
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
@@ -25,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 BACKENDS = ("jax", "tensorflow", "torch")
 IMPLEMENTATIONS = ("fused", "chunked", "reference")
+EFFICIENT = ("linear", "performer", "linformer")
 
 
 def _peak_mib():
@@ -39,18 +51,26 @@ def child(impl, length, batch, hidden, heads, repeats):
     from lra_keras.layers.attention_kernels import resolve_implementation
 
     backend = keras.backend.backend()
-    layer = RotaryMultiHeadAttention(
-        num_heads=heads, key_dim=hidden // heads,
-        attention_implementation=impl,
-    )
+    if impl in EFFICIENT:
+        layer = RotaryMultiHeadAttention(
+            num_heads=heads, key_dim=hidden // heads, attention_type=impl,
+            max_length=length, feature_redraw=False,
+        )
+    else:
+        layer = RotaryMultiHeadAttention(
+            num_heads=heads, key_dim=hidden // heads,
+            attention_implementation=impl,
+        )
     x = np.random.default_rng(0).normal(size=(batch, length, hidden))
     x = keras.ops.convert_to_tensor(x.astype("float32"))
     mask = keras.ops.convert_to_tensor(np.ones((batch, length), bool))
     layer.build(x.shape)
     weights = [w.value for w in layer.trainable_weights]
+    # the Performer's random features and seed state
+    fixed = [w.value for w in layer.non_trainable_variables]
 
     def loss_fn(ws, x):
-        out, _ = layer.stateless_call(ws, [], x, padding_mask=mask)
+        out, _ = layer.stateless_call(ws, fixed, x, padding_mask=mask)
         return keras.ops.mean(out**2)
 
     if backend == "jax":
@@ -91,10 +111,10 @@ def child(impl, length, batch, hidden, heads, repeats):
     return dict(
         backend=backend,
         impl=impl,
-        resolved=resolve_implementation(impl),
+        resolved=impl if impl in EFFICIENT else resolve_implementation(impl),
         length=length,
         seconds=seconds,
-        gflops=flops / seconds / 1e9,
+        gflops=None if impl in EFFICIENT else flops / seconds / 1e9,
         peak_mib=_peak_mib(),
         growth_mib=_peak_mib() - before,
     )
@@ -110,7 +130,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS))
     parser.add_argument("--implementations", nargs="+",
-                        default=["auto", *IMPLEMENTATIONS])
+                        default=["auto", *IMPLEMENTATIONS],
+                        choices=["auto", *IMPLEMENTATIONS, *EFFICIENT])
     parser.add_argument("--child", nargs=2, metavar=("IMPL", "LENGTH"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -123,6 +144,7 @@ def main():
           "one forward+backward step of RotaryMultiHeadAttention")
     print(f"{'backend':<11}{'L':>6} {'path':<10}{'ms':>9}{'GFLOP/s':>9}"
           f"{'peak MiB':>10}{'x fused time':>14}{'x fused mem':>13}")
+    growth = {}
     for backend in args.backends:
         for length in args.lengths:
             rows = {}
@@ -142,16 +164,28 @@ def main():
                           f"{out.stderr.strip().splitlines()[-1:]}")
                     continue
                 rows[impl] = json.loads(lines[0][7:])
+                growth.setdefault((backend, impl), []).append(
+                    (length, rows[impl]["growth_mib"]))
             base = rows.get("fused")
             for impl, r in rows.items():
                 label = impl if impl != "auto" else f"auto={r['resolved']}"
                 t_ratio = r["seconds"] / base["seconds"] if base else 0
                 m_ratio = r["growth_mib"] / max(base["growth_mib"], 1) \
                     if base else 0
+                gflops = "-" if r["gflops"] is None else f"{r['gflops']:.1f}"
                 print(f"{backend:<11}{length:>6} {label:<10}"
-                      f"{r['seconds'] * 1e3:>9.0f}{r['gflops']:>9.1f}"
+                      f"{r['seconds'] * 1e3:>9.0f}{gflops:>9}"
                       f"{r['growth_mib']:>10.0f}{t_ratio:>14.2f}"
                       f"{m_ratio:>13.2f}", flush=True)
+    if len(args.lengths) > 1:
+        print("\nmemory growth exponent between successive lengths "
+              "(1: linear in L, 2: quadratic)")
+        for (backend, impl), points in growth.items():
+            exponents = [
+                math.log(max(m2, 1) / max(m1, 1)) / math.log(l2 / l1)
+                for (l1, m1), (l2, m2) in zip(points, points[1:])]
+            print(f"{backend:<11}{impl:<10}"
+                  + " ".join(f"{e:5.2f}" for e in exponents))
 
 
 if __name__ == "__main__":
