@@ -230,6 +230,8 @@ RULES = dict(
     orthogonal_scaling=Rule(int, choices=(0, 1)),
     feature_redraw=Rule(bool),
     projection_dim=_count(),
+    local_block_size=_count(),
+    local_layout=Rule(str, choices=("contiguous", "strided")),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),
     head=Rule(str, choices=("mlp", "linear")),
     head_hidden_dim=_count(optional=True),

@@ -542,7 +542,8 @@ def test_lra_xformer_rows_are_the_transformer_rows_with_their_attention():
               "max_wavelength", "source"}
     own = {"linear_transformer": {},
            "performer": {"num_random_features", "orthogonal_scaling"},
-           "linformer": {"projection_dim"}}
+           "linformer": {"projection_dim"},
+           "local": {"local_block_size", "local_layout"}}
     for task in TASKS:
         base = {k: v for k, v in PAPER[(task, "transformer")].items()
                 if k not in rotary}
@@ -555,3 +556,4 @@ def test_lra_xformer_rows_are_the_transformer_rows_with_their_attention():
             assert rest == base, (task, model)
     assert PAPER[("listops", "performer")]["num_random_features"] == 2
     assert PAPER[("text", "performer")]["num_random_features"] == 256
+    assert PAPER[("listops", "local")]["local_layout"] == "strided"

@@ -23,6 +23,18 @@ the inputs and calls them.
   sqrt(m), the max per query row and over all keys of a head;
   `GaussianOrthogonalRandomMatrix`: square orthogonal blocks, rows scaled
   by the norms of Gaussian vectors (`scaling=0`) or by sqrt(d)).
+- **Local attention** (LRA's "simple local attention baseline", section 3):
+  the sequence cut into blocks of `block_size` positions, softmax attention
+  within each block. LRA's code
+  (`lra_benchmarks/models/local/local_attention.py`, `LocalAttention`:
+  `jnp.reshape(query, (bs, block_size, num_query_blocks, ...))`, attention
+  over axis 1) groups position `i * num_blocks + j` into group `j`: each
+  group is strided (positions `j, j + n, j + 2n, ...` with `n = L /
+  block_size`), not contiguous. Both are here: `layout="contiguous"` (the
+  method as the paper describes it) and `layout="strided"` (what LRA's code
+  computes; its padding mask is reshaped contiguously, so it masks other
+  positions than the padded ones; here each layout masks its own padded
+  keys).
 - **Linformer** (Wang et al. 2020, https://arxiv.org/abs/2006.04768): keys
   and values projected along the length by a learned (max_length, k)
   matrix shared by both, then softmax attention over the k projected
@@ -253,6 +265,60 @@ def performer_attention(query, key, value, projection, padding_mask=None,
                                 eps=0.0 if causal else 1e-4,
                                 padding_mask=padding_mask),
         value, padding_mask, causal, 1e-30 if causal else eps)
+
+
+LOCAL_LAYOUTS = ("contiguous", "strided")
+
+
+def local_attention(query, key, value, block_size, padding_mask=None,
+                    causal=False, layout="contiguous"):
+    """Softmax attention within groups of `block_size` positions.
+
+    The length is padded to a multiple of `block_size` (the extra keys
+    masked). `layout="contiguous"`: group j holds positions `j * b ...
+    j * b + b - 1`; `"strided"`: group j holds positions `j, j + n, ...`
+    with `n` the number of groups (LRA's code). Causal: within a group,
+    only earlier positions (both layouts keep the order).
+
+    Shapes as `attention_kernels.reference_attention`; O(L b) memory.
+    """
+    if layout not in LOCAL_LAYOUTS:
+        raise ValueError(f"`layout` must be one of {LOCAL_LAYOUTS}. "
+                         f"Received: layout={layout!r}")
+    q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
+    b = int(block_size)
+    length = ops.shape(q)[1]
+    pad = (-length) % b
+    if padding_mask is None:
+        padding_mask = ops.ones(ops.shape(q)[:2], dtype="bool")
+    real = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, pad)),
+                   constant_values=False)  # (B, L')
+    q, k, v = (ops.pad(t, ((0, 0), (0, pad), (0, 0), (0, 0)))
+               for t in (q, k, v))
+    heads, depth = q.shape[2], q.shape[3]
+    groups = (length + pad) // b
+
+    def group(t):  # (B, L', ...) -> (B, n, b, ...)
+        if layout == "contiguous":
+            return ops.reshape(t, (-1, groups, b, *t.shape[2:]))
+        t = ops.reshape(t, (-1, b, groups, *t.shape[2:]))
+        return ops.swapaxes(t, 1, 2)
+
+    def ungroup(t):  # (B, n, b, H, D) -> (B, L', H, D)
+        if layout == "strided":
+            t = ops.swapaxes(t, 1, 2)
+        return ops.reshape(t, (-1, groups * b, heads, t.shape[-1]))
+
+    qg, kg, vg = group(q), group(k), group(v)  # (B, n, b, H, D)
+    scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, kg) / math.sqrt(depth)
+    allowed = group(real)[:, :, None, None, :]  # (B, n, 1, 1, b)
+    if causal:
+        allowed = ops.logical_and(
+            allowed, ops.cast(ops.tril(ops.ones((b, b))), "bool"))
+    scores = ops.where(allowed, scores, -1e9)
+    probs = ops.softmax(scores, axis=-1)
+    out = ops.einsum("bnhqk,bnkhd->bnqhd", probs, vg)
+    return ungroup(out)[:, :length]
 
 
 def linformer_attention(query, key, value, projection, padding_mask=None):

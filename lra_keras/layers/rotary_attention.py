@@ -24,9 +24,11 @@ from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
 from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
+from lra_keras.layers.efficient_attention import LOCAL_LAYOUTS
 from lra_keras.layers.efficient_attention import gaussian_orthogonal_matrix
 from lra_keras.layers.efficient_attention import linear_attention
 from lra_keras.layers.efficient_attention import linformer_attention
+from lra_keras.layers.efficient_attention import local_attention
 from lra_keras.layers.efficient_attention import performer_attention
 
 # Where the rotary frequencies range: within every head (each head gets the
@@ -37,7 +39,7 @@ ROTARY_SCOPES = ("head", "model")
 # What computes the attention from the projected queries, keys and values:
 # exact softmax (`attention_kernels.attention`) or one of LRA's efficient
 # attentions (`efficient_attention`).
-ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer")
+ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer", "local")
 
 
 def apply_rotary(x, max_wavelength=10000, start_index=0, disable_half=False):
@@ -193,8 +195,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             output. Defaults to `"keras"`.
         attention_type: `"softmax"` (default, exact), `"linear"` (the
             Linear Transformer's elu + 1 features), `"performer"` (FAVOR+
-            random features) or `"linformer"` (length projection, not
-            causal); see `lra_keras.layers.efficient_attention`.
+            random features), `"linformer"` (length projection, not
+            causal) or `"local"` (softmax within blocks); see
+            `lra_keras.layers.efficient_attention`.
         num_random_features: int. Performer: random features per head
             (LRA's `nb_features`). Defaults to 256.
         orthogonal_scaling: 0 or 1. Performer: the rows of the random
@@ -207,6 +210,10 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             `low_rank_features`). Defaults to 16.
         max_length: int or None. Linformer: rows of the length projection
             (the longest input). Required for `"linformer"`.
+        local_block_size: int. Local: positions per block (LRA's
+            `block_size`, 50 in `local.py`). Defaults to 50.
+        local_layout: `"contiguous"` (default) or `"strided"` (the groups
+            LRA's local attention code forms); see `local_attention`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -243,9 +250,18 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         feature_redraw=True,
         projection_dim=16,
         max_length=None,
+        local_block_size=50,
+        local_layout="contiguous",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if local_layout not in LOCAL_LAYOUTS or int(local_block_size) < 1:
+            raise ValueError(
+                f"`local_layout` must be one of {LOCAL_LAYOUTS} and "
+                "`local_block_size` >= 1. Received: "
+                f"local_layout={local_layout!r}, "
+                f"local_block_size={local_block_size}"
+            )
         self.dense_init = check_dense_init(dense_init)
         if attention_type not in ATTENTION_TYPES:
             raise ValueError(
@@ -312,6 +328,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.feature_redraw = bool(feature_redraw)
         self.projection_dim = int(projection_dim)
         self.max_length = int(max_length) if max_length else None
+        self.local_block_size = int(local_block_size)
+        self.local_layout = local_layout
         self.supports_masking = False
         if attention_type == "performer":
             self.seed_generator = keras.random.SeedGenerator(
@@ -384,6 +402,10 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         if self.attention_type == "linformer":
             return linformer_attention(q, k, v, self.length_projection,
                                        padding_mask)
+        if self.attention_type == "local":
+            return local_attention(q, k, v, self.local_block_size,
+                                   padding_mask, self.causal,
+                                   self.local_layout)
         return attention(
             q,
             k,
@@ -434,5 +456,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             feature_redraw=self.feature_redraw,
             projection_dim=self.projection_dim,
             max_length=self.max_length,
+            local_block_size=self.local_block_size,
+            local_layout=self.local_layout,
         )
         return config

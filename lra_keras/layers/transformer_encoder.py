@@ -45,7 +45,8 @@ class TransformerEncoder(keras.layers.Layer):
             projections and the feed-forward layers start
             (`lra_keras.layers.dense_init`). Defaults to `"keras"`.
         attention_type, num_random_features, orthogonal_scaling,
-            feature_redraw, projection_dim, max_length: which attention
+            feature_redraw, projection_dim, max_length, local_block_size,
+            local_layout: which attention
             (exact softmax or one of LRA's efficient ones) and its options;
             see `RotaryMultiHeadAttention`.
 
@@ -83,6 +84,8 @@ class TransformerEncoder(keras.layers.Layer):
         feature_redraw=True,
         projection_dim=16,
         max_length=None,
+        local_block_size=50,
+        local_layout="contiguous",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -114,6 +117,8 @@ class TransformerEncoder(keras.layers.Layer):
             feature_redraw=feature_redraw,
             projection_dim=projection_dim,
             max_length=max_length,
+            local_block_size=local_block_size,
+            local_layout=local_layout,
         )
 
     def build(self, input_shape):

@@ -316,6 +316,19 @@ register(Family(
     "(LRA Table 1)",
 ))
 register(Family(
+    name="local",
+    keys=dict(
+        _TRANSFORMER_KEYS,
+        # LRA's `block_size` (local.py passes 50) and which positions form
+        # a block: "contiguous" (the method) or "strided" (LRA's code)
+        local_block_size=50,
+        local_layout="contiguous",
+    ),
+    block=_transformer_block("local", ("local_block_size", "local_layout")),
+    paper="Local attention, the baseline of Long Range Arena section 3 "
+    "(Table 1)",
+))
+register(Family(
     name="linformer",
     keys=dict(
         _TRANSFORMER_KEYS,

@@ -198,6 +198,11 @@ LRA_XF = (
     "Table 1 (top)"
 )
 EXPECTED_LRA.update({
+    ("listops", "local"): dict(accuracy=15.82, source=LRA_XF),
+    ("text", "local"): dict(accuracy=52.98, source=LRA_XF),
+    ("retrieval", "local"): dict(accuracy=53.39, source=LRA_XF),
+    ("image", "local"): dict(accuracy=41.46, source=LRA_XF),
+    ("pathfinder", "local"): dict(accuracy=66.63, source=LRA_XF),
     ("listops", "linear_transformer"): dict(accuracy=16.13, source=LRA_XF),
     ("text", "linear_transformer"): dict(accuracy=65.90, source=LRA_XF),
     ("retrieval", "linear_transformer"): dict(accuracy=53.09, source=LRA_XF),

@@ -25,6 +25,12 @@ Cells of the attentions themselves, from LRA's code:
   (`listops/configs/performer_base.py:26-27`), the default 256 features
   elsewhere (`performer_attention.py:204`); softmax kernel, orthogonal
   features, redrawn features;
+- Local attention: `block_size` 50 (`local.py` lines 37, 114, 312), and
+  the groups the code forms: `jnp.reshape(query, (bs, block_size,
+  num_query_blocks, ...))` with attention over axis 1 puts position `i *
+  n + j` in group `j`, so a "block" is strided
+  (`local_layout="strided"`; `"contiguous"` is the method as the paper
+  describes it);
 - Linformer: `low_rank_features` 16 (`linformer_attention.py:47`; the
   encoders never pass it, so the text config"s 32 is not read).
 
@@ -45,6 +51,9 @@ LINEAR = ("linear attention (elu + 1 features; lra_benchmarks/models/"
 PERFORMER = ("FAVOR+ attention (lra_benchmarks/models/performer/"
              "performer_attention.py; features: listops/configs/"
              "performer_base.py:27, else the default 256)")
+LOCAL = ("local attention (lra_benchmarks/models/local/local_attention.py; "
+         "block_size 50 as local.py passes it; the groups its reshape forms, "
+         "strided: local_layout='strided')")
 LINFORMER = ("Linformer attention (lra_benchmarks/models/linformer/"
              "linformer_attention.py; low_rank_features 16, line 47)")
 
@@ -282,5 +291,81 @@ PAPER = {
         input_encoder_init="torch", position_embedding="sinusoidal",
         projection_dim=16,
         source=derived_pathx("pathx256", LINFORMER),
+    ),
+    ("listops", "local"): dict(
+        dense_init="torch", sequence_length=2000, hidden_dim=256,
+        num_layers=6, num_heads=4, intermediate_dim=512, activation="relu",
+        dropout=0.0, pooling="mean", learning_rate=0.0001, batch_size=64,
+        weight_decay=0.05, epochs=120, schedule="plateau", final_norm=False,
+        embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
+        weight_decay_on="kernels", head="linear",
+        position_embedding="sinusoidal", local_block_size=50,
+        local_layout="strided",
+        source=derived("listops", LOCAL),
+    ),
+    ("text", "local"): dict(
+        dense_init="torch", hidden_dim=256, num_layers=8, num_heads=4,
+        intermediate_dim=512, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=16, weight_decay=0.1, epochs=80,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        position_embedding="sinusoidal", local_block_size=50,
+        local_layout="strided",
+        source=derived("text", LOCAL),
+    ),
+    ("retrieval", "local"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.0, epochs=60,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="mlp", head_hidden_dim=512, head_activation="relu",
+        pair_features="concat", position_embedding="sinusoidal",
+        local_block_size=50, local_layout="strided",
+        source=derived("retrieval", LOCAL),
+    ),
+    ("image", "local"): dict(
+        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
+        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
+        local_block_size=50, local_layout="strided",
+        source=derived("image", LOCAL),
+    ),
+    ("pathfinder", "local"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", position_embedding="sinusoidal", local_block_size=50,
+        local_layout="strided",
+        source=derived("pathfinder", LOCAL),
+    ),
+    ("pathx", "local"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        local_block_size=50, local_layout="strided",
+        source=derived_pathx("pathx", LOCAL),
+    ),
+    ("pathx256", "local"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        local_block_size=50, local_layout="strided",
+        source=derived_pathx("pathx256", LOCAL),
     ),
 }

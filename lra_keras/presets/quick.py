@@ -60,6 +60,7 @@ QUICK_FAMILY = {
     "linear_transformer": dict(num_heads=4, intermediate_dim=128),
     "performer": dict(num_heads=4, intermediate_dim=128),
     "linformer": dict(num_heads=4, intermediate_dim=128),
+    "local": dict(num_heads=4, intermediate_dim=128),
     "s4d": dict(state_dim=32, prenorm=True),
     "s4": dict(state_dim=32, prenorm=True),
     "dlr": dict(state_dim=64, prenorm=True),

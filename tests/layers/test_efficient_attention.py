@@ -131,13 +131,14 @@ def test_linformer_refuses_causal_attention_and_a_missing_length():
         layer(np.zeros((1, 20, 8), "float32"))
 
 
-@pytest.mark.parametrize("attention_type", ["linear", "performer",
+@pytest.mark.parametrize("attention_type", ["linear", "performer", "local",
                                             "linformer"])
 def test_efficient_attention_layers_save_and_ignore_padding(attention_type,
                                                             tmp_path):
     layer = RotaryMultiHeadAttention(
         num_heads=2, key_dim=4, attention_type=attention_type,
         num_random_features=16, max_length=24, use_rotary=False,
+        local_block_size=5,
         causal=False)
     x = np.random.default_rng(0).normal(size=(2, 24, 8)).astype("float32")
     mask = np.ones((2, 24), bool)
@@ -166,8 +167,8 @@ def test_performer_redraws_features_in_training_only():
     assert_allclose(still(x, training=True), still(x))
 
 
-@pytest.mark.parametrize("attention_type", ["linear", "performer"])
-def test_causal_kernelized_layers_ignore_the_future(attention_type):
+@pytest.mark.parametrize("attention_type", ["linear", "performer", "local"])
+def test_causal_efficient_layers_ignore_the_future(attention_type):
     layer = RotaryMultiHeadAttention(2, 4, attention_type=attention_type,
                                      causal=True, num_random_features=16)
     x = np.random.default_rng(1).normal(size=(1, 80, 8)).astype("float32")
@@ -176,3 +177,49 @@ def test_causal_kernelized_layers_ignore_the_future(attention_type):
     x2[:, 50:] = -2.0
     assert_allclose(layer(x2)[:, :50], out[:, :50], atol=1e-5)
     assert ops.shape(out) == (1, 80, 8)
+
+
+def numpy_local(q, k, v, mask, block, layout, causal):
+    """Dense softmax attention under the explicit block mask."""
+    length = q.shape[1]
+    groups = -(-length // block)
+    pos = np.arange(length)
+    group = pos // block if layout == "contiguous" else pos % groups
+    allowed = (group[:, None] == group[None, :])[None] & mask[:, None, :]
+    if causal:
+        allowed &= pos[None, :, None] >= pos[None, None, :]
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1])
+    scores = np.where(allowed[:, None], scores, -np.inf)
+    with np.errstate(invalid="ignore"):  # padded queries of padded groups
+        p = np.exp(scores - scores.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+    return np.einsum("bhqk,bkhd->bqhd", p, v)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_local_attention_is_dense_attention_under_its_block_mask(layout,
+                                                                  causal):
+    # 70 positions in blocks of 8: 9 groups, the last one padded.
+    q, k, v, mask = _inputs(length=70)
+    out = to_numpy(ea.local_attention(q, k, v, 8, mask, causal, layout))
+    expected = numpy_local(q, k, v, mask, 8, layout, causal)
+    assert_allclose(out[mask], expected[mask], atol=1e-5, rtol=1e-4)
+
+
+def test_strided_local_groups_are_lra_reshape():
+    # LRA's LocalAttention: jnp.reshape(query, (bs, block_size, n, ...)),
+    # attention over axis 1: group j holds positions i * n + j.
+    length, block = 12, 3
+    groups = length // block
+    positions = np.arange(length).reshape(block, groups)
+    for j in range(groups):
+        assert list(positions[:, j]) == [i * groups + j for i in range(block)]
+    q = np.zeros((1, length, 1, 2), "float32")
+    v = np.arange(length, dtype="float32").reshape(1, length, 1, 1)
+    v = np.repeat(v, 2, axis=-1)
+    out = to_numpy(ea.local_attention(q, q, v, block, layout="strided"))
+    # equal scores: each output is the mean of its group's values
+    expected = [np.mean([i * groups + p % groups for i in range(block)])
+                for p in range(length)]
+    assert_allclose(out[0, :, 0, 0], expected, atol=1e-5)
