@@ -543,7 +543,8 @@ def test_lra_xformer_rows_are_the_transformer_rows_with_their_attention():
     own = {"linear_transformer": {},
            "performer": {"num_random_features", "orthogonal_scaling"},
            "linformer": {"projection_dim"},
-           "local": {"local_block_size", "local_layout"}}
+           "local": {"local_block_size", "local_layout"},
+           "synthesizer": {"synthesizer_mode", "synthesizer_dot_product"}}
     for task in TASKS:
         base = {k: v for k, v in PAPER[(task, "transformer")].items()
                 if k not in rotary}

@@ -35,6 +35,21 @@ the inputs and calls them.
   computes; its padding mask is reshaped contiguously, so it masks other
   positions than the padded ones; here each layout masks its own padded
   keys).
+- **Synthesizer** (Tay et al. 2021, https://arxiv.org/abs/2005.00743):
+  attention logits synthesised without (or beside) token-token dot
+  products: "random", a learned (heads, max_length, max_length) matrix;
+  "factorized_random", its product of two rank-k factors; "dense", a
+  per-position MLP of the input giving max_length logits. LRA's code
+  (`lra_benchmarks/models/synthesizer/synthesizer_attention.py`) adds the
+  synthetic logits to the dot products unless `ignore_dot_product`; its
+  encoder's defaults (`synthesizer.py`: `synthesizer_mode='random'`,
+  `ignore_dot_product=False`) are what every task runs, since the text
+  config's `ignore_dot_product` and `synthesizer_mode` are not under
+  `config.model`, the only part `train.py` passes to the model. Its dense
+  mode reshapes (batch, L, heads, max_length) to (batch, heads, L,
+  max_length) without a transpose, mixing heads and positions; here the
+  axes are transposed. LRA masks padding only with the dot products; here
+  padded keys are always masked.
 - **Linformer** (Wang et al. 2020, https://arxiv.org/abs/2006.04768): keys
   and values projected along the length by a learned (max_length, k)
   matrix shared by both, then softmax attention over the k projected
@@ -265,6 +280,37 @@ def performer_attention(query, key, value, projection, padding_mask=None,
                                 eps=0.0 if causal else 1e-4,
                                 padding_mask=padding_mask),
         value, padding_mask, causal, 1e-30 if causal else eps)
+
+
+SYNTHESIZER_MODES = ("random", "factorized_random", "dense", "dense+random")
+
+
+def synthesizer_attention(query, key, value, synthetic_logits,
+                          padding_mask=None, causal=False,
+                          dot_product=True):
+    """Softmax attention over synthetic logits (plus the dot products).
+
+    `softmax(S + [Q K^T / sqrt(d)]) V` with `S` the synthetic logits
+    (batch or 1, heads, Lq, Lk); padded keys (and later keys, when
+    causal) masked. Quadratic in L, as the Synthesizer is.
+
+    Shapes as `attention_kernels.reference_attention`.
+    """
+    q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
+    scores = ops.cast(synthetic_logits, q.dtype)
+    if dot_product:
+        scores = scores + ops.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(
+            q.shape[-1])
+    shape = ops.shape(scores)
+    allowed = ops.ones((shape[-2], shape[-1]), dtype="bool")[None, None]
+    if padding_mask is not None:
+        allowed = ops.logical_and(
+            allowed, ops.cast(padding_mask, "bool")[:, None, None, :])
+    if causal:
+        allowed = ops.logical_and(allowed, ops.cast(
+            ops.tril(ops.ones((shape[-2], shape[-1]))), "bool"))
+    probs = ops.softmax(ops.where(allowed, scores, -1e9), axis=-1)
+    return ops.einsum("bhqk,bkhd->bqhd", probs, v)
 
 
 LOCAL_LAYOUTS = ("contiguous", "strided")

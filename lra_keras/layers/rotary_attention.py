@@ -25,11 +25,13 @@ from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.efficient_attention import LOCAL_LAYOUTS
+from lra_keras.layers.efficient_attention import SYNTHESIZER_MODES
 from lra_keras.layers.efficient_attention import gaussian_orthogonal_matrix
 from lra_keras.layers.efficient_attention import linear_attention
 from lra_keras.layers.efficient_attention import linformer_attention
 from lra_keras.layers.efficient_attention import local_attention
 from lra_keras.layers.efficient_attention import performer_attention
+from lra_keras.layers.efficient_attention import synthesizer_attention
 
 # Where the rotary frequencies range: within every head (each head gets the
 # whole range, `apply_rotary`), or over the model width before the heads
@@ -39,7 +41,8 @@ ROTARY_SCOPES = ("head", "model")
 # What computes the attention from the projected queries, keys and values:
 # exact softmax (`attention_kernels.attention`) or one of LRA's efficient
 # attentions (`efficient_attention`).
-ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer", "local")
+ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer", "local",
+                   "synthesizer")
 
 
 def apply_rotary(x, max_wavelength=10000, start_index=0, disable_half=False):
@@ -196,7 +199,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         attention_type: `"softmax"` (default, exact), `"linear"` (the
             Linear Transformer's elu + 1 features), `"performer"` (FAVOR+
             random features), `"linformer"` (length projection, not
-            causal) or `"local"` (softmax within blocks); see
+            causal), `"local"` (softmax within blocks) or `"synthesizer"`
+            (learned synthetic logits); see
             `lra_keras.layers.efficient_attention`.
         num_random_features: int. Performer: random features per head
             (LRA's `nb_features`). Defaults to 256.
@@ -208,12 +212,20 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             with the weights). Defaults to `True`.
         projection_dim: int. Linformer: the projected length k (LRA's
             `low_rank_features`). Defaults to 16.
-        max_length: int or None. Linformer: rows of the length projection
-            (the longest input). Required for `"linformer"`.
+        max_length: int or None. Linformer and Synthesizer: the longest
+            input (rows of the length projection, size of the synthetic
+            logits). Required for them.
         local_block_size: int. Local: positions per block (LRA's
             `block_size`, 50 in `local.py`). Defaults to 50.
         local_layout: `"contiguous"` (default) or `"strided"` (the groups
             LRA's local attention code forms); see `local_attention`.
+        synthesizer_mode: `"random"` (default, LRA's), `"factorized_random"`,
+            `"dense"` or `"dense+random"`.
+        synthesizer_rank: int. The k of `"factorized_random"`. Defaults
+            to 32.
+        synthesizer_dot_product: bool. Whether the dot products are added
+            to the synthetic logits (LRA's `ignore_dot_product=False`).
+            Defaults to `True`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -252,9 +264,17 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         max_length=None,
         local_block_size=50,
         local_layout="contiguous",
+        synthesizer_mode="random",
+        synthesizer_rank=32,
+        synthesizer_dot_product=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if synthesizer_mode not in SYNTHESIZER_MODES:
+            raise ValueError(
+                f"`synthesizer_mode` must be one of {SYNTHESIZER_MODES}. "
+                f"Received: synthesizer_mode={synthesizer_mode!r}"
+            )
         if local_layout not in LOCAL_LAYOUTS or int(local_block_size) < 1:
             raise ValueError(
                 f"`local_layout` must be one of {LOCAL_LAYOUTS} and "
@@ -273,6 +293,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 "The Linformer attention projects the whole length: it "
                 "cannot be causal and needs `max_length`. Received: "
                 f"causal={causal}, max_length={max_length}"
+            )
+        if attention_type == "synthesizer" and not max_length:
+            raise ValueError(
+                "The Synthesizer's logits are sized by `max_length`. "
+                f"Received: max_length={max_length}"
             )
         if int(num_random_features) < 1 or int(projection_dim) < 1:
             raise ValueError(
@@ -330,6 +355,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.max_length = int(max_length) if max_length else None
         self.local_block_size = int(local_block_size)
         self.local_layout = local_layout
+        self.synthesizer_mode = synthesizer_mode
+        self.synthesizer_rank = int(synthesizer_rank)
+        self.synthesizer_dot_product = bool(synthesizer_dot_product)
         self.supports_masking = False
         if attention_type == "performer":
             self.seed_generator = keras.random.SeedGenerator(
@@ -383,14 +411,68 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 shape=(self.max_length, self.projection_dim),
                 initializer="glorot_uniform",
             )
+        elif self.attention_type == "synthesizer":
+            self._build_synthesizer(hidden_dim)
         self.built = True
+
+    def _build_synthesizer(self, hidden_dim):
+        """LRA's synthetic-logit weights, xavier_uniform as its block
+        passes `kernel_init` (Keras's glorot fans of a 3-D kernel equal
+        flax's)."""
+        heads, length = self.num_heads, self.max_length
+        if "random" in self.synthesizer_mode:
+            if self.synthesizer_mode == "factorized_random":
+                rank = self.synthesizer_rank
+                self.random_left = self.add_weight(
+                    name="random_left", shape=(heads, length, rank),
+                    initializer="glorot_uniform")
+                self.random_right = self.add_weight(
+                    name="random_right", shape=(heads, rank, length),
+                    initializer="glorot_uniform")
+            else:
+                self.random_logits = self.add_weight(
+                    name="random_logits", shape=(heads, length, length),
+                    initializer="glorot_uniform")
+        if "dense" in self.synthesizer_mode:
+            self.dense_hidden = keras.layers.EinsumDense(
+                "bld,dhk->blhk", output_shape=(None, heads, self.key_dim),
+                activation="relu", name="dense_synthesizer",
+                dtype=self.dtype_policy)
+            self.dense_logits = keras.layers.EinsumDense(
+                "blhk,km->blhm", output_shape=(None, heads, length),
+                name="dense_synthesizer_logits", dtype=self.dtype_policy)
+            self.dense_hidden.build((None, None, hidden_dim))
+            self.dense_logits.build((None, None, heads, self.key_dim))
+
+    def _synthetic_logits(self, inputs):
+        """(batch or 1, heads, L, L) logits of the synthesizer modes."""
+        if inputs.shape[1] is not None and inputs.shape[1] > self.max_length:
+            raise ValueError(
+                "The Synthesizer needs inputs no longer than its "
+                f"`max_length`. Received: inputs.shape={inputs.shape}, "
+                f"max_length={self.max_length}"
+            )
+        length = ops.shape(inputs)[1]
+        logits = 0.0
+        if "random" in self.synthesizer_mode:
+            if self.synthesizer_mode == "factorized_random":
+                full = ops.einsum("hlk,hkm->hlm", self.random_left,
+                                  self.random_right)
+            else:
+                full = ops.convert_to_tensor(self.random_logits)
+            logits = full[None, :, :length, :length]
+        if "dense" in self.synthesizer_mode:
+            dense = self.dense_logits(self.dense_hidden(inputs))
+            dense = ops.transpose(dense, (0, 2, 1, 3))  # (B, H, L, max)
+            logits = logits + dense[..., :length]
+        return logits
 
     def _draw_features(self):
         return gaussian_orthogonal_matrix(
             self.num_random_features, self.key_dim, seed=self.seed_generator,
             scaling=self.orthogonal_scaling)
 
-    def _attend(self, q, k, v, padding_mask, training):
+    def _attend(self, q, k, v, padding_mask, training, inputs):
         if self.attention_type == "linear":
             return linear_attention(q, k, v, padding_mask, self.causal)
         if self.attention_type == "performer":
@@ -402,6 +484,10 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         if self.attention_type == "linformer":
             return linformer_attention(q, k, v, self.length_projection,
                                        padding_mask)
+        if self.attention_type == "synthesizer":
+            return synthesizer_attention(
+                q, k, v, self._synthetic_logits(inputs), padding_mask,
+                self.causal, self.synthesizer_dot_product)
         if self.attention_type == "local":
             return local_attention(q, k, v, self.local_block_size,
                                    padding_mask, self.causal,
@@ -429,7 +515,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             k = rotate(
                 k, self.max_wavelength, disable_half=self.rotary_disable_half
             )
-        out = self._attend(q, k, v, padding_mask, training)
+        out = self._attend(q, k, v, padding_mask, training, inputs)
         return self.output_dense(out)  # out: (batch, length, heads, value)
 
     def compute_output_shape(self, input_shape):
@@ -458,5 +544,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             max_length=self.max_length,
             local_block_size=self.local_block_size,
             local_layout=self.local_layout,
+            synthesizer_mode=self.synthesizer_mode,
+            synthesizer_rank=self.synthesizer_rank,
+            synthesizer_dot_product=self.synthesizer_dot_product,
         )
         return config

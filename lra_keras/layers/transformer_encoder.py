@@ -46,7 +46,8 @@ class TransformerEncoder(keras.layers.Layer):
             (`lra_keras.layers.dense_init`). Defaults to `"keras"`.
         attention_type, num_random_features, orthogonal_scaling,
             feature_redraw, projection_dim, max_length, local_block_size,
-            local_layout: which attention
+            local_layout, synthesizer_mode, synthesizer_rank,
+            synthesizer_dot_product: which attention
             (exact softmax or one of LRA's efficient ones) and its options;
             see `RotaryMultiHeadAttention`.
 
@@ -86,6 +87,9 @@ class TransformerEncoder(keras.layers.Layer):
         max_length=None,
         local_block_size=50,
         local_layout="contiguous",
+        synthesizer_mode="random",
+        synthesizer_rank=32,
+        synthesizer_dot_product=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -119,6 +123,9 @@ class TransformerEncoder(keras.layers.Layer):
             max_length=max_length,
             local_block_size=local_block_size,
             local_layout=local_layout,
+            synthesizer_mode=synthesizer_mode,
+            synthesizer_rank=synthesizer_rank,
+            synthesizer_dot_product=synthesizer_dot_product,
         )
 
     def build(self, input_shape):

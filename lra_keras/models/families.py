@@ -329,6 +329,22 @@ register(Family(
     "(Table 1)",
 ))
 register(Family(
+    name="synthesizer",
+    keys=dict(
+        _TRANSFORMER_KEYS,
+        # what LRA's encoder runs on every task (synthesizer.py defaults:
+        # 'random', dot products kept)
+        synthesizer_mode="random",
+        synthesizer_rank=32,
+        synthesizer_dot_product=True,
+    ),
+    block=_transformer_block("synthesizer", ("synthesizer_mode",
+                                             "synthesizer_rank",
+                                             "synthesizer_dot_product"),
+                             by_length=True),
+    paper="Tay et al. 2021, Synthesizer (LRA Table 1)",
+))
+register(Family(
     name="linformer",
     keys=dict(
         _TRANSFORMER_KEYS,

@@ -31,6 +31,10 @@ Cells of the attentions themselves, from LRA's code:
   n + j` in group `j`, so a "block" is strided
   (`local_layout="strided"`; `"contiguous"` is the method as the paper
   describes it);
+- Synthesizer: `synthesizer_mode="random"` with the dot products kept,
+  on every task (`synthesizer.py` lines 38-39; the text config sets
+  `ignore_dot_product` and `factorized_random` outside `config.model`,
+  which `train.py` never passes, lines 175-188);
 - Linformer: `low_rank_features` 16 (`linformer_attention.py:47`; the
   encoders never pass it, so the text config"s 32 is not read).
 
@@ -54,6 +58,11 @@ PERFORMER = ("FAVOR+ attention (lra_benchmarks/models/performer/"
 LOCAL = ("local attention (lra_benchmarks/models/local/local_attention.py; "
          "block_size 50 as local.py passes it; the groups its reshape forms, "
          "strided: local_layout='strided')")
+SYNTHESIZER = ("random Synthesizer attention added to the dot products "
+               "(lra_benchmarks/models/synthesizer/synthesizer.py defaults "
+               "synthesizer_mode='random', ignore_dot_product=False: the "
+               "text config's settings are not under config.model, so not "
+               "passed)")
 LINFORMER = ("Linformer attention (lra_benchmarks/models/linformer/"
              "linformer_attention.py; low_rank_features 16, line 47)")
 
@@ -367,5 +376,81 @@ PAPER = {
         input_encoder_init="torch", position_embedding="sinusoidal",
         local_block_size=50, local_layout="strided",
         source=derived_pathx("pathx256", LOCAL),
+    ),
+    ("listops", "synthesizer"): dict(
+        dense_init="torch", sequence_length=2000, hidden_dim=256,
+        num_layers=6, num_heads=4, intermediate_dim=512, activation="relu",
+        dropout=0.0, pooling="mean", learning_rate=0.0001, batch_size=64,
+        weight_decay=0.05, epochs=120, schedule="plateau", final_norm=False,
+        embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
+        weight_decay_on="kernels", head="linear",
+        position_embedding="sinusoidal", synthesizer_mode="random",
+        synthesizer_dot_product=True,
+        source=derived("listops", SYNTHESIZER),
+    ),
+    ("text", "synthesizer"): dict(
+        dense_init="torch", hidden_dim=256, num_layers=8, num_heads=4,
+        intermediate_dim=512, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=16, weight_decay=0.1, epochs=80,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        position_embedding="sinusoidal", synthesizer_mode="random",
+        synthesizer_dot_product=True,
+        source=derived("text", SYNTHESIZER),
+    ),
+    ("retrieval", "synthesizer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.0, epochs=60,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="mlp", head_hidden_dim=512, head_activation="relu",
+        pair_features="concat", position_embedding="sinusoidal",
+        synthesizer_mode="random", synthesizer_dot_product=True,
+        source=derived("retrieval", SYNTHESIZER),
+    ),
+    ("image", "synthesizer"): dict(
+        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
+        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0,
+        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
+        synthesizer_mode="random", synthesizer_dot_product=True,
+        source=derived("image", SYNTHESIZER),
+    ),
+    ("pathfinder", "synthesizer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", position_embedding="sinusoidal",
+        synthesizer_mode="random", synthesizer_dot_product=True,
+        source=derived("pathfinder", SYNTHESIZER),
+    ),
+    ("pathx", "synthesizer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        synthesizer_mode="random", synthesizer_dot_product=True,
+        source=derived_pathx("pathx", SYNTHESIZER),
+    ),
+    ("pathx256", "synthesizer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        synthesizer_mode="random", synthesizer_dot_product=True,
+        source=derived_pathx("pathx256", SYNTHESIZER),
     ),
 }

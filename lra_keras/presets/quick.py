@@ -61,6 +61,7 @@ QUICK_FAMILY = {
     "performer": dict(num_heads=4, intermediate_dim=128),
     "linformer": dict(num_heads=4, intermediate_dim=128),
     "local": dict(num_heads=4, intermediate_dim=128),
+    "synthesizer": dict(num_heads=4, intermediate_dim=128),
     "s4d": dict(state_dim=32, prenorm=True),
     "s4": dict(state_dim=32, prenorm=True),
     "dlr": dict(state_dim=64, prenorm=True),

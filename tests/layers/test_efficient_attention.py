@@ -132,6 +132,7 @@ def test_linformer_refuses_causal_attention_and_a_missing_length():
 
 
 @pytest.mark.parametrize("attention_type", ["linear", "performer", "local",
+                                            "synthesizer",
                                             "linformer"])
 def test_efficient_attention_layers_save_and_ignore_padding(attention_type,
                                                             tmp_path):
@@ -223,3 +224,53 @@ def test_strided_local_groups_are_lra_reshape():
     expected = [np.mean([i * groups + p % groups for i in range(block)])
                 for p in range(length)]
     assert_allclose(out[0, :, 0, 0], expected, atol=1e-5)
+
+
+def test_random_synthesizer_without_dot_products_ignores_the_input():
+    # softmax(R[h, :L, :L]) V: the weights are the learned matrix alone.
+    layer = RotaryMultiHeadAttention(
+        2, 4, attention_type="synthesizer", max_length=20, use_rotary=False,
+        synthesizer_dot_product=False, use_bias=False)
+    x = np.random.default_rng(0).normal(size=(2, 16, 8)).astype("float32")
+    out = to_numpy(layer(x))
+    r = to_numpy(layer.random_logits)[:, :16, :16]
+    weights = np.exp(r - r.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    v = np.einsum("bld,dhk->blhk", x, to_numpy(layer.value_dense.kernel))
+    heads = np.einsum("hqk,bkhd->bqhd", weights, v)
+    expected = np.einsum("blhk,hkd->bld", heads,
+                         to_numpy(layer.output_dense.kernel))
+    assert_allclose(out, expected, atol=1e-5)
+    # changing the queries' and keys' projections changes nothing
+    layer.query_dense.kernel.assign(
+        2.0 * to_numpy(layer.query_dense.kernel) + 1.0)
+    assert_allclose(layer(x), out, atol=1e-6)
+
+
+def test_synthesizer_adds_its_logits_to_the_dot_products():
+    q, k, v, mask = _inputs(length=12)
+    r = np.random.default_rng(1).normal(size=(1, 3, 12, 12))
+    out = ea.synthesizer_attention(q, k, v, r.astype("float32"), mask)
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1]) + r
+    scores = np.where(mask[:, None, None, :], scores, -np.inf)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    assert_allclose(out, np.einsum("bhqk,bkhd->bqhd", p, v), atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["factorized_random", "dense",
+                                  "dense+random"])
+def test_synthesizer_modes_build_save_and_respect_causality(mode, tmp_path):
+    layer = RotaryMultiHeadAttention(
+        2, 4, attention_type="synthesizer", max_length=24, causal=True,
+        synthesizer_mode=mode, synthesizer_rank=3)
+    x = np.random.default_rng(2).normal(size=(1, 24, 8)).astype("float32")
+    out = to_numpy(layer(x))
+    x2 = x.copy()
+    x2[:, 12:] = 3.0
+    assert_allclose(layer(x2)[:, :12], out[:, :12], atol=1e-5)
+    inputs = keras.Input((24, 8))
+    model = keras.Model(inputs, layer(inputs))
+    assert_saving_round_trip(model, x, tmp_path, atol=1e-5)
+    with pytest.raises(ValueError, match="no longer than"):
+        layer(np.zeros((1, 30, 8), "float32"))
