@@ -56,13 +56,15 @@ It prints:
      correction, as `torch.optim.AdamW` does), and with `"keras"`, Keras's
      own placement (before it), which shows what the placement changes.
      S4: from its first call on, the reference stores and trains C~ = C
-     (I - dA^L) in place of C (`SSMKernelDPLR._setup_C`); ours trains C
-     (the converter maps C~ back to C for the state's own dt, A, P and
-     L). Same outputs, other gradients, so the step is compared with two
-     references: "reference training C" (`reference_training_c`: C~
-     formed from a trained C inside the graph), gated, and "reference as
-     is, training C~", a finding reported but not gated. Both add the
-     outputs after the step ("forward after it").
+     (I - dA^L) in place of C (`SSMKernelDPLR._setup_C`), as ours does
+     with the preset's `C_parameterization="c_tilde"` (`kernel_length` =
+     the reference's L). The step is compared twice: "reference as is,
+     training C~" against ours with "c_tilde" (its C~ from the
+     reference's own `_setup_C`), and "reference training C"
+     (`reference_training_c`: C~ formed from a trained C inside the
+     graph) against ours with "c" (the converter maps C~ back to C for
+     the state's own dt, A, P and L); both gated, both with the outputs
+     after the step ("forward after it").
   c. without conversion, over `--seeds` seeds: the initial loss and the
      mean and std of every block's output (and of its S4 layer's) for
      both models on one batch, and the spread of each kind of initial
@@ -210,6 +212,10 @@ def reference_optimizer(ref, optimizer_cfg):
 
 
 def our_hparams(args, **overrides):
+    if getattr(args, "family", "s4d") == "s4":
+        # C~ is attuned to the reference's l_max (None: the batch's length).
+        overrides = dict(dict(kernel_length=getattr(args, "l_max", None)
+                              or args.length), **overrides)
     return get_hparams(
         "listops", getattr(args, "family", "s4d"), hidden_dim=args.hidden_dim,
         num_layers=args.num_layers, state_dim=args.state_dim,
@@ -246,8 +252,17 @@ def our_forward(model, token_ids, mask, training):
 # === The converter ===
 
 
+def c_tilde_from_c(c, dA, length):
+    """C~ = C (I - dA^L) (`_setup_C`), c (channels, H, N/2) complex."""
+    half = c.shape[-1]
+    c = np.concatenate([c, c.conj()], axis=-1)
+    m = np.eye(dA.shape[-1]) - np.linalg.matrix_power(dA, length)
+    return np.einsum("chn,hnm->chm", c, m)[..., :half]
+
+
 def convert_reference_weights(state, num_layers, dt_transform,
-                              family="s4d"):
+                              family="s4d", c_parameterization="c",
+                              kernel_length=None):
     """The reference's state dict as our variables: {path: array}.
 
     Per block i (`backbone.layers.i`):
@@ -318,12 +333,18 @@ def convert_reference_weights(state, num_layers, dt_transform,
                 + 1j * out[f"{mixer}/ssm_A_imag"],
                 p[None, ..., 0] + 1j * p[None, ..., 1])
             cc = c[..., 0] + 1j * c[..., 1]
-            if length:
+            if c_parameterization == "c_tilde":
+                if length == 0:
+                    cc = c_tilde_from_c(cc, dA, kernel_length)
+                elif length != kernel_length:
+                    raise ValueError(f"l_kernel {length} != {kernel_length}")
+            elif length:
                 cc = c_from_c_tilde(cc, dA, length)
             c = np.stack([cc.real, cc.imag], axis=-1)
             used |= {f"{kernel}.P", f"{kernel}.l_kernel"}
-        out[f"{mixer}/C_real"] = c[..., 0]
-        out[f"{mixer}/C_imag"] = c[..., 1]
+        prefix = "C_tilde" if c_parameterization == "c_tilde" else "C"
+        out[f"{mixer}/{prefix}_real"] = c[..., 0]
+        out[f"{mixer}/{prefix}_imag"] = c[..., 1]
         out[f"{mixer}/D"] = array(f"{block}.layer.layer.D")[0]
         linear = f"{block}.layer.output_linear.0"
         out[f"{mixer}/output_dense/kernel"] = array(f"{linear}.weight").T
@@ -387,8 +408,10 @@ def c_from_c_tilde(c_tilde, dA, length):
     return c[..., :half]
 
 
-def reference_tensor_paths(name, family="s4d"):
-    """Our variable paths that the reference parameter `name` fills."""
+def reference_tensor_paths(name, family="s4d", c_parameterization="c"):
+    """Our variable paths that the reference parameter `name` fills (its C
+    our C~ with `c_parameterization="c_tilde"`: the called reference's C
+    is C~)."""
     parts = name.split(".")
     leaf = parts[-1]
     if parts[0] == "encoder":
@@ -403,6 +426,8 @@ def reference_tensor_paths(name, family="s4d"):
                      A_imag=["ssm_A_imag"], B=["ssm_B_real", "ssm_B_imag"],
                      P=["ssm_P_real", "ssm_P_imag"],
                      C=["C_real", "C_imag"])[leaf]
+        if leaf == "C" and c_parameterization == "c_tilde":
+            names = ["C_tilde_real", "C_tilde_imag"]
         return [f"{mixer}/{n}" for n in names]
     if leaf == "D":
         return [f"{mixer}/D"]
@@ -773,7 +798,8 @@ def part_a(args, modules, config, hp):
           + group_rows("ours", ours, our_sizes(model)))
     mismatched = [f"{name} {key} -> {path} {ours[path]}"
                   for name, key in ref_group_of.items()
-                  for path in reference_tensor_paths(name, hp["model"])
+                  for path in reference_tensor_paths(
+                      name, hp["model"], hp.get("C_parameterization", "c"))
                   if ours[path] != key]
     return report_group_check(mismatched, len(ref_group_of))
 
@@ -882,8 +908,11 @@ def part_b(args, modules, config, dt_transform):
     ref = build_reference(modules, config, hp["vocabulary_size"],
                           hp["num_classes"])
     state = copy.deepcopy(ref.state_dict())
+    cp = hp.get("C_parameterization", "c")
+    conv = dict(c_parameterization=cp,
+                kernel_length=hp.get("kernel_length"))
     weights = convert_reference_weights(state, args.num_layers, dt_transform,
-                                        family)
+                                        family, **conv)
     model = build_ours(hp)
     rows, ok = [], True
     verdicts = {}
@@ -899,7 +928,8 @@ def part_b(args, modules, config, dt_transform):
             note = verdict(value)
             if mode == "training":
                 after = convert_reference_weights(
-                    ref.state_dict(), args.num_layers, dt_transform, family)
+                    ref.state_dict(), args.num_layers, dt_transform, family,
+                    **conv)
                 mine = our_weights(model)
                 stats = max(relative(mine[p], after[p]) for p in after
                             if p.endswith(("moving_mean",
@@ -931,8 +961,11 @@ def part_b(args, modules, config, dt_transform):
         after = module.state_dict()
         if variant == TRAINS_C:
             after = trained_c_state(after)
+        vconv = dict(conv, c_parameterization="c") if variant == TRAINS_C \
+            else conv
         stepped[variant] = (ref_loss, module, convert_reference_weights(
-            after, args.num_layers, dt_transform, family))
+            after, args.num_layers, dt_transform, family, **vconv))
+    rates = our_rates(hp)
     torch_label = "PyTorch's epsilon, the preset"
     comparisons = [(None, torch_label, "torch"),
                    (None, "Keras's epsilon", "keras")]
@@ -945,10 +978,29 @@ def part_b(args, modules, config, dt_transform):
         ref_loss, module, after = stepped[variant]
         if variant is not None:
             label = f"{label}, {variant}"
+        vcp = "c" if variant == TRAINS_C else cp
+        overrides = {}
+        if family == "s4":
+            label += f", ours C_parameterization={vcp!r}"
+            overrides["C_parameterization"] = vcp
         step_hp = our_hparams(args, dt_transform=dt_transform,
-                              adam_epsilon_style=style)
+                              adam_epsilon_style=style, **overrides)
         model = build_ours(step_hp)
         rates = our_rates(step_hp)
+        start = state
+        if vcp == "c_tilde":
+            # The reference's own float32 C~ (its first call's `_setup_C`).
+            from src.models.sequence.kernels import ssm
+            setup = build_reference(modules, config, hp["vocabulary_size"],
+                                    hp["num_classes"])
+            setup.load_state_dict(state)
+            for kernel in setup.modules():
+                if isinstance(kernel, ssm.SSMKernelDPLR):
+                    kernel._setup_C(conv["kernel_length"])
+            start = copy.deepcopy(setup.state_dict())
+        weights = convert_reference_weights(
+            start, args.num_layers, dt_transform, family,
+            **dict(conv, c_parameterization=vcp))
         load_ours(model, weights)
         loss = our_step(model, make_optimizer(step_hp, 1), tokens, mask,
                         labels)
@@ -967,20 +1019,16 @@ def part_b(args, modules, config, dt_transform):
             step_ok &= value <= TOLERANCE
             rows.append((f"step ({label}): forward after it",
                          f"{value:.1e}", verdict(value)))
-        key = f"one step, {label}"
-        if variant == AS_IS:
-            # Ours trains C, the reference C~: the finding, not gated.
-            key += " (the C~ finding, not gated)"
-        verdicts[key] = step_ok
+        verdicts[f"one step, {label}"] = step_ok
     print(f"\n## b. Converted weights, ours with dt_transform="
           f"{dt_transform!r} ({keras.backend.backend()})\n")
     check_table(rows)
     if family == "s4":
         print(f"\n{AS_IS}: the reference's parameter is C~ = C (I - dA^L) "
-              "(ssm.py `_setup_C`), ours C; same outputs, other gradients "
-              "for C, dt, A and P.\n"
+              "(ssm.py `_setup_C`), as ours with the preset's "
+              "C_parameterization='c_tilde'.\n"
               f"{TRAINS_C}: the reference with C~ formed from C inside the "
-              "graph (`reference_training_c`).")
+              "graph (`reference_training_c`), against ours with 'c'.")
     return {"forward (all but padded training)": ok, **verdicts}
 
 

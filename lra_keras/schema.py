@@ -200,6 +200,9 @@ RULES = dict(
     dt_max=Rule(float, positive=True),
     dt_transform=Rule(str, choices=("exp", "softplus")),
     B_clip=Rule(float, positive=True, optional=True),
+    # S4's trained C or C~ = C (I - A_bar^L) (`lra_keras.layers.S4`)
+    C_parameterization=Rule(str, choices=("c", "c_tilde")),
+    kernel_length=_count(optional=True),
     causal=Rule(bool),
     prenorm=Rule(bool),
     norm=Rule(str, choices=("layer", "batch")),
@@ -280,6 +283,20 @@ def check(hp, origins=None):
                     f"{key}=True decays a dynamics weight, which "
                     "weight_decay_on='kernels' (matrices only) never decays"
                 )
+    if hp.get("C_parameterization") == "c_tilde":
+        # C~ is attuned to kernel_length: no input may be longer (`S4`).
+        length = hp.get("kernel_length")
+        if length is None:
+            problems.append(
+                "C_parameterization='c_tilde' needs kernel_length (an int)"
+            )
+        elif (hp.get("sequence_length") is not None
+              and length < hp["sequence_length"]):
+            problems.append(
+                f"kernel_length={length!r} < sequence_length="
+                f"{hp['sequence_length']!r}: with C_parameterization="
+                "'c_tilde' no input may be longer than kernel_length"
+            )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:
             problems.append(

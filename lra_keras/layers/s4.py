@@ -34,6 +34,30 @@ reproduces HiPPO-LegS at initialisation (an (N/2, N/2) complex
 `Lambda - P P^*` has other eigenvalues); the tests check it against
 `hippo.legs`.
 
+Training C~ (`C_parameterization="c_tilde"`). The S4 code base does not
+train C: on the first forward call, `SSMKernelDPLR._setup_C` (ssm.py lines
+673-700 at d27bdf9, called from `forward`, lines 783-794) overwrites its
+parameter with `C~ = C (I - A_bar^L)`, L = `l_max` (the kernel length), and
+from then on the kernel is the truncated generating function evaluated at
+the L-th roots of unity from C~ (lines 795-870), i.e. `K_l = C~ (I -
+A_bar^L)^{-1} A_bar^l B_bar` for l < L. The outputs are those of C, but the
+gradients of C, dt, A and P differ, and weight decay acts on C~. With
+`"c_tilde"` the weights are C~ and the layer forms `C = C~ (I - A_bar^L)^{-1}`
+in the real coordinates of the state (`c = c~ M^{-1}`, `M = I - A_bar^L`,
+`A_bar^L` by repeated squaring, then the doubling series of `(I -
+A_bar^L)^{-1}`, matmuls only: `c_from_c_tilde`), then the kernel as with
+C.
+The initial C~ is `C0 (I - A_bar0^L)` from C0 ~ CN(0, 1) and the initial
+dynamics, as the reference's first call makes it. Inputs longer than L are
+an error: the reference would double L in place (`_setup_C`, lines
+683-700), a stateful change of the trained parameter that a functional
+Keras layer does not make. Computing the longer kernel from the same C
+would match the reference's outputs for that call but not its training
+from then on, so we refuse rather than diverge silently; our lengths are
+fixed per task and `kernel_length` is the task's longest length
+(`lra_keras.schema` checks `kernel_length >= sequence_length`, which also
+covers TensorFlow's symbolic lengths, unchecked here).
+
 Dynamic lengths. The doubling counts are Python ints derived from the
 length. Where the length is a symbolic tensor (TensorFlow graphs traced with
 an unknown length, as `model.fit` does for batches of varying length), the
@@ -68,6 +92,7 @@ from lra_keras.layers.s4d import step_size
 from lra_keras.layers.state_space import StateSpaceLayer
 
 S4_INITS = ("legs", "random")
+C_PARAMETERIZATIONS = ("c", "c_tilde")
 # Block size 2^SYMBOLIC_LOG2_BLOCK when the length is a symbolic tensor.
 SYMBOLIC_LOG2_BLOCK = 8
 
@@ -127,6 +152,61 @@ def dplr_bilinear(dt, lambda_, p, b):
     b_d = ops.concatenate([bd_real, bd_imag], axis=-1)  # (H, N)
     b_bar = dt * (b_d - dt * r * s / denom)  # (H, N)
     return a_bar, b_bar
+
+
+def matrix_power(a, n):
+    """a^n for a Python int n >= 1, by repeated squaring (a (..., N, N))."""
+    result, power = None, a
+    while n:
+        if n & 1:
+            result = power if result is None else ops.matmul(result, power)
+        n >>= 1
+        if n:
+            power = ops.matmul(power, power)
+    return result
+
+
+# Doublings of the series (I - M)^{-1} = prod_j (I + M^(2^j)) in
+# `c_from_c_tilde`: the sum runs to M^(2^16 - 1), M = A_bar^L.
+C_TILDE_DOUBLINGS = 16
+
+
+def c_from_c_tilde(c_tilde, a_bar, length, doublings=C_TILDE_DOUBLINGS):
+    """C = C~ (I - A_bar^L)^{-1} per channel, real coordinates.
+
+    With `M = A_bar^L` (repeated squaring), `(I - M)^{-1} = sum_k M^k =
+    prod_{j < K} (I + M^(2^j)) + O(M^(2^K))`: `c <- c + c M`, `M <- M M`,
+    K times, with matmuls only. `A_bar` is a contraction (see the module
+    docstring), so the remainder `c~ M^(2^K) (I - M)^{-1}` is a mode's
+    decay over `L 2^K` steps: below float32 rounding unless a mode decays
+    by less than ~1e-3 over 65536 L steps, where `I - M` is itself close
+    to singular. The S4 code inverts `I - dA^L` in the frequency domain
+    (the Cauchy kernel); an earlier version here called `ops.solve` (one
+    LAPACK solve per channel), under which a JAX training step hung
+    intermittently; matmuls are what the kernel itself runs on.
+
+    Args:
+        c_tilde: tensor (directions, H, N), row vectors.
+        a_bar: tensor (H, N, N).
+        length: int L.
+        doublings: int K.
+
+    Returns:
+        Tensor (directions, H, N): `c` with `c (I - A_bar^L) = c~`.
+    """
+    m = matrix_power(a_bar, length)  # (H, N, N)
+    c = ops.convert_to_tensor(c_tilde)  # (dirs, H, N)
+    for j in range(doublings):
+        c = c + ops.einsum("dhm,hmn->dhn", c, m)  # c (I + M^(2^j))
+        if j + 1 < doublings:
+            m = ops.matmul(m, m)
+    return c
+
+
+def c_tilde_from_c(c, a_bar, length):
+    """C~ = C (I - A_bar^L) (`_setup_C`): c (dirs, H, N), a_bar (H, N, N)."""
+    a_l = matrix_power(a_bar, length)  # (H, N, N)
+    return c - ops.einsum("dhm,hmn->dhn", c, a_l)  # (dirs, H, N)
 
 
 def _offset_columns(a_bar, b_bar, log2_block):
@@ -224,14 +304,8 @@ class S4(StateSpaceLayer):
     `ssm_log_A_real`, `ssm_A_imag` (H, N/2) with `Re Lambda =
     -exp(log_A_real)`; `ssm_P_real`, `ssm_P_imag`, `ssm_B_real`,
     `ssm_B_imag` (H, N/2); `C_real`, `C_imag` (directions, H, N/2),
-    `C ~ CN(0, 1)`.
-
-    Differs from the S4 code in one respect: its `SSMKernelDPLR` replaces
-    C on the first call by C~ = C (I - A_bar^L) (L the config's `l_max`)
-    and trains C~ (state-spaces/s4 d27bdf9
-    `src/models/sequence/kernels/ssm.py` `_setup_C`); this layer trains C.
-    The outputs are the same, the gradients of C, dt, A and P are not
-    (`benchmarks/reference_parity.py --family s4` measures both).
+    `C ~ CN(0, 1)`; or, with `C_parameterization="c_tilde"`, `C_tilde_real`,
+    `C_tilde_imag` in their place (see the module docstring).
 
     Args:
         state_dim: int. State size N (N/2 complex modes). Defaults to 64.
@@ -253,6 +327,14 @@ class S4(StateSpaceLayer):
             part of the initial B to `[-B_clip, B_clip]` as the S4 code's
             `hippo.nplr` (`B_clip=2.0` there; `s4d.clip_B`). Defaults to
             None (no clip).
+        C_parameterization: `"c"` (the weights are C) or `"c_tilde"`
+            (the weights are `C~ = C (I - A_bar^L)`, L = `kernel_length`,
+            as the S4 code's `SSMKernelDPLR` trains them; `C = C~ (I -
+            A_bar^L)^{-1}`, the same kernel, other gradients and weight
+            decay). Defaults to `"c"`.
+        kernel_length: int or None. L of `"c_tilde"` (the S4 code's
+            `l_max`), required there; inputs may not be longer. Ignored
+            with `"c"`. Defaults to None.
         causal, activation, output_activation, dropout: see
             `StateSpaceLayer`.
 
@@ -278,6 +360,8 @@ class S4(StateSpaceLayer):
         dt_max=0.1,
         dt_transform="exp",
         B_clip=None,
+        C_parameterization="c",
+        kernel_length=None,
         causal=True,
         activation="gelu",
         output_activation="glu",
@@ -304,11 +388,34 @@ class S4(StateSpaceLayer):
         check_dt_range(dt_min, dt_max)
         check_dt_transform(dt_transform)
         check_B_clip(B_clip)
+        if C_parameterization not in C_PARAMETERIZATIONS:
+            raise ValueError(
+                f"`C_parameterization` must be one of {C_PARAMETERIZATIONS}."
+                f" Received: C_parameterization={C_parameterization!r}"
+            )
+        if kernel_length is not None and (
+            isinstance(kernel_length, bool)
+            or not isinstance(kernel_length, (int, np.integer))
+            or kernel_length < 1
+        ):
+            raise ValueError(
+                "`kernel_length` must be an int >= 1 or None. Received: "
+                f"kernel_length={kernel_length!r}"
+            )
+        if C_parameterization == "c_tilde" and kernel_length is None:
+            raise ValueError(
+                "`kernel_length` is required with C_parameterization="
+                "'c_tilde'. Received: kernel_length=None"
+            )
         self.init = init
         self.dt_min = dt_min
         self.dt_max = dt_max
         self.dt_transform = dt_transform
         self.B_clip = None if B_clip is None else float(B_clip)
+        self.C_parameterization = C_parameterization
+        self.kernel_length = (
+            None if kernel_length is None else int(kernel_length)
+        )
 
     def build_ssm(self, hidden_dim):
         half = self.state_dim // 2
@@ -356,32 +463,72 @@ class S4(StateSpaceLayer):
         # C ~ CN(0, 1): independent parts with variance 1/2 each (one
         # initializer each, see `S4D.build_ssm`).
         c_shape = (self.directions, hidden_dim, half)
-        self.C_real = self.add_weight(
-            name="C_real", shape=c_shape, initializer=complex_normal_part(),
-            autocast=False,
+        prefix = "C_tilde" if self.C_parameterization == "c_tilde" else "C"
+        c_real = self.add_weight(
+            name=f"{prefix}_real", shape=c_shape,
+            initializer=complex_normal_part(), autocast=False,
         )
-        self.C_imag = self.add_weight(
-            name="C_imag", shape=c_shape, initializer=complex_normal_part(),
-            autocast=False,
+        c_imag = self.add_weight(
+            name=f"{prefix}_imag", shape=c_shape,
+            initializer=complex_normal_part(), autocast=False,
         )
+        if self.C_parameterization == "c":
+            self.C_real, self.C_imag = c_real, c_imag
+            return
+        self.C_tilde_real, self.C_tilde_imag = c_real, c_imag
+        # C~ = C0 (I - A_bar0^L) from the draw C0 and the initial dynamics,
+        # as the S4 code's first call (`_setup_C`). In real coordinates
+        # (2 Re C~, -2 Im C~) = (2 Re C0, -2 Im C0) (I - A_bar0^L).
+        a_bar, _ = self._discretize_dynamics()
+        c0 = ops.concatenate([c_real, -c_imag], axis=-1)  # (dirs, H, N)
+        c_tilde = c_tilde_from_c(c0, a_bar, self.kernel_length)
+        c_real.assign(c_tilde[..., :half])
+        c_imag.assign(-c_tilde[..., half:])
 
-    def discretize(self):
-        """(A_bar (H, N, N), B_bar (H, N), C_bar (dirs, H, N)), real."""
+    def _discretize_dynamics(self):
+        """(A_bar (H, N, N), B_bar (H, N)), real."""
         dt = step_size(self)  # (H,)
         lambda_ = (-ops.exp(self.log_A_real), self.A_imag)  # (H, N/2)
-        a_bar, b_bar = dplr_bilinear(
+        return dplr_bilinear(
             dt,
             lambda_,
             (self.P_real, self.P_imag),
             (self.B_real, self.B_imag),
         )
+
+    def discretize(self):
+        """(A_bar (H, N, N), B_bar (H, N), C_bar (dirs, H, N)), real.
+
+        C_bar is C's row in the real coordinates (with `"c_tilde"`, that
+        of `C = C~ (I - A_bar^L)^{-1}`).
+        """
+        a_bar, b_bar = self._discretize_dynamics()
+        if self.C_parameterization == "c_tilde":
+            c_real, c_imag = self.C_tilde_real, self.C_tilde_imag
+        else:
+            c_real, c_imag = self.C_real, self.C_imag
         # 2 Re(C x) = (2 Re C, -2 Im C) . (Re x, Im x)
-        c_bar = ops.concatenate(
-            [2.0 * self.C_real, -2.0 * self.C_imag], axis=-1
+        c_bar = ops.cast(
+            ops.concatenate([2.0 * c_real, -2.0 * c_imag], axis=-1),
+            "float32",
         )  # (dirs, H, N)
-        return a_bar, b_bar, ops.cast(c_bar, "float32")
+        if self.C_parameterization == "c_tilde":
+            c_bar = c_from_c_tilde(c_bar, a_bar, self.kernel_length)
+        return a_bar, b_bar, c_bar
 
     def ssm_kernel(self, length):
+        if (
+            self.C_parameterization == "c_tilde"
+            and not ops.is_tensor(length)
+            and int(length) > self.kernel_length
+        ):
+            raise ValueError(
+                f"Inputs of length {int(length)} exceed `kernel_length` "
+                f"({self.kernel_length}) of C_parameterization='c_tilde' "
+                "(the S4 code would double its L and convert C~ in place);"
+                " build the layer with kernel_length >= the longest input."
+                f" Received: length={int(length)}"
+            )
         a_bar, b_bar, c_bar = self.discretize()
         return dplr_kernel(a_bar, b_bar, c_bar, length)  # (dirs, H, L)
 
@@ -393,5 +540,7 @@ class S4(StateSpaceLayer):
             dt_max=self.dt_max,
             dt_transform=self.dt_transform,
             B_clip=self.B_clip,
+            C_parameterization=self.C_parameterization,
+            kernel_length=self.kernel_length,
         )
         return config

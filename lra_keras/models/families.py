@@ -408,10 +408,14 @@ register(Family(
 ))
 register(Family(
     name="s4",
-    keys=dict(_SSM_KEYS),
+    # C_parameterization: "c" (the weights are C) or "c_tilde" (C~ = C (I -
+    # A_bar^L), L = kernel_length, as the S4 code's SSMKernelDPLR trains;
+    # `layers.S4`); kernel_length is required with "c_tilde".
+    keys=dict(_SSM_KEYS, C_parameterization="c", kernel_length=None),
     block=residual_block("s4", lambda a, name: layer("S4")(
         init=a["init"], dt_transform=a["dt_transform"], B_clip=a["B_clip"],
-        **_ssm_args(a, name))),
+        C_parameterization=a["C_parameterization"],
+        kernel_length=a["kernel_length"], **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_P_real",
               "ssm_P_imag", "ssm_B_real", "ssm_B_imag"),
     timescales=("ssm_log_dt",),

@@ -43,6 +43,24 @@ from:
   models/sequence/kernels/dplr.py` `ssm`), whose default `B_clip=2.0`
   clips the imaginary part of B (`src/models/hippo/hippo.py` lines 203
   and 274-275).
+- `C_parameterization="c_tilde"` (S4 rows only): `SSMKernelDPLR` trains
+  C~ = C (I - dA^L), not C (`src/models/sequence/kernels/ssm.py`
+  `_setup_C`, lines 673-700, `self.C.copy_` line 698, run by `forward` at
+  lines 783-784 before the kernel at length L, lines 795-870). S4D's
+  `SSMKernelDiag` (lines 439-669) has no C~: its `forward` (line 560) uses
+  C as it is. `kernel_length` is L = the layer's `l_max`,
+  `${oc.select:dataset.__l_max,null}` (`configs/model/layer/s4.yaml` line
+  31): ListOps 2048 (`configs/dataset/listops.yaml` lines 2, 8; our
+  sequence_length is LRA's 2000), IMDB 4096 (`s4-lra-imdb.yaml` line 30,
+  `configs/dataset/imdb.yaml` line 21), AAN 4000 (`configs/dataset/
+  aan.yaml` lines 5, 10), Pathfinder 1024 and PathX 16384
+  (`configs/dataset/pathfinder.yaml` line 16, `resolution**2 // pool**2`
+  with resolution 32, pool 1, lines 4, 8; `configs/pipeline/pathx.yaml`
+  line 7, resolution 128), PathX-256 65536 (the same formula at
+  resolution 256). CIFAR sets no `__l_max` (`configs/dataset/cifar.yaml`
+  line 10 is commented out): `l_max` is null, the kernel is asked for the
+  input's length 1024 (`kernels/fftconv.py` line 92) and the first call
+  sets L = 1024 (`ssm.py` lines 793-794).
 - `tie_dropout=True`: `configs/model/s4.yaml` (`tie_dropout: true`) for
   every task; no input dropout (`embedding_dropout=0.0`: `dropinp` 0,
   `src/models/sequence/backbones/model.py`).
@@ -96,6 +114,7 @@ PAPER = {
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=64,
         init="legs", dt_min=0.001, dt_max=0.1, output_activation="glu",
         dt_transform="softplus", B_clip=2.0,
+        C_parameterization="c_tilde", kernel_length=2048,
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=0.01,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.05, epochs=40,
         warmup_steps=1000, schedule="cosine",
@@ -131,6 +150,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        C_parameterization="c_tilde", kernel_length=4096,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=16, weight_decay=0.05, epochs=32, warmup_steps=1000,
         schedule="cosine",
@@ -166,6 +186,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        C_parameterization="c_tilde", kernel_length=4000,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.05, epochs=20, warmup_steps=2500,
         schedule="cosine",
@@ -203,6 +224,7 @@ PAPER = {
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
         dt_transform="softplus", B_clip=2.0,
+        C_parameterization="c_tilde", kernel_length=1024,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=900,
         schedule="cosine",
@@ -240,6 +262,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        C_parameterization="c_tilde", kernel_length=1024,
         pooling="last", learning_rate=0.004, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.03, epochs=200, warmup_steps=2500,
         schedule="cosine",
@@ -279,6 +302,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        C_parameterization="c_tilde", kernel_length=16384,
         pooling="mean", learning_rate=0.001, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",
@@ -318,6 +342,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        C_parameterization="c_tilde", kernel_length=65536,
         pooling="max", learning_rate=1e-4, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",

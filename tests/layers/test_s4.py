@@ -11,6 +11,7 @@ from tests.testing import numpy_causal_conv
 from tests.testing import numpy_gelu
 from tests.testing import sequence_model
 from tests.testing import to_numpy
+from tests.testing import value_and_grads
 
 
 def s4_parameters(layer):
@@ -243,10 +244,12 @@ class _VaryingLengths(keras.utils.PyDataset):
         return (x, mask), y
 
 
-def test_s4_fits_with_dynamic_lengths():
+@pytest.mark.parametrize(
+    "kwargs", [{}, dict(C_parameterization="c_tilde", kernel_length=32)])
+def test_s4_fits_with_dynamic_lengths(kwargs):
     # Under TensorFlow the second length retraces `fit` with an unknown
     # length (the symbolic path).
-    model = sequence_model(S4(state_dim=8, causal=False), 4)
+    model = sequence_model(S4(state_dim=8, causal=False, **kwargs), 4)
     model.compile(optimizer="adam", loss="mse")
     before = [to_numpy(w).copy() for w in model.trainable_weights]
     history = model.fit(_VaryingLengths(), epochs=1, verbose=0)
@@ -305,3 +308,289 @@ def test_s4_C_parts_are_independent_and_B_clip_clips_legs_B():
 def test_invalid_arguments_raise(kwargs):
     with pytest.raises(ValueError, match="Received"):
         S4(**kwargs)
+
+
+# === C~ parameterisation (the S4 code's trained C~ = C (I - A_bar^L)) ===
+
+
+def dynamics(layer, h):
+    """Complex128 (A_bar, B_bar) of channel h in the basis (x, conj x)."""
+    w = {v.name: to_numpy(v).astype("float64") for v in layer.weights}
+    if layer.dt_transform == "softplus":
+        dt = np.logaddexp(0.0, w["ssm_log_dt"])
+    else:
+        dt = np.exp(w["ssm_log_dt"])
+    lam = -np.exp(w["ssm_log_A_real"][h]) + 1j * w["ssm_A_imag"][h]
+    p = w["ssm_P_real"][h] + 1j * w["ssm_P_imag"][h]
+    b = w["ssm_B_real"][h] + 1j * w["ssm_B_imag"][h]
+    return bilinear(*full_system(lam, p, b), dt[h])
+
+
+def c_tilde_parameters(layer):
+    """C~ (dirs, H, N/2) complex128."""
+    return (to_numpy(layer.C_tilde_real).astype("float64")
+            + 1j * to_numpy(layer.C_tilde_imag).astype("float64"))
+
+
+def closed_form_c(c_tilde, a_bar, length):
+    """C = C~ (I - A_bar^L)^{-1} (rows, full basis (x, conj x)); returns
+    the first half of each row, C itself."""
+    half = c_tilde.shape[-1]
+    full = np.concatenate([c_tilde, c_tilde.conj()], axis=-1)
+    m = np.eye(2 * half) - np.linalg.matrix_power(a_bar, length)
+    return np.linalg.solve(m.T, full.T).T[..., :half]
+
+
+def closed_form_kernel(layer, length):
+    """2 Re(C A_bar^l B_bar), C from the layer's C~, l < length."""
+    c_tilde = c_tilde_parameters(layer)
+    kernel = np.zeros((*c_tilde.shape[:2], length))
+    for h in range(c_tilde.shape[1]):
+        a_bar, b_bar = dynamics(layer, h)
+        c = closed_form_c(c_tilde[:, h], a_bar, layer.kernel_length)
+        c = np.concatenate([c, c.conj()], axis=-1)
+        x = b_bar
+        for k in range(length):
+            kernel[:, h, k] = np.real(c @ x)
+            x = a_bar @ x
+    return kernel
+
+
+def _c_tilde_layer(kernel_length=40, hidden=3, **kwargs):
+    kwargs = dict(dict(state_dim=8, dt_min=0.01, dt_max=0.5, causal=False),
+                  **kwargs)
+    layer = S4(C_parameterization="c_tilde", kernel_length=kernel_length,
+               **kwargs)
+    layer.build((None, None, hidden))
+    return layer
+
+
+def _c_layer_like(layer):
+    """A "c" layer with `layer`'s dynamics and C = C~ (I - A_bar^L)^{-1}."""
+    twin = S4(state_dim=layer.state_dim, dt_min=layer.dt_min,
+              dt_max=layer.dt_max, causal=layer.causal,
+              dt_transform=layer.dt_transform)
+    twin.build((None, None, layer.hidden_dim))
+    for name in ("log_dt", "log_A_real", "A_imag", "P_real", "P_imag",
+                 "B_real", "B_imag", "D"):
+        getattr(twin, name).assign(getattr(layer, name))
+    for mine, theirs in zip(twin.output_dense.weights,
+                            layer.output_dense.weights):
+        mine.assign(theirs)
+    c_tilde = c_tilde_parameters(layer)
+    c = np.stack([closed_form_c(c_tilde[:, h], dynamics(layer, h)[0],
+                                layer.kernel_length)
+                  for h in range(c_tilde.shape[1])], axis=1)
+    twin.C_real.assign(c.real.astype("float32"))
+    twin.C_imag.assign(c.imag.astype("float32"))
+    return twin
+
+
+def test_c_tilde_kernel_is_the_c_kernel_of_the_closed_form_c():
+    layer = _c_tilde_layer(kernel_length=40)
+    twin = _c_layer_like(layer)
+    assert [w.name for w in layer.weights if w.name.startswith("C")] == [
+        "C_tilde_real", "C_tilde_imag"]
+    for length in (1, 17, 40):
+        kernel = to_numpy(layer.ssm_kernel(length))
+        assert_allclose(kernel, closed_form_kernel(layer, length),
+                        atol=2e-5, rtol=1e-4, err_msg=f"length={length}")
+        assert_allclose(kernel, twin.ssm_kernel(length), atol=2e-5,
+                        rtol=1e-4, err_msg=f"length={length}")
+    u = _inputs(length=40, hidden=3)
+    assert_allclose(layer(u), twin(u), atol=1e-4, rtol=1e-4)
+
+
+def test_c_tilde_kernel_is_the_references_generating_function():
+    # The S4 code's kernel from C~ (ssm.py lines 795-870 at d27bdf9): the
+    # inverse DFT over the L-th roots of unity z of C~ (I - A_bar z)^{-1}
+    # B_bar (its Cauchy / Woodbury form computes the same resolvent).
+    length = 32
+    layer = _c_tilde_layer(kernel_length=length)
+    c_tilde = c_tilde_parameters(layer)
+    z = np.exp(-2j * np.pi * np.arange(length) / length)  # (L,)
+    expected = np.zeros((*c_tilde.shape[:2], length))
+    for h in range(c_tilde.shape[1]):
+        a_bar, b_bar = dynamics(layer, h)
+        full = np.concatenate([c_tilde[:, h], c_tilde[:, h].conj()], -1)
+        resolvent = np.stack([np.linalg.solve(np.eye(8) - a_bar * zj, b_bar)
+                              for zj in z], axis=-1)  # (N, L)
+        expected[:, h] = np.fft.ifft(full @ resolvent, axis=-1).real
+    assert_allclose(layer.ssm_kernel(length), expected, atol=2e-5,
+                    rtol=1e-4)
+
+
+@pytest.mark.parametrize("init", ["legs", "random"])
+def test_initial_c_tilde_is_c0_times_i_minus_a_bar_to_the_l(init):
+    # The same seed draws the same dynamics and C0 in both layers.
+    keras.utils.set_random_seed(3)
+    plain = S4(state_dim=8, init=init, dt_min=0.01, dt_max=0.5,
+               causal=False)
+    plain.build((None, None, 3))
+    keras.utils.set_random_seed(3)
+    layer = _c_tilde_layer(kernel_length=24, init=init)
+    for name in ("log_dt", "log_A_real", "A_imag", "P_real", "P_imag"):
+        assert_allclose(getattr(layer, name), getattr(plain, name))
+    c0 = to_numpy(plain.C_real) + 1j * to_numpy(plain.C_imag)
+    c_tilde = c_tilde_parameters(layer)
+    for h in range(3):
+        a_bar, _ = dynamics(layer, h)
+        full = np.concatenate([c0[:, h], c0[:, h].conj()], -1)
+        expected = full @ (np.eye(8) - np.linalg.matrix_power(a_bar, 24))
+        assert_allclose(c_tilde[:, h], expected[:, :4], atol=1e-5)
+        # The rows stay conjugate-symmetric: C~ is again half of a pair.
+        assert_allclose(expected[:, 4:], expected[:, :4].conj(), atol=1e-8)
+    # ... so the initial kernel is that of C0.
+    assert_allclose(layer.ssm_kernel(24), plain.ssm_kernel(24), atol=2e-5,
+                    rtol=1e-4)
+
+
+def _kernel_loss_and_grads(layer, names, length, probe):
+    """d sum(K * probe) / d the weights `names` of `layer`."""
+    variables = [v for v in layer.trainable_weights if v.name in names]
+    assert [v.name for v in variables] == list(names)
+
+    def loss(*values):
+        with keras.StatelessScope(state_mapping=list(zip(variables,
+                                                         values))):
+            k = layer.ssm_kernel(length)
+        return keras.ops.sum(k * keras.ops.convert_to_tensor(probe, "float32"))
+
+    value, grads = value_and_grads(loss, *[to_numpy(v) for v in variables])
+    return value, dict(zip(names, grads))
+
+
+def test_c_tilde_gradients_follow_the_chain_rule_through_c():
+    length, steps = 30, 24
+    layer = _c_tilde_layer(kernel_length=length, dt_min=0.05, dt_max=0.2)
+    twin = _c_layer_like(layer)
+    probe = np.random.default_rng(0).normal(size=(2, 3, steps))
+    dynamics_names = ("ssm_log_dt", "ssm_log_A_real", "ssm_P_real")
+    value, grads = _kernel_loss_and_grads(
+        layer, dynamics_names + ("C_tilde_real", "C_tilde_imag"), steps,
+        probe)
+    twin_value, twin_grads = _kernel_loss_and_grads(
+        twin, dynamics_names + ("C_real", "C_imag"), steps, probe)
+    np.testing.assert_allclose(value, twin_value, rtol=1e-4)
+
+    # C = C~ M^{-1}, M = I - A_bar^L: with g = dLoss/dC as a complex
+    # row in the basis (x, conj x) (g = (dC_real - i dC_imag) / 2 and its
+    # conjugate), dLoss/dC~ = g M^{-T}.
+    half = 4
+    g = 0.5 * (twin_grads["C_real"] - 1j * twin_grads["C_imag"])
+    for h in range(3):
+        a_bar, _ = dynamics(layer, h)
+        m = np.eye(8) - np.linalg.matrix_power(a_bar, length)
+        full = np.concatenate([g[:, h], g[:, h].conj()], -1)
+        g_tilde = np.linalg.solve(m, full.T).T[:, :half]
+        assert_allclose(grads["C_tilde_real"][:, h], 2 * g_tilde.real,
+                        atol=1e-4, rtol=1e-3)
+        assert_allclose(grads["C_tilde_imag"][:, h], -2 * g_tilde.imag,
+                        atol=1e-4, rtol=1e-3)
+
+    # The dynamics' gradients: with C~ held (c_tilde) or C held (c), each
+    # the finite difference of the closed form in float64.
+    def numpy_loss(log_dt, hold):
+        saved = to_numpy(layer.log_dt).copy()
+        layer.log_dt.assign(log_dt.astype("float32"))
+        if hold == "c_tilde":
+            kernel = closed_form_kernel(layer, steps)
+        else:
+            twin.log_dt.assign(log_dt.astype("float32"))
+            kernel = recurrence_kernel(twin, steps)
+            twin.log_dt.assign(saved)
+        layer.log_dt.assign(saved)
+        return np.sum(kernel * probe)
+
+    base = to_numpy(layer.log_dt).astype("float64")
+    for hold, got in (("c_tilde", grads), ("c", twin_grads)):
+        for h in range(3):
+            step = np.zeros(3)
+            step[h] = 1e-2
+            fd = (numpy_loss(base + step, hold)
+                  - numpy_loss(base - step, hold)) / 2e-2
+            np.testing.assert_allclose(got["ssm_log_dt"][h], fd, rtol=2e-2,
+                                       atol=2e-3, err_msg=f"{hold} h={h}")
+    # ... and they differ: C~ fixed is not C fixed.
+    for name in dynamics_names:
+        assert not np.allclose(grads[name], twin_grads[name], rtol=1e-2,
+                               atol=1e-4), name
+
+
+def test_c_tilde_rejects_inputs_longer_than_kernel_length():
+    layer = _c_tilde_layer(kernel_length=16)
+    layer(_inputs(length=16, hidden=3))
+    with pytest.raises(ValueError, match="kernel_length"):
+        layer(_inputs(length=17, hidden=3))
+
+
+def test_c_tilde_config_and_saving_round_trip(tmp_path):
+    layer = S4(state_dim=8, causal=False, dt_transform="softplus",
+               C_parameterization="c_tilde", kernel_length=32)
+    rebuilt = assert_config_round_trip(layer)
+    assert (rebuilt.C_parameterization, rebuilt.kernel_length) == (
+        "c_tilde", 32)
+    model = sequence_model(layer, 4, with_mask=False)
+    loaded = assert_saving_round_trip(model, _inputs(length=12), tmp_path,
+                                      atol=1e-5)
+    names = {w.name for w in loaded.weights}
+    assert {"C_tilde_real", "C_tilde_imag"} <= names
+    assert "C_real" not in names
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(C_parameterization="C"), dict(C_parameterization="c_tilde"),
+     dict(C_parameterization="c_tilde", kernel_length=0),
+     dict(C_parameterization="c_tilde", kernel_length=2.5),
+     dict(C_parameterization="c_tilde", kernel_length=True),
+     dict(kernel_length=-3)],
+)
+def test_invalid_c_parameterization_raises(kwargs):
+    with pytest.raises(ValueError, match="Received"):
+        S4(**kwargs)
+
+
+def test_schema_requires_a_long_enough_kernel_length_for_c_tilde():
+    from lra_keras import schema
+
+    row = dict(C_parameterization="c_tilde", kernel_length=2048,
+               sequence_length=2000)
+    schema.check(row)
+    with pytest.raises(ValueError, match="kernel_length"):
+        schema.check(dict(row, kernel_length=None))
+    with pytest.raises(ValueError, match="kernel_length"):
+        schema.check(dict(row, kernel_length=1024))
+    with pytest.raises(ValueError, match="C_parameterization"):
+        schema.check(dict(row, C_parameterization="tilde"))
+    schema.check(dict(row, C_parameterization="c", kernel_length=None))
+
+
+def test_c_from_c_tilde_doubling_series_equals_the_solve_for_slow_modes():
+    # dt = 1e-4 over L = 1024: A_bar^L keeps ~95% of the slowest mode
+    # (Re Lambda = -1/2), so I - A_bar^L is ill-conditioned (~20); the
+    # series of 2^16 powers (matmuls only) still equals the exact inverse.
+    from lra_keras.layers.s4 import c_from_c_tilde
+    from lra_keras.layers.s4 import matrix_power
+
+    layer = _c_tilde_layer(kernel_length=1024, state_dim=16, dt_min=1e-4,
+                           dt_max=1.001e-4)
+    a_bar = to_numpy(layer._discretize_dynamics()[0]).astype("float64")
+    powers = np.stack([np.linalg.matrix_power(a, 1024) for a in a_bar])
+    assert np.abs(np.linalg.eigvals(powers)).max() > 0.9
+    c_tilde = np.random.default_rng(0).normal(
+        size=(1, layer.hidden_dim, 16)).astype("float32")
+    expected = np.einsum("dhn,hnm->dhm", c_tilde,
+                         np.linalg.inv(np.eye(16)[None] - powers))
+    a_bar32 = layer._discretize_dynamics()[0]
+    got = to_numpy(c_from_c_tilde(c_tilde, a_bar32, 1024))
+    # The series against the exact inverse of the same float32 A_bar^L:
+    # what replacing the solve changes.
+    m32 = to_numpy(matrix_power(a_bar32, 1024)).astype("float64")
+    exact32 = np.einsum("dhn,hnm->dhm", c_tilde,
+                        np.linalg.inv(np.eye(16)[None] - m32))
+    scale = np.abs(expected).max()
+    assert np.abs(got - exact32).max() <= 1e-5 * scale
+    # and against float64 throughout: A_bar^L's float32 rounding,
+    # amplified by the conditioning, stays within 1e-3 of the scale
+    assert np.abs(got - expected).max() <= 1e-3 * scale
