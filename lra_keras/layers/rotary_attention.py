@@ -43,6 +43,21 @@ ROTARY_SCOPES = ("head", "model")
 # attentions (`efficient_attention`).
 ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer", "local",
                    "synthesizer")
+# The arguments that choose and configure the attention, with their
+# defaults; `TransformerEncoder` passes them through.
+ATTENTION_OPTIONS = dict(
+    attention_type="softmax",
+    num_random_features=256,
+    orthogonal_scaling=0,
+    feature_redraw=True,
+    projection_dim=16,
+    max_length=None,
+    local_block_size=50,
+    local_layout="contiguous",
+    synthesizer_mode="random",
+    synthesizer_rank=32,
+    synthesizer_dot_product=True,
+)
 
 
 def apply_rotary(x, max_wavelength=10000, start_index=0, disable_half=False):

@@ -10,6 +10,7 @@ import keras
 
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
+from lra_keras.layers.rotary_attention import ATTENTION_OPTIONS
 from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
 
 
@@ -44,12 +45,11 @@ class TransformerEncoder(keras.layers.Layer):
         dense_init: `"keras"`, `"torch"` or `"lecun"`: how the attention's
             projections and the feed-forward layers start
             (`lra_keras.layers.dense_init`). Defaults to `"keras"`.
-        attention_type, num_random_features, orthogonal_scaling,
-            feature_redraw, projection_dim, max_length, local_block_size,
-            local_layout, synthesizer_mode, synthesizer_rank,
-            synthesizer_dot_product: which attention
-            (exact softmax or one of LRA's efficient ones) and its options;
-            see `RotaryMultiHeadAttention`.
+        **kwargs: the layer's own (`name`, `dtype`), and the attention's
+            choice and options, the keys of
+            `rotary_attention.ATTENTION_OPTIONS` (`attention_type`: exact
+            softmax or one of LRA's efficient attentions); see
+            `RotaryMultiHeadAttention`.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -79,19 +79,14 @@ class TransformerEncoder(keras.layers.Layer):
         rotary_disable_half=False,
         rotary_scope="head",
         dense_init="keras",
-        attention_type="softmax",
-        num_random_features=256,
-        orthogonal_scaling=0,
-        feature_redraw=True,
-        projection_dim=16,
-        max_length=None,
-        local_block_size=50,
-        local_layout="contiguous",
-        synthesizer_mode="random",
-        synthesizer_rank=32,
-        synthesizer_dot_product=True,
         **kwargs,
     ):
+        # The attention's own choice and options
+        # (`rotary_attention.ATTENTION_OPTIONS`), passed through to it.
+        self.attention_options = {
+            key: kwargs.pop(key, default)
+            for key, default in ATTENTION_OPTIONS.items()
+        }
         super().__init__(**kwargs)
         self.dense_init = check_dense_init(dense_init)
         if int(intermediate_dim) < 1:
@@ -114,19 +109,6 @@ class TransformerEncoder(keras.layers.Layer):
         self.use_rotary = bool(use_rotary)
         self.rotary_disable_half = bool(rotary_disable_half)
         self.rotary_scope = rotary_scope
-        self.attention_options = dict(
-            attention_type=attention_type,
-            num_random_features=num_random_features,
-            orthogonal_scaling=orthogonal_scaling,
-            feature_redraw=feature_redraw,
-            projection_dim=projection_dim,
-            max_length=max_length,
-            local_block_size=local_block_size,
-            local_layout=local_layout,
-            synthesizer_mode=synthesizer_mode,
-            synthesizer_rank=synthesizer_rank,
-            synthesizer_dot_product=synthesizer_dot_product,
-        )
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]

@@ -274,3 +274,13 @@ def test_synthesizer_modes_build_save_and_respect_causality(mode, tmp_path):
     assert_saving_round_trip(model, x, tmp_path, atol=1e-5)
     with pytest.raises(ValueError, match="no longer than"):
         layer(np.zeros((1, 30, 8), "float32"))
+
+
+def test_attention_options_are_the_attention_layers_defaults():
+    import inspect
+
+    from lra_keras.layers.rotary_attention import ATTENTION_OPTIONS
+
+    parameters = inspect.signature(RotaryMultiHeadAttention).parameters
+    assert {k: parameters[k].default for k in ATTENTION_OPTIONS} == (
+        ATTENTION_OPTIONS)
