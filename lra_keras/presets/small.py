@@ -6,9 +6,9 @@ lengths of the paper row: ListOps 2000, Text 4096, Retrieval 2 x 4000,
 Image and Pathfinder 1024, Path-X 16384; hard Pathfinder, contour length
 14) and scales down what costs compute: the width (64), the depth (2
 blocks), the number of training samples and the epochs, aiming at 20
-minutes a run on 2 CPU cores (measured on ListOps only: 11-16 minutes a
-seed under PyTorch, two runs at a time on one core each; Pathfinder and
-Path-X not yet timed). Every family of a task gets the
+minutes a run on 2 CPU cores (measured under PyTorch, two runs at a time
+on one core each: ListOps 11-16 minutes a seed, Pathfinder 11-18; Path-X
+not yet timed). Every family of a task gets the
 same data, batch, epochs and schedule, as the LRA comparisons do; only the
 family's own shape (heads, state size, kernel channels) comes from
 `QUICK_FAMILY`, the quick preset's family rows.
