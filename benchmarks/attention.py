@@ -13,7 +13,8 @@ memory is per process. Ratios are against the `fused` path (Keras's own
 `keras.ops.dot_product_attention`) of the same backend and length, measured
 in the same command. `auto` is what the library uses by default.
 
-The efficient attentions of LRA (`linear`, `performer`, `linformer`:
+The efficient attentions of LRA (`local`, `synthesizer`, `linear`,
+`performer`, `linformer`:
 `RotaryMultiHeadAttention(attention_type=...)`, see
 `lra_keras.layers.efficient_attention`) run as paths too; their GFLOP/s
 column is empty (the count above is softmax attention's). With several
@@ -36,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 BACKENDS = ("jax", "tensorflow", "torch")
 IMPLEMENTATIONS = ("fused", "chunked", "reference")
-EFFICIENT = ("linear", "performer", "linformer")
+EFFICIENT = ("local", "synthesizer", "linear", "performer", "linformer")
 
 
 def _peak_mib():
