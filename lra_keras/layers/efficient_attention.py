@@ -84,6 +84,8 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.layers.attention_kernels import _block_bias
+from lra_keras.layers.attention_kernels import _key_bias
 from lra_keras.layers.attention_kernels import reference_attention
 
 # Queries per block of the causal kernelized attention: the within-block
@@ -97,11 +99,11 @@ def elu_feature_map(x):
     return ops.elu(x) + 1.0
 
 
-def _exclusive_cumsum(x, axis):
-    """Sum of the blocks before each block along `axis` (axis 1)."""
-    total = ops.cumsum(x, axis=axis)
+def _exclusive_cumsum(x):
+    """Sum of the blocks before each block, along axis 1."""
+    total = ops.cumsum(x, axis=1)
     return ops.concatenate([ops.zeros_like(total[:, :1]), total[:, :-1]],
-                           axis=axis)
+                           axis=1)
 
 
 def kernelized_attention(query_features, key_features, value,
@@ -159,8 +161,8 @@ def kernelized_attention(query_features, key_features, value,
     numerator = ops.einsum("bnhcs,bnshd->bnchd", scores, v)
     denominator = ops.transpose(ops.sum(scores, axis=-1), (0, 1, 3, 2))
     kv_before = _exclusive_cumsum(
-        ops.einsum("bnchm,bnchd->bnhmd", k, v), axis=1)  # (B, n, H, m, D)
-    k_before = _exclusive_cumsum(ops.sum(k, axis=2), axis=1)  # (B, n, H, m)
+        ops.einsum("bnchm,bnchd->bnhmd", k, v))  # (B, n, H, m, D)
+    k_before = _exclusive_cumsum(ops.sum(k, axis=2))  # (B, n, H, m)
     numerator = numerator + ops.einsum("bnchm,bnhmd->bnchd", q, kv_before)
     denominator = denominator + ops.einsum("bnchm,bnhm->bnch", q, k_before)
     out = numerator / (denominator[..., None] + eps)  # (B, n, size, H, D)
@@ -301,15 +303,13 @@ def synthesizer_attention(query, key, value, synthetic_logits,
     if dot_product:
         scores = scores + ops.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(
             q.shape[-1])
-    shape = ops.shape(scores)
-    allowed = ops.ones((shape[-2], shape[-1]), dtype="bool")[None, None]
-    if padding_mask is not None:
-        allowed = ops.logical_and(
-            allowed, ops.cast(padding_mask, "bool")[:, None, None, :])
-    if causal:
-        allowed = ops.logical_and(allowed, ops.cast(
-            ops.tril(ops.ones((shape[-2], shape[-1]))), "bool"))
-    probs = ops.softmax(ops.where(allowed, scores, -1e9), axis=-1)
+    # The masks as the exact kernels add them (`attention_kernels`).
+    q_len, k_len = ops.shape(scores)[2], ops.shape(scores)[3]
+    bias = _block_bias(_key_bias(padding_mask, scores.dtype), causal, 0,
+                       q_len, k_len, scores.dtype)
+    if bias is not None:
+        scores = scores + bias
+    probs = ops.softmax(scores, axis=-1)
     return ops.einsum("bhqk,bkhd->bqhd", probs, v)
 
 
