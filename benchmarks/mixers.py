@@ -47,6 +47,7 @@ SIZES = dict(
     s4=dict(state_dim=64),
     dlr=dict(state_dim=256),
     s5=dict(state_dim=64, num_blocks=4),
+    lru=dict(state_dim=64),
     # Chunks of 1024, as MEGA's Image and Pathfinder configurations: full
     # attention would make MEGA quadratic like the Transformer.
     mega=dict(key_dim=64, intermediate_dim=256, ffn_intermediate_dim=256,

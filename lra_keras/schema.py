@@ -226,6 +226,11 @@ RULES = dict(
     C_init=Rule(str, choices=("trunc_standard_normal", "lecun_normal",
                               "complex_normal")),
     clip_eigs=Rule(bool),
+    # the LRU's ring initialisation and recurrence (`lra_keras.layers.LRU`)
+    r_min=Rule(float, minimum=0, maximum=1),
+    r_max=Rule(float, positive=True, maximum=1),
+    max_phase=Rule(float, positive=True),
+    recurrence=Rule(str, choices=("convolution", "scan")),
     rotary_disable_half=Rule(bool),
     rotary_scope=Rule(str, choices=("head", "model")),
     # the efficient attentions (lra_keras.layers.efficient_attention)

@@ -569,3 +569,23 @@ def test_lra_xformer_rows_are_the_transformer_rows_with_their_attention():
     assert PAPER[("listops", "performer")]["num_random_features"] == 2
     assert PAPER[("text", "performer")]["num_random_features"] == 256
     assert PAPER[("listops", "local")]["local_layout"] == "strided"
+
+
+def test_lru_rows_are_the_s5_rows_with_the_lru_cells():
+    # presets.lru: the S5 row of the task, S5's own cells dropped, the
+    # LRU's ring and the full GLU of its block.
+    s5_only = {"num_blocks", "C_init", "clip_eigs", "dt_min", "dt_max",
+               "dt_learning_rate", "dt_weight_decay", "source",
+               "output_activation"}
+    lru_only = {"r_min", "r_max", "max_phase", "recurrence", "source",
+                "output_activation"}
+    for task in TASKS:
+        s5 = PAPER[(task, "s5")]
+        row = PAPER[(task, "lru")]
+        assert row["source"].startswith("derived:"), task
+        assert row["output_activation"] == "glu"
+        assert {k: v for k, v in row.items() if k not in lru_only} == {
+            k: v for k, v in s5.items() if k not in s5_only}, task
+        hp = get_hparams(task, "lru")
+        assert hp["state_dim"] == s5["state_dim"]
+        assert (hp["r_min"], hp["r_max"]) == (0.0, 0.99)

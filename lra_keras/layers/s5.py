@@ -21,11 +21,10 @@ from keras import ops
 
 from lra_keras.layers import hippo
 from lra_keras.layers.fft_conv import complex_multiply
-from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.s4d import check_dt_range
 from lra_keras.layers.s4d import log_uniform_dt
 from lra_keras.layers.ssm_kernels import complex_exp
-from lra_keras.layers.ssm_kernels import power_kernel
+from lra_keras.layers.ssm_kernels import diagonal_recurrence
 from lra_keras.layers.state_space import StateSpaceLayer
 
 C_INITS = ("trunc_standard_normal", "lecun_normal", "complex_normal")
@@ -108,8 +107,9 @@ class S5(StateSpaceLayer):
 
     Computed without a time loop, in place of S5's parallel scan: the state
     of each mode is the causal convolution of `B_bar u` with the complex
-    kernel `Lambda_bar^l`, four real convolutions in the shared `fft_conv`;
-    the reverse-time pass convolves the reversed sequence.
+    kernel `Lambda_bar^l` (`ssm_kernels.diagonal_recurrence`, four real
+    convolutions in the shared `fft_conv`); the reverse-time pass
+    convolves the reversed sequence.
 
     Paper: Smith, Warrington, Linderman, "Simplified State Space Layers for
     Sequence Modeling", https://arxiv.org/abs/2208.04933
@@ -283,33 +283,6 @@ class S5(StateSpaceLayer):
         )  # (P/2, H)
         return bbar, (dta_real, dta_imag)
 
-    def convolve_states(self, v, log_z):
-        """x_k = sum_{j <= k} z^(k - j) v_j (causal), complex, via fft_conv.
-
-        v: (batch, L, P/2) pair; log_z: (P/2,) pair. With the backward pass,
-        the reversed sequence goes through the same causal convolution
-        (padding sits at the end of rows and is zero, so reversing is safe).
-        """
-        v_real, v_imag = v
-        length = ops.shape(v_real)[1]
-        z_real, z_imag = power_kernel(*log_z, length)  # (P/2, L)
-        # A complex convolution is four real ones: channels
-        # [v_re * z_re, v_im * z_re, v_re * z_im, v_im * z_im].
-        w = ops.concatenate([v_real, v_imag, v_real, v_imag], -1)  # (b,L,2P)
-        k = ops.concatenate([z_real, z_real, z_imag, z_imag], 0)  # (2P, L)
-        if not self.causal:
-            w = ops.concatenate([w, ops.flip(w, axis=1)], -1)  # (b, L, 4P)
-            k = ops.concatenate([k, k], 0)  # (4P, L)
-        out = fft_conv(w, k)  # (batch, L, 2P * dirs)
-        states = []
-        for d, parts in enumerate(ops.split(out, self.directions, axis=-1)):
-            a, b, c, e = ops.split(parts, 4, axis=-1)  # (batch, L, P/2)
-            x = (a - e, b + c)
-            if d == 1:
-                x = tuple(ops.flip(t, axis=1) for t in x)
-            states.append(x)
-        return states
-
     def ssm_convolve(self, u):
         (bbar_real, bbar_imag), log_z = self.discretize()
         u = ops.cast(u, "float32")  # (batch, L, H)
@@ -318,7 +291,8 @@ class S5(StateSpaceLayer):
             ops.matmul(u, ops.transpose(bbar_imag)),
         )  # B_bar u: (batch, L, P/2) pair
         y = 0.0
-        for d, (x_real, x_imag) in enumerate(self.convolve_states(v, log_z)):
+        states = diagonal_recurrence(v, log_z, self.causal)
+        for d, (x_real, x_imag) in enumerate(states):
             # Conjugate pairs: y = 2 Re(C x) = 2 (C_re x_re - C_im x_im).
             y = y + ops.matmul(x_real, ops.transpose(self.C_real[d]))
             y = y - ops.matmul(x_imag, ops.transpose(self.C_imag[d]))

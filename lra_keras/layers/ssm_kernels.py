@@ -28,9 +28,11 @@ References:
 
 import math
 
+import keras
 from keras import ops
 
 from lra_keras.layers.fft_conv import complex_multiply
+from lra_keras.layers.fft_conv import fft_conv
 
 
 def complex_exp(real, imag):
@@ -127,3 +129,89 @@ def power_kernel(log_z_real, log_z_imag, length, block_size=None):
     z_imag = ops.reshape(z_imag, (*shape, -1))[..., :length]
     return z_real, z_imag
 
+
+
+def diagonal_recurrence(v, log_z, causal=True):
+    """States of `x_k = z x_{k-1} + v_k` (x_{-1} = 0), complex, by FFT.
+
+    `x_k = sum_{j <= k} z^(k - j) v_j`: the causal convolution of `v` with
+    the kernel `z^l` (`power_kernel`), as four real convolutions in the
+    shared `fft_conv`. With `causal=False` a second, reverse-time pass
+    `x'_k = z x'_{k+1} + v_k` convolves the reversed sequence (padding
+    sits at the end of rows and is zero there, so reversing is safe).
+    S5 and the LRU compute their recurrences this way instead of a scan.
+
+    Args:
+        v: (real, imag) pair of tensors (batch, L, N): the inputs `B u`.
+        log_z: (real, imag) pair of tensors (N,): `log z` per mode.
+        causal: bool. False adds the reverse-time states.
+
+    Returns:
+        A list of one (causal) or two (forward, reverse) (real, imag)
+        pairs of tensors (batch, L, N).
+    """
+    v_real, v_imag = v
+    length = ops.shape(v_real)[1]
+    z_real, z_imag = power_kernel(*log_z, length)  # (N, L)
+    # A complex convolution is four real ones: channels
+    # [v_re * z_re, v_im * z_re, v_re * z_im, v_im * z_im].
+    w = ops.concatenate([v_real, v_imag, v_real, v_imag], -1)  # (b, L, 4N)
+    k = ops.concatenate([z_real, z_real, z_imag, z_imag], 0)  # (4N, L)
+    directions = 1 if causal else 2
+    if not causal:
+        w = ops.concatenate([w, ops.flip(w, axis=1)], -1)  # (b, L, 8N)
+        k = ops.concatenate([k, k], 0)  # (8N, L)
+    out = fft_conv(w, k)  # (batch, L, 4N * directions)
+    states = []
+    for d, parts in enumerate(ops.split(out, directions, axis=-1)):
+        a, b, c, e = ops.split(parts, 4, axis=-1)  # (batch, L, N)
+        x = (a - e, b + c)
+        if d == 1:
+            x = tuple(ops.flip(t, axis=1) for t in x)
+        states.append(x)
+    return states
+
+
+def _recurrence_step(earlier, later):
+    """The associative operator of `x_k = z_k x_{k-1} + v_k` on
+    (z_real, z_imag, x_real, x_imag) tuples: apply `earlier`, then
+    `later`."""
+    a_real, a_imag, x_real, x_imag = earlier
+    b_real, b_imag, y_real, y_imag = later
+    z = complex_multiply(b_real, b_imag, a_real, a_imag)
+    x = complex_multiply(b_real, b_imag, x_real, x_imag)
+    return (*z, x[0] + y_real, x[1] + y_imag)
+
+
+def diagonal_recurrence_scan(v, log_z, causal=True):
+    """`diagonal_recurrence` by `keras.ops.associative_scan` (same output).
+
+    The parallel scan of the LRU and S5 papers: O(L log L) work on
+    (batch, L, N) tensors, no FFT. `keras.ops.associative_scan` (Keras
+    3.15) needs the length known when traced under TensorFlow, so the
+    FFT path is the layers' default; this one is the reference the tests
+    compare it with, and an option where the scan is faster (GPUs).
+    """
+    v_real, v_imag = v
+    if keras.backend.backend() == "tensorflow" and v_real.shape[1] is None:
+        raise ValueError(
+            "The scan (`keras.ops.associative_scan`) needs the sequence "
+            "length known when traced under TensorFlow, and it is not "
+            f"here (shape {v_real.shape}). Use the FFT path "
+            "(`diagonal_recurrence`, `recurrence='convolution'`) or "
+            "inputs of a fixed length."
+        )
+    z_real, z_imag = complex_exp(*log_z)  # (N,)
+    z_real = ops.broadcast_to(z_real, ops.shape(v_real))
+    z_imag = ops.broadcast_to(z_imag, ops.shape(v_real))
+    elems = (z_real, z_imag, v_real, v_imag)
+    states = []
+    for reverse in (False,) if causal else (False, True):
+        out = ops.associative_scan(
+            _recurrence_step, elems, reverse=reverse, axis=1
+        )
+        # TensorFlow's scan loses the static shape: restore it.
+        shape = ops.shape(v_real)
+        states.append((ops.reshape(out[2], shape),
+                       ops.reshape(out[3], shape)))
+    return states

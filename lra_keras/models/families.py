@@ -22,6 +22,7 @@ the others wrap their mixer in `residual_block`: a LayerNorm before
 """
 
 import dataclasses
+import math
 import re
 
 
@@ -446,6 +447,32 @@ register(Family(
     timescales=("ssm_log_dt",),
     input_matrix=("ssm_B_real", "ssm_B_imag"),
     paper="Smith et al. 2023, Simplified State Space Layers (S5)",
+))
+
+register(Family(
+    name="lru",
+    # No discretisation, hence no init / dt keys: the LRU's eigenvalues
+    # start on a ring (`layers.LRU`).
+    keys=dict(
+        {k: v for k, v in _SSM_KEYS.items()
+         if k not in ("init", "dt_min", "dt_max", "dt_transform", "B_clip")},
+        r_min=0.0,
+        r_max=0.99,
+        max_phase=2 * math.pi,
+        recurrence="convolution",
+    ),
+    block=residual_block("lru", lambda a, name: layer("LRU")(
+        state_dim=a["state_dim"], r_min=a["r_min"], r_max=a["r_max"],
+        max_phase=a["max_phase"], recurrence=a["recurrence"],
+        causal=a["causal"], output_activation=a["output_activation"],
+        dropout=a["dropout"], dense_init=a["dense_init"], name=name)),
+    # the weights minimal-LRU trains at its SSM rate without weight decay
+    # (lru/train_helpers.py lines 91-96)
+    dynamics=("ssm_nu_log", "ssm_theta_log", "ssm_gamma_log", "ssm_B_real",
+              "ssm_B_imag"),
+    input_matrix=("ssm_B_real", "ssm_B_imag"),
+    paper="Orvieto et al. 2023, Resurrecting Recurrent Neural Networks for "
+    "Long Sequences (LRU)",
 ))
 
 # === MEGA ===

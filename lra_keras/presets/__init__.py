@@ -9,6 +9,7 @@
 - `s5`: lindermanlab/S5 `bin/run_experiments/*.sh`: S5.
 - `lra`: google-research/long-range-arena: its efficient attentions
   (linear, Performer, Linformer) on the Transformer rows.
+- `lru`: the LRU on the S5 rows' training setup (derived).
 - `mega`: facebookresearch/mega `README.lra.md` and
   `fairseq/models/lra/model.py`: MEGA.
 - `quick`: this library's `quick` preset (an installation check).
@@ -53,6 +54,7 @@ intermediate_dim, "(FT, PT)" -> (learning_rate, pretrain_learning_rate) and
 """
 
 from lra_keras.presets import lra
+from lra_keras.presets import lru
 from lra_keras.presets import mega
 from lra_keras.presets import ntfs
 from lra_keras.presets import s4
@@ -97,6 +99,6 @@ def _merge(*tables):
 
 
 PAPER = _merge(yctfs.PAPER, ntfs.PAPER, s4.PAPER, s5.PAPER, mega.PAPER,
-               lra.PAPER)
+               lra.PAPER, lru.PAPER)
 TECHNIQUE = _merge(yctfs.TECHNIQUE, ntfs.TECHNIQUE)
 AUGMENT = _merge(yctfs.AUGMENT)
