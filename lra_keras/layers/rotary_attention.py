@@ -32,6 +32,9 @@ from lra_keras.layers.efficient_attention import linformer_attention
 from lra_keras.layers.efficient_attention import local_attention
 from lra_keras.layers.efficient_attention import performer_attention
 from lra_keras.layers.efficient_attention import synthesizer_attention
+from lra_keras.layers.sparse_attention import bigbird_attention
+from lra_keras.layers.sparse_attention import longformer_attention
+from lra_keras.layers.sparse_attention import sparse_transformer_attention
 
 # Where the rotary frequencies range: within every head (each head gets the
 # whole range, `apply_rotary`), or over the model width before the heads
@@ -42,7 +45,8 @@ ROTARY_SCOPES = ("head", "model")
 # exact softmax (`attention_kernels.attention`) or one of LRA's efficient
 # attentions (`efficient_attention`).
 ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer", "local",
-                   "synthesizer")
+                   "synthesizer", "sparse_transformer", "longformer",
+                   "bigbird")
 # The arguments that choose and configure the attention, with their
 # defaults; `TransformerEncoder` passes them through.
 ATTENTION_OPTIONS = dict(
@@ -57,7 +61,18 @@ ATTENTION_OPTIONS = dict(
     synthesizer_mode="random",
     synthesizer_rank=32,
     synthesizer_dot_product=True,
+    sparse_block_size=128,
+    sparse_summary_size=32,
+    longformer_window=512,
+    longformer_global_tokens=0,
+    bigbird_block_size=64,
+    bigbird_random_blocks=3,
+    bigbird_seed=0,
 )
+# The options that are counts of positions or blocks, each >= its minimum.
+_COUNT_OPTIONS = dict(sparse_block_size=1, sparse_summary_size=0,
+                      longformer_window=1, longformer_global_tokens=0,
+                      bigbird_block_size=1, bigbird_random_blocks=0)
 
 
 def apply_rotary(x, max_wavelength=10000, start_index=0, disable_half=False):
@@ -215,8 +230,13 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             Linear Transformer's elu + 1 features), `"performer"` (FAVOR+
             random features), `"linformer"` (length projection, not
             causal), `"local"` (softmax within blocks) or `"synthesizer"`
-            (learned synthetic logits); see
-            `lra_keras.layers.efficient_attention`.
+            (learned synthetic logits), see
+            `lra_keras.layers.efficient_attention`; or one of the
+            block-sparse patterns of `lra_keras.layers.sparse_attention`:
+            `"sparse_transformer"` (the fixed pattern, causal whatever
+            `causal` says, as LRA's), `"longformer"` (sliding window and
+            global first tokens), `"bigbird"` (window, global and random
+            blocks).
         num_random_features: int. Performer: random features per head
             (LRA's `nb_features`). Defaults to 256.
         orthogonal_scaling: 0 or 1. Performer: the rows of the random
@@ -241,6 +261,16 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         synthesizer_dot_product: bool. Whether the dot products are added
             to the synthetic logits (LRA's `ignore_dot_product=False`).
             Defaults to `True`.
+        sparse_block_size, sparse_summary_size: ints. Sparse Transformer:
+            the block l and the summary positions c per block (LRA's
+            `Fixed1Pattern(128)`, `Fixed2Pattern(128, c=32)`).
+        longformer_window, longformer_global_tokens: ints. Longformer:
+            the sliding window (LRA's 512) and how many first positions
+            are global (LRA's classifiers: 0).
+        bigbird_block_size, bigbird_random_blocks, bigbird_seed: ints.
+            BigBird: the block (LRA's 64), random blocks per query block
+            (3) and the seed of the random table (LRA's encoder: the
+            layer's index).
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -282,9 +312,34 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         synthesizer_mode="random",
         synthesizer_rank=32,
         synthesizer_dot_product=True,
+        sparse_block_size=128,
+        sparse_summary_size=32,
+        longformer_window=512,
+        longformer_global_tokens=0,
+        bigbird_block_size=64,
+        bigbird_random_blocks=3,
+        bigbird_seed=0,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        counts = dict(sparse_block_size=sparse_block_size,
+                      sparse_summary_size=sparse_summary_size,
+                      longformer_window=longformer_window,
+                      longformer_global_tokens=longformer_global_tokens,
+                      bigbird_block_size=bigbird_block_size,
+                      bigbird_random_blocks=bigbird_random_blocks)
+        for name, value in counts.items():
+            if int(value) < _COUNT_OPTIONS[name]:
+                raise ValueError(
+                    f"`{name}` must be >= {_COUNT_OPTIONS[name]}. "
+                    f"Received: {name}={value}"
+                )
+        if int(sparse_summary_size) >= int(sparse_block_size):
+            raise ValueError(
+                "`sparse_summary_size` must be < `sparse_block_size`. "
+                f"Received: sparse_summary_size={sparse_summary_size}, "
+                f"sparse_block_size={sparse_block_size}"
+            )
         if synthesizer_mode not in SYNTHESIZER_MODES:
             raise ValueError(
                 f"`synthesizer_mode` must be one of {SYNTHESIZER_MODES}. "
@@ -373,6 +428,13 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.synthesizer_mode = synthesizer_mode
         self.synthesizer_rank = int(synthesizer_rank)
         self.synthesizer_dot_product = bool(synthesizer_dot_product)
+        self.sparse_block_size = int(sparse_block_size)
+        self.sparse_summary_size = int(sparse_summary_size)
+        self.longformer_window = int(longformer_window)
+        self.longformer_global_tokens = int(longformer_global_tokens)
+        self.bigbird_block_size = int(bigbird_block_size)
+        self.bigbird_random_blocks = int(bigbird_random_blocks)
+        self.bigbird_seed = int(bigbird_seed)
         self.supports_masking = False
         if attention_type == "performer":
             self.seed_generator = keras.random.SeedGenerator(
@@ -507,6 +569,18 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             return local_attention(q, k, v, self.local_block_size,
                                    padding_mask, self.causal,
                                    self.local_layout)
+        if self.attention_type == "sparse_transformer":
+            return sparse_transformer_attention(
+                q, k, v, self.sparse_block_size, self.sparse_summary_size,
+                padding_mask)
+        if self.attention_type == "longformer":
+            return longformer_attention(
+                q, k, v, self.longformer_window,
+                self.longformer_global_tokens, padding_mask, self.causal)
+        if self.attention_type == "bigbird":
+            return bigbird_attention(
+                q, k, v, self.bigbird_block_size, self.bigbird_random_blocks,
+                self.bigbird_seed, padding_mask, self.causal)
         return attention(
             q,
             k,
@@ -562,5 +636,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             synthesizer_mode=self.synthesizer_mode,
             synthesizer_rank=self.synthesizer_rank,
             synthesizer_dot_product=self.synthesizer_dot_product,
+            sparse_block_size=self.sparse_block_size,
+            sparse_summary_size=self.sparse_summary_size,
+            longformer_window=self.longformer_window,
+            longformer_global_tokens=self.longformer_global_tokens,
+            bigbird_block_size=self.bigbird_block_size,
+            bigbird_random_blocks=self.bigbird_random_blocks,
+            bigbird_seed=self.bigbird_seed,
         )
         return config

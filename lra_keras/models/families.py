@@ -252,16 +252,20 @@ _TRANSFORMER_KEYS = dict(
 )
 
 
-def _transformer_block(attention_type, options=(), by_length=False):
+def _transformer_block(attention_type, options=(), by_length=False,
+                       seeded_by_index=False):
     """The Transformer's block with `attention_type`, passing the family's
     keys named in `options` to the attention; `by_length`: the attention's
-    weights are sized by the task's `sequence_length` (`max_length`)."""
+    weights are sized by the task's `sequence_length` (`max_length`);
+    `seeded_by_index`: BigBird's random table seeded by the block's index,
+    as LRA's encoder does (`connectivity_seed=lyr`)."""
 
     def make(a, i):
+        options_of_length = {}
         if by_length:
-            options_of_length = dict(max_length=a["sequence_length"])
-        else:
-            options_of_length = {}
+            options_of_length["max_length"] = a["sequence_length"]
+        if seeded_by_index:
+            options_of_length["bigbird_seed"] = i
         return layer("TransformerEncoder")(
             num_heads=a["num_heads"],
             intermediate_dim=a["intermediate_dim"],
@@ -344,6 +348,47 @@ register(Family(
                                              "synthesizer_dot_product"),
                              by_length=True),
     paper="Tay et al. 2021, Synthesizer (LRA Table 1)",
+))
+register(Family(
+    name="sparse_transformer",
+    keys=dict(
+        _TRANSFORMER_KEYS,
+        # LRA's Fixed1Pattern(128) | Fixed2Pattern(128, c=32)
+        # (sparse_transformer.py lines 43-46); the pattern is causal
+        sparse_block_size=128,
+        sparse_summary_size=32,
+    ),
+    block=_transformer_block("sparse_transformer", ("sparse_block_size",
+                                                    "sparse_summary_size")),
+    paper="Child et al. 2019, Generating Long Sequences with Sparse "
+    "Transformers (LRA Table 1)",
+))
+register(Family(
+    name="longformer",
+    keys=dict(
+        _TRANSFORMER_KEYS,
+        # LRA's sliding_window_size 512 (longformer.py); its classifiers
+        # pass no global_mask
+        longformer_window=512,
+        longformer_global_tokens=0,
+    ),
+    block=_transformer_block("longformer", ("longformer_window",
+                                            "longformer_global_tokens")),
+    paper="Beltagy et al. 2020, Longformer (LRA Table 1)",
+))
+register(Family(
+    name="bigbird",
+    keys=dict(
+        _TRANSFORMER_KEYS,
+        # LRA's block_size 64 and num_rand_blocks 3 (bigbird.py,
+        # bigbird_attention.py line 323)
+        bigbird_block_size=64,
+        bigbird_random_blocks=3,
+    ),
+    block=_transformer_block("bigbird", ("bigbird_block_size",
+                                         "bigbird_random_blocks"),
+                             seeded_by_index=True),
+    paper="Zaheer et al. 2020, Big Bird (LRA Table 1)",
 ))
 register(Family(
     name="linformer",

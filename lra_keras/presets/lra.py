@@ -35,6 +35,14 @@ Cells of the attentions themselves, from LRA's code:
   on every task (`synthesizer.py` lines 38-39; the text config sets
   `ignore_dot_product` and `factorized_random` outside `config.model`,
   which `train.py` never passes, lines 175-188);
+- Sparse Transformer: the fixed pattern with blocks of 128 and 32
+  summary positions, causal (`sparse_transformer.py` lines 43-46,
+  `sparse_attention.py` `_build_mask`); its CLS variant (first row and
+  column all ones) is not taken, as the CLS token;
+- Longformer: a sliding window of 512 and no global position (LRA's
+  classifiers pass no `global_mask`);
+- BigBird: blocks of 64 (the image configs set it, the others take the
+  default), 3 random blocks, the table seeded by the layer's index;
 - Linformer: `low_rank_features` 16 (`linformer_attention.py:47`; the
   encoders never pass it, so the text config"s 32 is not read).
 
@@ -63,6 +71,15 @@ SYNTHESIZER = ("random Synthesizer attention added to the dot products "
                "synthesizer_mode='random', ignore_dot_product=False: the "
                "text config's settings are not under config.model, so not "
                "passed)")
+SPARSE = ("Sparse Transformer fixed pattern (lra_benchmarks/models/"
+          "sparse_transformer/sparse_transformer.py lines 43-46: "
+          "Fixed1Pattern(128) | Fixed2Pattern(128, c=32), causal)")
+LONGFORMER = ("Longformer sliding window (lra_benchmarks/models/longformer/"
+              "longformer.py: sliding_window_size 512; no global_mask "
+              "passed, so no global position)")
+BIGBIRD = ("BigBird attention (lra_benchmarks/models/bigbird/bigbird.py: "
+           "block_size 64, num_rand_blocks 3, connectivity_seed = the "
+           "layer's index)")
 LINFORMER = ("Linformer attention (lra_benchmarks/models/linformer/"
              "linformer_attention.py; low_rank_features 16, line 47)")
 
@@ -452,5 +469,230 @@ PAPER = {
         input_encoder_init="torch", position_embedding="sinusoidal",
         synthesizer_mode="random", synthesizer_dot_product=True,
         source=derived_pathx("pathx256", SYNTHESIZER),
+    ),
+    ("listops", "sparse_transformer"): dict(
+        dense_init="torch", sequence_length=2000, hidden_dim=256, num_layers=6,
+        num_heads=4, intermediate_dim=512, activation="relu", dropout=0.0,
+        pooling="mean", learning_rate=0.0001, batch_size=64, weight_decay=0.05,
+        epochs=120, schedule="plateau", final_norm=False,
+        embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
+        weight_decay_on="kernels", head="linear",
+        position_embedding="sinusoidal", sparse_block_size=128,
+        sparse_summary_size=32,
+        source=derived("listops", SPARSE),
+    ),
+    ("listops", "longformer"): dict(
+        dense_init="torch", sequence_length=2000, hidden_dim=256, num_layers=6,
+        num_heads=4, intermediate_dim=512, activation="relu", dropout=0.0,
+        pooling="mean", learning_rate=0.0001, batch_size=64, weight_decay=0.05,
+        epochs=120, schedule="plateau", final_norm=False,
+        embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
+        weight_decay_on="kernels", head="linear",
+        position_embedding="sinusoidal", longformer_window=512,
+        longformer_global_tokens=0,
+        source=derived("listops", LONGFORMER),
+    ),
+    ("listops", "bigbird"): dict(
+        dense_init="torch", sequence_length=2000, hidden_dim=256, num_layers=6,
+        num_heads=4, intermediate_dim=512, activation="relu", dropout=0.0,
+        pooling="mean", learning_rate=0.0001, batch_size=64, weight_decay=0.05,
+        epochs=120, schedule="plateau", final_norm=False,
+        embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
+        weight_decay_on="kernels", head="linear",
+        position_embedding="sinusoidal", bigbird_block_size=64,
+        bigbird_random_blocks=3,
+        source=derived("listops", BIGBIRD),
+    ),
+    ("text", "sparse_transformer"): dict(
+        dense_init="torch", hidden_dim=256, num_layers=8, num_heads=4,
+        intermediate_dim=512, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=16, weight_decay=0.1, epochs=80,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0, position_embedding="sinusoidal",
+        sparse_block_size=128, sparse_summary_size=32,
+        source=derived("text", SPARSE),
+    ),
+    ("text", "longformer"): dict(
+        dense_init="torch", hidden_dim=256, num_layers=8, num_heads=4,
+        intermediate_dim=512, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=16, weight_decay=0.1, epochs=80,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0, position_embedding="sinusoidal",
+        longformer_window=512, longformer_global_tokens=0,
+        source=derived("text", LONGFORMER),
+    ),
+    ("text", "bigbird"): dict(
+        dense_init="torch", hidden_dim=256, num_layers=8, num_heads=4,
+        intermediate_dim=512, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=16, weight_decay=0.1, epochs=80,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0, position_embedding="sinusoidal",
+        bigbird_block_size=64, bigbird_random_blocks=3,
+        source=derived("text", BIGBIRD),
+    ),
+    ("retrieval", "sparse_transformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.0, epochs=60,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="mlp", head_hidden_dim=512, head_activation="relu",
+        pair_features="concat", position_embedding="sinusoidal",
+        sparse_block_size=128, sparse_summary_size=32,
+        source=derived("retrieval", SPARSE),
+    ),
+    ("retrieval", "longformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.0, epochs=60,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="mlp", head_hidden_dim=512, head_activation="relu",
+        pair_features="concat", position_embedding="sinusoidal",
+        longformer_window=512, longformer_global_tokens=0,
+        source=derived("retrieval", LONGFORMER),
+    ),
+    ("retrieval", "bigbird"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.0, epochs=60,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="mlp", head_hidden_dim=512, head_activation="relu",
+        pair_features="concat", position_embedding="sinusoidal",
+        bigbird_block_size=64, bigbird_random_blocks=3,
+        source=derived("retrieval", BIGBIRD),
+    ),
+    ("image", "sparse_transformer"): dict(
+        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
+        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
+        position_embedding="sinusoidal", sparse_block_size=128,
+        sparse_summary_size=32,
+        source=derived("image", SPARSE),
+    ),
+    ("image", "longformer"): dict(
+        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
+        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
+        position_embedding="sinusoidal", longformer_window=512,
+        longformer_global_tokens=0,
+        source=derived("image", LONGFORMER),
+    ),
+    ("image", "bigbird"): dict(
+        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
+        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
+        position_embedding="sinusoidal", bigbird_block_size=64,
+        bigbird_random_blocks=3,
+        source=derived("image", BIGBIRD),
+    ),
+    ("pathfinder", "sparse_transformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", position_embedding="sinusoidal", sparse_block_size=128,
+        sparse_summary_size=32,
+        source=derived("pathfinder", SPARSE),
+    ),
+    ("pathfinder", "longformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", position_embedding="sinusoidal", longformer_window=512,
+        longformer_global_tokens=0,
+        source=derived("pathfinder", LONGFORMER),
+    ),
+    ("pathfinder", "bigbird"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", position_embedding="sinusoidal", bigbird_block_size=64,
+        bigbird_random_blocks=3,
+        source=derived("pathfinder", BIGBIRD),
+    ),
+    ("pathx", "sparse_transformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        sparse_block_size=128, sparse_summary_size=32,
+        source=derived_pathx("pathx", SPARSE),
+    ),
+    ("pathx", "longformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        longformer_window=512, longformer_global_tokens=0,
+        source=derived_pathx("pathx", LONGFORMER),
+    ),
+    ("pathx", "bigbird"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        bigbird_block_size=64, bigbird_random_blocks=3,
+        source=derived_pathx("pathx", BIGBIRD),
+    ),
+    ("pathx256", "sparse_transformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        sparse_block_size=128, sparse_summary_size=32,
+        source=derived_pathx("pathx256", SPARSE),
+    ),
+    ("pathx256", "longformer"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        longformer_window=512, longformer_global_tokens=0,
+        source=derived_pathx("pathx256", LONGFORMER),
+    ),
+    ("pathx256", "bigbird"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        bigbird_block_size=64, bigbird_random_blocks=3,
+        source=derived_pathx("pathx256", BIGBIRD),
     ),
 }

@@ -131,15 +131,22 @@ def test_linformer_refuses_causal_attention_and_a_missing_length():
         layer(np.zeros((1, 20, 8), "float32"))
 
 
+# Small patterns for the block-sparse attentions (layers.sparse_attention)
+SMALL_SPARSE = dict(sparse_block_size=8, sparse_summary_size=2,
+                    longformer_window=6, longformer_global_tokens=1,
+                    bigbird_block_size=4, bigbird_random_blocks=2)
+
+
 @pytest.mark.parametrize("attention_type", ["linear", "performer", "local",
                                             "synthesizer",
-                                            "linformer"])
+                                            "linformer", "sparse_transformer",
+                                            "longformer", "bigbird"])
 def test_efficient_attention_layers_save_and_ignore_padding(attention_type,
                                                             tmp_path):
     layer = RotaryMultiHeadAttention(
         num_heads=2, key_dim=4, attention_type=attention_type,
         num_random_features=16, max_length=24, use_rotary=False,
-        local_block_size=5,
+        local_block_size=5, **SMALL_SPARSE,
         causal=False)
     x = np.random.default_rng(0).normal(size=(2, 24, 8)).astype("float32")
     mask = np.ones((2, 24), bool)
@@ -168,10 +175,13 @@ def test_performer_redraws_features_in_training_only():
     assert_allclose(still(x, training=True), still(x))
 
 
-@pytest.mark.parametrize("attention_type", ["linear", "performer", "local"])
+@pytest.mark.parametrize("attention_type", ["linear", "performer", "local",
+                                            "sparse_transformer",
+                                            "longformer", "bigbird"])
 def test_causal_efficient_layers_ignore_the_future(attention_type):
     layer = RotaryMultiHeadAttention(2, 4, attention_type=attention_type,
-                                     causal=True, num_random_features=16)
+                                     causal=True, num_random_features=16,
+                                     **SMALL_SPARSE)
     x = np.random.default_rng(1).normal(size=(1, 80, 8)).astype("float32")
     out = to_numpy(layer(x))
     x2 = x.copy()

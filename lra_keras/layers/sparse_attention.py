@@ -1,0 +1,390 @@
+"""Block-sparse attentions of the Long Range Arena paper.
+
+Three of LRA's efficient Transformers (Tay et al. 2021, section 3, Table
+1) restrict softmax attention to a fixed pattern of keys per query. All
+three are computed here by one function, `block_sparse_attention`: the
+sequence is cut into blocks of `b` positions, each query block gathers a
+few key blocks (a table of block indices) plus a set of "extra" key
+positions shared by every query, a rule per (query, key) position decides
+within them, and "global" query rows attend to every key. Memory is
+O(L (m b + e)) for m gathered blocks and e extra keys, instead of the
+O(L^2) of the dense mask LRA's code builds; the output equals dense
+attention under the pattern's explicit mask (`pattern_mask`, the tests'
+oracle).
+
+- **Sparse Transformer** (Child et al. 2019,
+  https://arxiv.org/abs/1904.10509), the "fixed" pattern as LRA runs it
+  (`lra_benchmarks/models/sparse_transformer/sparse_attention.py`,
+  `SparseAttention.apply` with its default patterns `Fixed1Pattern(
+  block_size=128)` or `Fixed2Pattern(block_size=128, c=32)`, merged for
+  every head, lines 47-52 and 77-93 of `_build_mask`): key k is seen from
+  query q iff `k <= q` and (k is in q's block of 128, or `k mod 128` is 0
+  or at least 128 - 32). The pattern is causal in LRA's encoder too. The
+  "summary" keys are the extra keys: L 33 / 128 of them, so this one
+  stays quadratic, at a quarter of dense attention's memory.
+- **Longformer** (Beltagy et al. 2020, https://arxiv.org/abs/2004.05150)
+  as LRA's code (`longformer/longformer_attention.py`,
+  `_build_sliding_window_mask`): a sliding window of `window` positions,
+  `window - window // 2` to the left including the query itself and
+  `window // 2` to the right (512 in `longformer.py`), plus global
+  positions that attend to and are attended by every position. LRA's
+  classifiers pass no `global_mask`, so no position is global there
+  (`num_global_tokens=0`); the paper makes the classification token
+  global, `num_global_tokens=1`. LRA computes the global positions'
+  attention with their own query, key and value projections; here they use
+  the layer's (one projection set for every attention type).
+- **BigBird** (Zaheer et al. 2020, https://arxiv.org/abs/2007.14062) as
+  LRA's code (`bigbird/bigbird_attention.py`,
+  `sparse_dot_product_attention` and `get_block_rand_mask`): blocks of 64;
+  the first and last blocks are global; every other block attends to its
+  own and both neighbouring blocks, to the two global blocks and to
+  `num_random_blocks` (3) random blocks drawn, per head, among the middle
+  blocks that are not its neighbours and, as LRA's `last_idx=min(L,
+  1024)` does, only among the blocks before position 1024. LRA draws the
+  table with numpy from a fixed `connectivity_seed` on every call; here it
+  is drawn from a fixed integer seed by an integer hash on every call
+  (`_hash_ranks`: the same table at every step, in every saved model and
+  under every backend for a given length, but not numpy's table).
+"""
+
+import math
+
+from keras import ops
+
+# Additive bias of masked scores (as `attention_kernels`).
+_MASKED = -1e9
+
+
+def _blocks(t, num_blocks, block_size):
+    """(B, L', H, D) -> (B, H, n, b, D)."""
+    t = ops.reshape(t, (-1, num_blocks, block_size, *t.shape[2:]))
+    return ops.transpose(t, (0, 3, 1, 2, 4))
+
+
+def block_sparse_attention(query, key, value, block_size, key_blocks,
+                           key_blocks_valid, rule, extra_keys=None,
+                           extra_rule=None, global_rows=(0, 0),
+                           padding_mask=None):
+    """Softmax attention over gathered key blocks, extra keys and global
+    rows.
+
+    With the length padded to `L' = n b` (the padded keys masked):
+
+    - query block i attends the key blocks `key_blocks[h, i, :]` whose
+      `key_blocks_valid` is true, position by position where
+      `rule(q_pos, k_pos)` is true;
+    - every query attends the `extra_keys` positions where
+      `extra_rule(q_pos, k_pos)` is true and the key is not already seen
+      through the blocks (each key counts once);
+    - the first `global_rows[0]` and last `global_rows[1]` rows of the
+      padded sequence attend every real key (`rule` still applies, so a
+      causal rule stays causal).
+
+    Args:
+        query, key, value: tensors (batch, L, heads, head_dim).
+        block_size: int b.
+        key_blocks: int tensor (heads or 1, n, m): key block indices per
+            query block, in `[0, n)`.
+        key_blocks_valid: bool tensor like `key_blocks`.
+        rule: callable `(q_pos, k_pos) -> bool tensor` on broadcastable
+            int tensors of positions.
+        extra_keys: optional int tensor (e,) of key positions in `[0,
+            L')`.
+        extra_rule: callable like `rule` for the extra keys; None: `rule`.
+        global_rows: (first, last) numbers of global rows.
+        padding_mask: optional (batch, L), nonzero at real tokens.
+
+    Returns:
+        Tensor (batch, L, heads, head_dim).
+    """
+    q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
+    b = int(block_size)
+    length = ops.shape(q)[1]
+    pad = (-length) % b
+    n = (length + pad) // b
+    if padding_mask is None:
+        padding_mask = ops.ones(ops.shape(q)[:2], dtype="bool")
+    real = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, pad)),
+                   constant_values=False)  # (B, L')
+    q, k, v = (ops.pad(t, ((0, 0), (0, pad), (0, 0), (0, 0)))
+               for t in (q, k, v))
+    heads, depth = q.shape[2], q.shape[3]
+    scale = 1.0 / math.sqrt(depth)
+    qb, kb, vb = (_blocks(t, n, b) for t in (q, k, v))  # (B, H, n, b, D)
+    table = ops.convert_to_tensor(key_blocks, "int32")  # (Ht, n, m)
+    table_heads, m = table.shape[0], table.shape[2]
+    valid = ops.cast(key_blocks_valid, "bool")
+
+    # Gather the key blocks: per head when the table is per head.
+    def gather(t):  # (B, H, n, b, D) -> (B, H, n, m b, D)
+        if table_heads == 1:
+            out = ops.take(t, ops.reshape(table, (-1,)), axis=2)
+        else:
+            flat = ops.reshape(t, (-1, heads * n, b, t.shape[-1]))
+            offsets = ops.arange(heads, dtype="int32")[:, None, None] * n
+            out = ops.take(flat, ops.reshape(table + offsets, (-1,)), axis=1)
+        return ops.reshape(out, (-1, heads, n, m * b, t.shape[-1]))
+
+    k_gathered, v_gathered = gather(kb), gather(vb)
+    offsets_in_block = ops.arange(b, dtype="int32")
+    q_pos = ops.reshape(ops.arange(n * b, dtype="int32"), (n, b, 1))
+    k_pos = ops.reshape(
+        table[..., None] * b + offsets_in_block, (table_heads, n, 1, m * b)
+    )  # (Ht, n, 1, m b)
+    real_blocks = ops.reshape(real, (-1, n, b))
+    k_real = ops.reshape(
+        ops.take(real_blocks, ops.reshape(table, (-1,)), axis=1),
+        (-1, table_heads, n, 1, m * b),
+    )
+    block_valid = ops.reshape(
+        ops.repeat(valid[..., None], b, axis=-1), (table_heads, n, 1, m * b)
+    )
+    allowed = ops.logical_and(block_valid, rule(q_pos, k_pos))
+    allowed = ops.logical_and(allowed[None], k_real)  # (B, Ht, n, b, m b)
+    scores = ops.einsum("bhnqd,bhnkd->bhnqk", qb, k_gathered) * scale
+    values = [v_gathered]
+    masks = [allowed]
+    score_parts = [scores]
+    if extra_keys is not None:
+        extra = ops.convert_to_tensor(extra_keys, "int32")  # (e,)
+        extra_rule = rule if extra_rule is None else extra_rule
+        e_pos = extra[None, None, None, :]  # (1, 1, 1, e)
+        # Not seen through the blocks already: the extra key's block is
+        # not among the valid gathered blocks, or the rule says no there.
+        e_block = extra // b
+        in_blocks = ops.any(ops.logical_and(
+            table[..., None] == e_block, valid[..., None]), axis=2)
+        seen = ops.logical_and(in_blocks[:, :, None, :],
+                               rule(q_pos[None], e_pos))  # (Ht, n, b, e)
+        extra_allowed = ops.logical_and(
+            extra_rule(q_pos[None], e_pos), ops.logical_not(seen))
+        e_real = ops.take(real, extra, axis=1)[:, None, None, None, :]
+        masks.append(ops.logical_and(extra_allowed[None], e_real))
+        k_extra = ops.transpose(ops.take(k, extra, axis=1), (0, 2, 1, 3))
+        v_extra = ops.transpose(ops.take(v, extra, axis=1), (0, 2, 1, 3))
+        score_parts.append(
+            ops.einsum("bhnqd,bhkd->bhnqk", qb, k_extra) * scale)
+        values.append(ops.broadcast_to(
+            v_extra[:, :, None], (ops.shape(v_extra)[0], heads, n,
+                                  ops.shape(v_extra)[2], depth)))
+    scores = ops.concatenate(score_parts, axis=-1)
+    mask = ops.concatenate(
+        [ops.broadcast_to(t, (ops.shape(scores)[0], heads,
+                              *ops.shape(t)[2:-1], ops.shape(t)[-1]))
+         for t in masks], axis=-1)
+    probs = ops.softmax(ops.where(mask, scores, _MASKED), axis=-1)
+    probs = ops.where(mask, probs, 0.0)
+    out = ops.einsum("bhnqk,bhnkd->bhnqd", probs,
+                     ops.concatenate(values, axis=3))
+    out = ops.reshape(ops.transpose(out, (0, 2, 3, 1, 4)),
+                      (-1, n * b, heads, depth))  # (B, L', H, D)
+    first, last = global_rows
+    if first or last:
+        rows_rule = rule if extra_rule is None else extra_rule
+        positions = ops.arange(n * b, dtype="int32")
+        is_global = ops.zeros((n * b,), "bool")
+        if first:
+            out = _replace_rows(out, q, k, v, real, rows_rule, 0, first)
+            is_global = ops.logical_or(is_global, positions < first)
+        if last:
+            out = ops.where(
+                ops.logical_and(positions >= n * b - last,
+                                ops.logical_not(is_global))[None, :, None,
+                                                            None],
+                _replace_rows(out, q, k, v, real, rows_rule, n * b - last,
+                              last),
+                out)
+    return out[:, :length]
+
+
+def _replace_rows(out, q, k, v, real, rule, start, count):
+    """`out` (B, L', H, D) with rows `start .. start + count - 1` replaced
+    by attention over every real key allowed by `rule` (O(count L))."""
+    padded = ops.shape(q)[1]
+    positions = ops.arange(padded, dtype="int32")
+    rows = ops.slice(q, (0, start, 0, 0),
+                     (ops.shape(q)[0], count, q.shape[2], q.shape[3]))
+    row_pos = start + ops.arange(count, dtype="int32")
+    scores = ops.einsum("bqhd,bkhd->bhqk", rows, k) / math.sqrt(q.shape[-1])
+    allowed = ops.logical_and(
+        rule(row_pos[:, None], positions[None, :])[None, None],
+        real[:, None, None, :])
+    probs = ops.softmax(ops.where(allowed, scores, _MASKED), axis=-1)
+    probs = ops.where(allowed, probs, 0.0)
+    full = ops.einsum("bhqk,bkhd->bqhd", probs, v)  # (B, count, H, D)
+    # Back in place: zeros elsewhere, then chosen where the rows are.
+    full = ops.concatenate([
+        ops.zeros_like(out[:, :start]), full,
+        ops.zeros_like(out[:, start + count:])], axis=1)
+    inside = ops.logical_and(positions >= start, positions < start + count)
+    return ops.where(inside[None, :, None, None], full, out)
+
+
+def _causal_rule(causal):
+    if causal:
+        return lambda q_pos, k_pos: k_pos <= q_pos
+    return lambda q_pos, k_pos: ops.ones_like(q_pos + k_pos, dtype="bool")
+
+
+def _and_causal(rule, causal):
+    if not causal:
+        return rule
+    return lambda q_pos, k_pos: ops.logical_and(rule(q_pos, k_pos),
+                                                k_pos <= q_pos)
+
+
+def sparse_transformer_attention(query, key, value, block_size=128,
+                                 summary_size=32, padding_mask=None):
+    """The Sparse Transformer's fixed pattern, as LRA runs it (causal).
+
+    Key k is seen from query q iff `k <= q` and (`k // l == q // l`, or
+    `k mod l == 0`, or `k mod l >= l - c`), l = `block_size`, c =
+    `summary_size`: the union of LRA's `Fixed1Pattern` and
+    `Fixed2Pattern`. Shapes as `attention_kernels.reference_attention`.
+    """
+    length = ops.shape(query)[1]
+    block, c = int(block_size), int(summary_size)
+    num_blocks = (length + (-length) % block) // block
+    # The summary positions of every block: its first and its last c.
+    within = ops.concatenate([ops.zeros((1,), "int32"),
+                              ops.arange(block - c, block, dtype="int32")])
+    extra = ops.reshape(
+        ops.arange(num_blocks, dtype="int32")[:, None] * block + within,
+        (-1,))
+    table = ops.reshape(ops.arange(num_blocks, dtype="int32"),
+                        (1, num_blocks, 1))
+    causal = _causal_rule(True)
+    return block_sparse_attention(
+        query, key, value, block, table, ops.ones_like(table, dtype="bool"),
+        rule=causal, extra_keys=extra, padding_mask=padding_mask)
+
+
+def longformer_attention(query, key, value, window=512, num_global_tokens=0,
+                         padding_mask=None, causal=False):
+    """Sliding-window attention with global first tokens (Longformer).
+
+    Query q sees key k iff `-(w // 2) <= q - k <= w - w // 2 - 1` (LRA's
+    `_build_sliding_window_mask`: the left side one longer for an even
+    window, the query itself included), or either is among the first
+    `num_global_tokens` positions; `causal` also requires `k <= q`.
+    Blocks of `max(w - w // 2, w // 2)` positions, each attending its own
+    and both neighbouring blocks. Shapes as
+    `attention_kernels.reference_attention`.
+    """
+    right = int(window) // 2
+    left = int(window) - right
+    length = ops.shape(query)[1]
+    block = max(left, right, 1)
+    num_blocks = (length + (-length) % block) // block
+    index = ops.arange(num_blocks, dtype="int32")[:, None]
+    table = index + ops.arange(-1, 2, dtype="int32")  # (n, 3)
+    valid = ops.logical_and(table >= 0, table < num_blocks)
+    table = ops.clip(table, 0, num_blocks - 1)[None]
+    valid = valid[None]
+
+    def band(q_pos, k_pos):
+        d = q_pos - k_pos
+        return ops.logical_and(d >= -right, d <= left - 1)
+
+    rule = _and_causal(band, causal)
+    extra = None
+    extra_rule = None
+    g = int(num_global_tokens)
+    if g:
+        extra = ops.arange(g, dtype="int32")
+        extra_rule = _causal_rule(causal)
+    return block_sparse_attention(
+        query, key, value, block, table, valid, rule=rule, extra_keys=extra,
+        extra_rule=extra_rule, global_rows=(g, 0),
+        padding_mask=padding_mask)
+
+
+def bigbird_random_blocks(num_blocks, num_heads, num_random_blocks,
+                          max_random_position, block_size, seed):
+    """BigBird's random key blocks per (head, middle query block).
+
+    For query block i in `[1, n - 2]`: `num_random_blocks` distinct blocks
+    drawn among `[1, n - 2]` without i - 1, i, i + 1, and only blocks
+    before `max_random_position` (LRA: `last_idx=min(L, 1024)`, the
+    candidates below `last_idx // b - 1`). Fewer candidates than draws:
+    the surplus entries are invalid. Drawn from the integer `seed` by
+    `_hash_ranks`: the same table at every call, under every backend, for
+    a given length.
+
+    Returns:
+        (table, valid): int32 and bool tensors (heads, n, r).
+    """
+    n, r = num_blocks, int(num_random_blocks)
+    candidates = ops.arange(n, dtype="int32")[None, :]  # (1, n)
+    rows = ops.arange(n, dtype="int32")[:, None]  # (n, 1)
+    last = ops.maximum(max_random_position // block_size - 1, 1)
+    allowed = (
+        (candidates >= 1) & (candidates <= n - 2)
+        & (ops.abs(candidates - rows) > 1) & (candidates < last)
+    )  # (n, n)
+    # Rank the allowed candidates of each row by a hash; the disallowed
+    # (and r always-invalid extra columns) after them.
+    ranks = _hash_ranks(seed, num_heads, n)  # (H, n, n), distinct per row
+    worst = _PRIME * n + n
+    keys = ops.where(allowed[None], ranks, worst)
+    keys = ops.concatenate(
+        [keys, ops.full((num_heads, n, r), worst + 1, dtype="int32")], -1)
+    order = ops.argsort(keys, axis=-1)[..., :r]  # (H, n, r)
+    valid = ops.sort(keys, axis=-1)[..., :r] < worst
+    return ops.clip(ops.cast(order, "int32"), 0, n - 1), valid
+
+
+# A prime whose square fits in int32: the hash below never overflows.
+_PRIME = 46337
+
+
+def _hash_ranks(seed, heads, n):
+    """Pseudo-random ranks (heads, n, n), int32, distinct within a row.
+
+    A quadratic map modulo a prime, fed the seed, head, row and column in
+    turn: exact integer arithmetic, so every backend draws the same table
+    (`keras.random` streams differ between backends, and the random blocks
+    are part of the function, not weights). The column index breaks ties:
+    `rank = hash * n + column`.
+    """
+    head = ops.arange(heads, dtype="int32")[:, None, None]
+    row = ops.arange(n, dtype="int32")[None, :, None]
+    column = ops.arange(n, dtype="int32")[None, None, :]
+    x = ops.zeros((heads, n, n), "int32") + (int(seed) % _PRIME)
+    for value in (head, row, column, head, row, column):
+        x = (x + value + 1) % _PRIME
+        x = (x * x + 12345) % _PRIME
+    return x * n + column
+
+
+def bigbird_attention(query, key, value, block_size=64, num_random_blocks=3,
+                      seed=0, padding_mask=None, causal=False):
+    """BigBird's internal-transformer-construction pattern, as LRA's code.
+
+    Blocks of `block_size`; the first and last (padded) blocks are global;
+    every other block sees its own and neighbouring blocks, the global
+    blocks and `num_random_blocks` random blocks per head
+    (`bigbird_random_blocks`). `causal` also requires `k <= q`. Shapes as
+    `attention_kernels.reference_attention`.
+    """
+    b = int(block_size)
+    length = ops.shape(query)[1]
+    n = (length + (-length) % b) // b
+    heads = query.shape[2]
+    index = ops.arange(n, dtype="int32")[:, None]
+    window = index + ops.arange(-1, 2, dtype="int32")  # (n, 3)
+    window_valid = ops.logical_and(window >= 0, window < n)
+    window = ops.clip(window, 0, n - 1)
+    random, random_valid = bigbird_random_blocks(
+        n, heads, num_random_blocks, ops.minimum(length, 1024), b, seed)
+    table = ops.concatenate(
+        [ops.broadcast_to(window[None], (heads, n, 3)), random], axis=-1)
+    valid = ops.concatenate(
+        [ops.broadcast_to(window_valid[None], (heads, n, 3)), random_valid],
+        axis=-1)
+    extra = ops.concatenate([ops.arange(b, dtype="int32"),
+                             ops.arange((n - 1) * b, n * b, dtype="int32")])
+    rule = _causal_rule(causal)
+    return block_sparse_attention(
+        query, key, value, b, table, valid, rule=rule, extra_keys=extra,
+        global_rows=(b, b), padding_mask=padding_mask)
