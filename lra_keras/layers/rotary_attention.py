@@ -32,6 +32,7 @@ from lra_keras.layers.efficient_attention import linformer_attention
 from lra_keras.layers.efficient_attention import local_attention
 from lra_keras.layers.efficient_attention import performer_attention
 from lra_keras.layers.efficient_attention import synthesizer_attention
+from lra_keras.layers.lsh_attention import lsh_attention
 from lra_keras.layers.sparse_attention import bigbird_attention
 from lra_keras.layers.sparse_attention import longformer_attention
 from lra_keras.layers.sparse_attention import sparse_transformer_attention
@@ -46,7 +47,7 @@ ROTARY_SCOPES = ("head", "model")
 # attentions (`efficient_attention`).
 ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer", "local",
                    "synthesizer", "sparse_transformer", "longformer",
-                   "bigbird")
+                   "bigbird", "reformer")
 # The arguments that choose and configure the attention, with their
 # defaults; `TransformerEncoder` passes them through.
 ATTENTION_OPTIONS = dict(
@@ -68,6 +69,9 @@ ATTENTION_OPTIONS = dict(
     bigbird_block_size=64,
     bigbird_random_blocks=3,
     bigbird_seed=0,
+    reformer_buckets=10,
+    reformer_hashes=1,
+    reformer_chunk_size=None,
 )
 # The options that are counts of positions or blocks, each >= its minimum.
 _COUNT_OPTIONS = dict(sparse_block_size=1, sparse_summary_size=0,
@@ -236,7 +240,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             `"sparse_transformer"` (the fixed pattern, causal whatever
             `causal` says, as LRA's), `"longformer"` (sliding window and
             global first tokens), `"bigbird"` (window, global and random
-            blocks).
+            blocks); or `"reformer"` (LSH attention with shared queries
+            and keys, `lra_keras.layers.lsh_attention`: no key
+            projection).
         num_random_features: int. Performer: random features per head
             (LRA's `nb_features`). Defaults to 256.
         orthogonal_scaling: 0 or 1. Performer: the rows of the random
@@ -271,6 +277,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             BigBird: the block (LRA's 64), random blocks per query block
             (3) and the seed of the random table (LRA's encoder: the
             layer's index).
+        reformer_buckets, reformer_hashes, reformer_chunk_size: Reformer:
+            LSH buckets (1 or even; LRA's 10), hash rounds (LRA's 1) and
+            positions per chunk (None: L / buckets, LRA's chunks).
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -319,6 +328,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         bigbird_block_size=64,
         bigbird_random_blocks=3,
         bigbird_seed=0,
+        reformer_buckets=10,
+        reformer_hashes=1,
+        reformer_chunk_size=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -334,6 +346,18 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                     f"`{name}` must be >= {_COUNT_OPTIONS[name]}. "
                     f"Received: {name}={value}"
                 )
+        if (int(reformer_buckets) < 1
+                or (int(reformer_buckets) > 1 and int(reformer_buckets) % 2)
+                or int(reformer_hashes) < 1
+                or (reformer_chunk_size is not None
+                    and int(reformer_chunk_size) < 1)):
+            raise ValueError(
+                "`reformer_buckets` must be 1 or even, `reformer_hashes` "
+                ">= 1 and `reformer_chunk_size` None or >= 1. Received: "
+                f"reformer_buckets={reformer_buckets}, "
+                f"reformer_hashes={reformer_hashes}, "
+                f"reformer_chunk_size={reformer_chunk_size}"
+            )
         if int(sparse_summary_size) >= int(sparse_block_size):
             raise ValueError(
                 "`sparse_summary_size` must be < `sparse_block_size`. "
@@ -363,6 +387,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 "The Linformer attention projects the whole length: it "
                 "cannot be causal and needs `max_length`. Received: "
                 f"causal={causal}, max_length={max_length}"
+            )
+        if attention_type == "reformer" and causal:
+            raise ValueError(
+                "The Reformer's LSH windows depend on every position's "
+                "bucket, later ones included: it cannot be causal (see "
+                "lra_keras.layers.lsh_attention). Received: causal=True"
             )
         if attention_type == "synthesizer" and not max_length:
             raise ValueError(
@@ -435,6 +465,10 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.bigbird_block_size = int(bigbird_block_size)
         self.bigbird_random_blocks = int(bigbird_random_blocks)
         self.bigbird_seed = int(bigbird_seed)
+        self.reformer_buckets = int(reformer_buckets)
+        self.reformer_hashes = int(reformer_hashes)
+        self.reformer_chunk_size = (None if reformer_chunk_size is None
+                                    else int(reformer_chunk_size))
         self.supports_masking = False
         if attention_type == "performer":
             self.seed_generator = keras.random.SeedGenerator(
@@ -453,7 +487,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
         self.query_dense = self._projection("query", self.key_dim, hidden_dim)
-        self.key_dense = self._projection("key", self.key_dim, hidden_dim)
+        # The Reformer shares queries and keys: no key projection.
+        self.key_dense = None
+        if self.attention_type != "reformer":
+            self.key_dense = self._projection("key", self.key_dim,
+                                              hidden_dim)
         self.value_dense = self._projection("value", self.value_dim,
                                             hidden_dim)
         self.output_dense = keras.layers.EinsumDense(
@@ -466,7 +504,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                                  self.num_heads * self.value_dim),
         )
         for dense in (self.query_dense, self.key_dense, self.value_dense):
-            dense.build(input_shape)
+            if dense is not None:
+                dense.build(input_shape)
         self.output_dense.build(
             (input_shape[0], input_shape[1], self.num_heads, self.value_dim)
         )
@@ -490,6 +529,16 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             )
         elif self.attention_type == "synthesizer":
             self._build_synthesizer(hidden_dim)
+        elif self.attention_type == "reformer":
+            # The LSH rotations, drawn once and saved with the weights
+            # (LRA's draws the same ones at every call, PRNGKey(0)).
+            self.lsh_rotations = self.add_weight(
+                name="lsh_rotations",
+                shape=(self.key_dim, self.reformer_hashes,
+                       self.reformer_buckets // 2),
+                initializer=keras.initializers.RandomNormal(stddev=1.0),
+                trainable=False,
+            )
         self.built = True
 
     def _build_synthesizer(self, hidden_dim):
@@ -577,6 +626,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             return longformer_attention(
                 q, k, v, self.longformer_window,
                 self.longformer_global_tokens, padding_mask, self.causal)
+        if self.attention_type == "reformer":
+            return lsh_attention(q, v, self.lsh_rotations,
+                                 self.reformer_chunk_size, padding_mask)
         if self.attention_type == "bigbird":
             return bigbird_attention(
                 q, k, v, self.bigbird_block_size, self.bigbird_random_blocks,
@@ -593,7 +645,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
 
     def call(self, inputs, padding_mask=None, training=None):
         q = self.query_dense(inputs)  # (batch, length, heads, key_dim)
-        k = self.key_dense(inputs)
+        k = q if self.key_dense is None else self.key_dense(inputs)
         v = self.value_dense(inputs)  # (batch, length, heads, value_dim)
         if self.use_rotary:
             rotate = (apply_rotary if self.rotary_scope == "head"
@@ -643,5 +695,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             bigbird_block_size=self.bigbird_block_size,
             bigbird_random_blocks=self.bigbird_random_blocks,
             bigbird_seed=self.bigbird_seed,
+            reformer_buckets=self.reformer_buckets,
+            reformer_hashes=self.reformer_hashes,
+            reformer_chunk_size=self.reformer_chunk_size,
         )
         return config

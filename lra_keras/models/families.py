@@ -391,6 +391,23 @@ register(Family(
     paper="Zaheer et al. 2020, Big Bird (LRA Table 1)",
 ))
 register(Family(
+    name="reformer",
+    keys=dict(
+        _TRANSFORMER_KEYS,
+        # LRA's defaults, which reformer.py never overrides: n_buckets 10,
+        # n_hashes 1, chunks of L / 10 (reformer_attention.py lines
+        # 242-245, 145)
+        reformer_buckets=10,
+        reformer_hashes=1,
+        reformer_chunk_size=None,
+    ),
+    block=_transformer_block("reformer", ("reformer_buckets",
+                                          "reformer_hashes",
+                                          "reformer_chunk_size")),
+    paper="Kitaev et al. 2020, Reformer (LRA Table 1)",
+    can_be_causal=False,
+))
+register(Family(
     name="linformer",
     keys=dict(
         _TRANSFORMER_KEYS,

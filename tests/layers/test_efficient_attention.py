@@ -134,13 +134,16 @@ def test_linformer_refuses_causal_attention_and_a_missing_length():
 # Small patterns for the block-sparse attentions (layers.sparse_attention)
 SMALL_SPARSE = dict(sparse_block_size=8, sparse_summary_size=2,
                     longformer_window=6, longformer_global_tokens=1,
-                    bigbird_block_size=4, bigbird_random_blocks=2)
+                    bigbird_block_size=4, bigbird_random_blocks=2,
+                    reformer_buckets=4, reformer_hashes=2,
+                    reformer_chunk_size=5)
 
 
 @pytest.mark.parametrize("attention_type", ["linear", "performer", "local",
                                             "synthesizer",
                                             "linformer", "sparse_transformer",
-                                            "longformer", "bigbird"])
+                                            "longformer", "bigbird",
+                                            "reformer"])
 def test_efficient_attention_layers_save_and_ignore_padding(attention_type,
                                                             tmp_path):
     layer = RotaryMultiHeadAttention(
@@ -294,3 +297,9 @@ def test_attention_options_are_the_attention_layers_defaults():
     parameters = inspect.signature(RotaryMultiHeadAttention).parameters
     assert {k: parameters[k].default for k in ATTENTION_OPTIONS} == (
         ATTENTION_OPTIONS)
+
+
+def test_a_causal_reformer_is_a_clear_error():
+    with pytest.raises(ValueError, match="cannot be causal"):
+        RotaryMultiHeadAttention(2, 4, attention_type="reformer",
+                                 causal=True)
