@@ -253,6 +253,8 @@ RULES = dict(
     reformer_buckets=_count(),
     reformer_hashes=_count(),
     reformer_chunk_size=_count(optional=True),
+    sinkhorn_sort=Rule(str, choices=("softmax", "sinkhorn")),
+    sinkhorn_iterations=_count(),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),
     head=Rule(str, choices=("mlp", "linear")),
     head_hidden_dim=_count(optional=True),

@@ -2,7 +2,7 @@
 
 LRA (Tay et al. 2021, section 3 and Table 1) compares the vanilla
 Transformer with ten efficient ones. This module holds the attention
-functions of three of them, each in `keras.ops` on the layout of
+functions of six of them, each in `keras.ops` on the layout of
 `keras.ops.dot_product_attention` (queries, keys, values `(batch, L,
 heads, head_dim)`); `RotaryMultiHeadAttention(attention_type=...)` projects
 the inputs and calls them.
@@ -56,6 +56,18 @@ the inputs and calls them.
   positions. LRA's code: `lra_benchmarks/models/linformer/
   linformer_attention.py` (one `lr_kernel` for keys and values, its
   first L rows used).
+
+- **Sinkhorn Transformer** (Tay et al. 2020, https://arxiv.org/abs/
+  2002.11296): blocks (of 50, strided as LRA's reshape forms them) also
+  attend to a "sorted" block, a soft permutation of the key blocks learned
+  from each block's summed keys. LRA's code
+  (`lra_benchmarks/models/sinkhorn_transformer/sinkhorn_attention.py`,
+  `sort_activation='softmax'` by default) sums the local and the sorted
+  attention (two softmaxes). Its sorting einsum `'bskhd,bnhl->bsnhd'`
+  sums the key blocks (k) and the permutation's targets (l) separately, so
+  every "sorted" block is the sum of all key blocks, whatever the
+  permutation; here the sorted block l is `sum_k P[k, l] K_k`, the
+  method's. Not causal (LRA's causal path is marked untested).
 
 Departures from LRA's code, each for a stated reason:
 - Padding. LRA's linear, Performer and Linformer attentions ignore the
@@ -332,7 +344,26 @@ def local_attention(query, key, value, block_size, padding_mask=None,
         raise ValueError(f"`layout` must be one of {LOCAL_LAYOUTS}. "
                          f"Received: layout={layout!r}")
     q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
+    length = ops.shape(q)[1]
+    (qg, kg, vg), real, ungroup = _grouped(q, k, v, padding_mask,
+                                           int(block_size), layout)
     b = int(block_size)
+    scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, kg) / math.sqrt(
+        q.shape[-1])
+    allowed = real[:, :, None, None, :]  # (B, n, 1, 1, b)
+    if causal:
+        allowed = ops.logical_and(
+            allowed, ops.cast(ops.tril(ops.ones((b, b))), "bool"))
+    scores = ops.where(allowed, scores, -1e9)
+    probs = ops.softmax(scores, axis=-1)
+    out = ops.einsum("bnhqk,bnkhd->bnqhd", probs, vg)
+    return ungroup(out)[:, :length]
+
+
+def _grouped(q, k, v, padding_mask, b, layout):
+    """q, k, v (B, L, H, D) padded to a multiple of `b` and cut into
+    groups (B, n, b, H, D) per `layout`; the groups' real-key mask (B, n,
+    b); and the function taking (B, n, b, H, D) back to (B, L', H, D)."""
     length = ops.shape(q)[1]
     pad = (-length) % b
     if padding_mask is None:
@@ -341,7 +372,7 @@ def local_attention(query, key, value, block_size, padding_mask=None,
                    constant_values=False)  # (B, L')
     q, k, v = (ops.pad(t, ((0, 0), (0, pad), (0, 0), (0, 0)))
                for t in (q, k, v))
-    heads, depth = q.shape[2], q.shape[3]
+    heads = q.shape[2]
     groups = (length + pad) // b
 
     def group(t):  # (B, L', ...) -> (B, n, b, ...)
@@ -355,15 +386,64 @@ def local_attention(query, key, value, block_size, padding_mask=None,
             t = ops.swapaxes(t, 1, 2)
         return ops.reshape(t, (-1, groups * b, heads, t.shape[-1]))
 
-    qg, kg, vg = group(q), group(k), group(v)  # (B, n, b, H, D)
-    scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, kg) / math.sqrt(depth)
-    allowed = group(real)[:, :, None, None, :]  # (B, n, 1, 1, b)
-    if causal:
-        allowed = ops.logical_and(
-            allowed, ops.cast(ops.tril(ops.ones((b, b))), "bool"))
-    scores = ops.where(allowed, scores, -1e9)
-    probs = ops.softmax(scores, axis=-1)
-    out = ops.einsum("bnhqk,bnkhd->bnqhd", probs, vg)
+    return (group(q), group(k), group(v)), group(real), ungroup
+
+
+def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
+                       block_size, padding_mask=None, layout="strided",
+                       sort_activation="softmax", sinkhorn_iterations=1):
+    """Sparse Sinkhorn attention: a block's own keys plus a sorted block.
+
+    The sequence is cut into n groups of `block_size` (`layout` as
+    `local_attention`; LRA's reshape makes them strided). Each key
+    group's summary, the sum of its (real) keys, gives sort logits over
+    the target blocks, `s = sum_k @ sort_kernel + sort_bias` (n, n); a
+    soft permutation `P = softmax(s)` over the targets (LRA's default
+    `sort_activation='softmax'`) or `sinkhorn` normalisation in log space
+    (`sinkhorn_iterations` rounds of row then column normalisation,
+    Tay et al. 2020 eq. 3) makes the sorted groups `K'_l = sum_k P[k, l]
+    K_k` (and V'). Output, as LRA's code: softmax attention of each query
+    group over its own group plus softmax attention over its sorted group
+    (two softmaxes, summed).
+
+    Shapes as `attention_kernels.reference_attention`; `sort_kernel`
+    (head_dim, max_blocks) and `sort_bias` (max_blocks,), max_blocks >= n.
+    """
+    if layout not in LOCAL_LAYOUTS:
+        raise ValueError(f"`layout` must be one of {LOCAL_LAYOUTS}. "
+                         f"Received: layout={layout!r}")
+    q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
+    length = ops.shape(q)[1]
+    b = int(block_size)
+    (qg, kg, vg), real, ungroup = _grouped(q, k, v, padding_mask, b, layout)
+    n = ops.shape(qg)[1]
+    realf = ops.cast(real, kg.dtype)[..., None, None]  # (B, n, b, 1, 1)
+    kg, vg = kg * realf, vg * realf  # padded keys and values: zero
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    summary = ops.sum(kg, axis=2)  # (B, n, H, D)
+    logits = ops.einsum("bkhd,dm->bkhm", summary, sort_kernel) + sort_bias
+    logits = logits[..., :n]  # (B, n_k, H, n_l)
+    if sort_activation == "sinkhorn":
+        for _ in range(int(sinkhorn_iterations)):
+            logits = logits - ops.logsumexp(logits, axis=3, keepdims=True)
+            logits = logits - ops.logsumexp(logits, axis=1, keepdims=True)
+        permutation = ops.exp(logits)
+    else:
+        permutation = ops.softmax(logits, axis=-1)
+    sorted_k = ops.einsum("bkhl,bkshd->blshd", permutation, kg)
+    sorted_v = ops.einsum("bkhl,bkshd->blshd", permutation, vg)
+    # A sorted slot is a key where some real key was mixed into it.
+    sorted_real = ops.einsum("bkhl,bks->blhs", permutation,
+                             ops.cast(real, kg.dtype)) > 1e-9
+
+    def attend(keys, values, allowed):  # allowed (B, n, H|1, 1|b?, b)
+        scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, keys) * scale
+        scores = ops.where(allowed, scores, -1e9)
+        probs = ops.where(allowed, ops.softmax(scores, axis=-1), 0.0)
+        return ops.einsum("bnhqk,bnkhd->bnqhd", probs, values)
+
+    out = attend(kg, vg, real[:, :, None, None, :])
+    out = out + attend(sorted_k, sorted_v, sorted_real[:, :, :, None, :])
     return ungroup(out)[:, :length]
 
 

@@ -31,6 +31,7 @@ from lra_keras.layers.efficient_attention import linear_attention
 from lra_keras.layers.efficient_attention import linformer_attention
 from lra_keras.layers.efficient_attention import local_attention
 from lra_keras.layers.efficient_attention import performer_attention
+from lra_keras.layers.efficient_attention import sinkhorn_attention
 from lra_keras.layers.efficient_attention import synthesizer_attention
 from lra_keras.layers.lsh_attention import lsh_attention
 from lra_keras.layers.sparse_attention import bigbird_attention
@@ -47,7 +48,7 @@ ROTARY_SCOPES = ("head", "model")
 # attentions (`efficient_attention`).
 ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer", "local",
                    "synthesizer", "sparse_transformer", "longformer",
-                   "bigbird", "reformer")
+                   "bigbird", "reformer", "sinkhorn")
 # The arguments that choose and configure the attention, with their
 # defaults; `TransformerEncoder` passes them through.
 ATTENTION_OPTIONS = dict(
@@ -72,7 +73,10 @@ ATTENTION_OPTIONS = dict(
     reformer_buckets=10,
     reformer_hashes=1,
     reformer_chunk_size=None,
+    sinkhorn_sort="softmax",
+    sinkhorn_iterations=1,
 )
+SINKHORN_SORTS = ("softmax", "sinkhorn")
 # The options that are counts of positions or blocks, each >= its minimum.
 _COUNT_OPTIONS = dict(sparse_block_size=1, sparse_summary_size=0,
                       longformer_window=1, longformer_global_tokens=0,
@@ -242,7 +246,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             global first tokens), `"bigbird"` (window, global and random
             blocks); or `"reformer"` (LSH attention with shared queries
             and keys, `lra_keras.layers.lsh_attention`: no key
-            projection).
+            projection); or `"sinkhorn"` (sorted blocks, not causal,
+            needs `max_length`).
         num_random_features: int. Performer: random features per head
             (LRA's `nb_features`). Defaults to 256.
         orthogonal_scaling: 0 or 1. Performer: the rows of the random
@@ -256,10 +261,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         max_length: int or None. Linformer and Synthesizer: the longest
             input (rows of the length projection, size of the synthetic
             logits). Required for them.
-        local_block_size: int. Local: positions per block (LRA's
-            `block_size`, 50 in `local.py`). Defaults to 50.
+        local_block_size: int. Local and Sinkhorn: positions per block
+            (LRA's `block_size`, 50 in `local.py` and `sinkhorn_attention
+            .py`). Defaults to 50.
         local_layout: `"contiguous"` (default) or `"strided"` (the groups
-            LRA's local attention code forms); see `local_attention`.
+            LRA's local and Sinkhorn code forms); see `local_attention`.
         synthesizer_mode: `"random"` (default, LRA's), `"factorized_random"`,
             `"dense"` or `"dense+random"`.
         synthesizer_rank: int. The k of `"factorized_random"`. Defaults
@@ -280,6 +286,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         reformer_buckets, reformer_hashes, reformer_chunk_size: Reformer:
             LSH buckets (1 or even; LRA's 10), hash rounds (LRA's 1) and
             positions per chunk (None: L / buckets, LRA's chunks).
+        sinkhorn_sort, sinkhorn_iterations: Sinkhorn: how the block
+            permutation is normalised, `"softmax"` (LRA's default) or
+            `"sinkhorn"` (that many row/column normalisations).
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -331,6 +340,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         reformer_buckets=10,
         reformer_hashes=1,
         reformer_chunk_size=None,
+        sinkhorn_sort="softmax",
+        sinkhorn_iterations=1,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -387,6 +398,21 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 "The Linformer attention projects the whole length: it "
                 "cannot be causal and needs `max_length`. Received: "
                 f"causal={causal}, max_length={max_length}"
+            )
+        if sinkhorn_sort not in SINKHORN_SORTS or int(
+                sinkhorn_iterations) < 1:
+            raise ValueError(
+                f"`sinkhorn_sort` must be one of {SINKHORN_SORTS} and "
+                "`sinkhorn_iterations` >= 1. Received: "
+                f"sinkhorn_sort={sinkhorn_sort!r}, "
+                f"sinkhorn_iterations={sinkhorn_iterations}"
+            )
+        if attention_type == "sinkhorn" and (causal or not max_length):
+            raise ValueError(
+                "The Sinkhorn attention sorts blocks of the whole sequence "
+                "(not causal) and sizes its sorting network by "
+                f"`max_length`. Received: causal={causal}, "
+                f"max_length={max_length}"
             )
         if attention_type == "reformer" and causal:
             raise ValueError(
@@ -469,6 +495,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.reformer_hashes = int(reformer_hashes)
         self.reformer_chunk_size = (None if reformer_chunk_size is None
                                     else int(reformer_chunk_size))
+        self.sinkhorn_sort = sinkhorn_sort
+        self.sinkhorn_iterations = int(sinkhorn_iterations)
         self.supports_masking = False
         if attention_type == "performer":
             self.seed_generator = keras.random.SeedGenerator(
@@ -529,6 +557,17 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             )
         elif self.attention_type == "synthesizer":
             self._build_synthesizer(hidden_dim)
+        elif self.attention_type == "sinkhorn":
+            # LRA's sorting network: a Dense from a block's summed keys to
+            # the logits of its target blocks, one per head dimension
+            # (sinkhorn_attention.py lines 356-362), xavier as its block
+            # passes `kernel_init`; sized by the most blocks.
+            blocks = -(-self.max_length // self.local_block_size)
+            self.sort_kernel = self.add_weight(
+                name="sort_kernel", shape=(self.key_dim, blocks),
+                initializer="glorot_uniform")
+            self.sort_bias = self.add_weight(
+                name="sort_bias", shape=(blocks,), initializer="zeros")
         elif self.attention_type == "reformer":
             # The LSH rotations, drawn once and saved with the weights
             # (LRA's draws the same ones at every call, PRNGKey(0)).
@@ -570,14 +609,17 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             self.dense_hidden.build((None, None, hidden_dim))
             self.dense_logits.build((None, None, heads, self.key_dim))
 
-    def _synthetic_logits(self, inputs):
-        """(batch or 1, heads, L, L) logits of the synthesizer modes."""
+    def _check_max_length(self, inputs, what):
         if inputs.shape[1] is not None and inputs.shape[1] > self.max_length:
             raise ValueError(
-                "The Synthesizer needs inputs no longer than its "
-                f"`max_length`. Received: inputs.shape={inputs.shape}, "
+                f"{what} needs inputs no longer than its `max_length`. "
+                f"Received: inputs.shape={inputs.shape}, "
                 f"max_length={self.max_length}"
             )
+
+    def _synthetic_logits(self, inputs):
+        """(batch or 1, heads, L, L) logits of the synthesizer modes."""
+        self._check_max_length(inputs, "The Synthesizer")
         length = ops.shape(inputs)[1]
         logits = 0.0
         if "random" in self.synthesizer_mode:
@@ -626,6 +668,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             return longformer_attention(
                 q, k, v, self.longformer_window,
                 self.longformer_global_tokens, padding_mask, self.causal)
+        if self.attention_type == "sinkhorn":
+            self._check_max_length(q, "The Sinkhorn attention")
+            return sinkhorn_attention(
+                q, k, v, self.sort_kernel, self.sort_bias,
+                self.local_block_size, padding_mask, self.local_layout,
+                self.sinkhorn_sort, self.sinkhorn_iterations)
         if self.attention_type == "reformer":
             return lsh_attention(q, v, self.lsh_rotations,
                                  self.reformer_chunk_size, padding_mask)
@@ -698,5 +746,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             reformer_buckets=self.reformer_buckets,
             reformer_hashes=self.reformer_hashes,
             reformer_chunk_size=self.reformer_chunk_size,
+            sinkhorn_sort=self.sinkhorn_sort,
+            sinkhorn_iterations=self.sinkhorn_iterations,
         )
         return config

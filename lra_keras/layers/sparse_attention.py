@@ -329,8 +329,11 @@ def bigbird_random_blocks(num_blocks, num_heads, num_random_blocks,
     keys = ops.where(allowed[None], ranks, worst)
     keys = ops.concatenate(
         [keys, ops.full((num_heads, n, r), worst + 1, dtype="int32")], -1)
-    order = ops.argsort(keys, axis=-1)[..., :r]  # (H, n, r)
-    valid = ops.sort(keys, axis=-1)[..., :r] < worst
+    # (reshaped so that r stays static when n is not: TensorFlow)
+    order = ops.reshape(ops.argsort(keys, axis=-1)[..., :r],
+                        (num_heads, n, r))
+    valid = ops.reshape(ops.sort(keys, axis=-1)[..., :r] < worst,
+                        (num_heads, n, r))
     return ops.clip(ops.cast(order, "int32"), 0, n - 1), valid
 
 

@@ -408,6 +408,24 @@ register(Family(
     can_be_causal=False,
 ))
 register(Family(
+    name="sinkhorn",
+    keys=dict(
+        _TRANSFORMER_KEYS,
+        # LRA's block_size 50 and sort_activation 'softmax'
+        # (sinkhorn_attention.py lines 215-217); its blocks are strided
+        local_block_size=50,
+        local_layout="contiguous",
+        sinkhorn_sort="softmax",
+        sinkhorn_iterations=1,
+    ),
+    block=_transformer_block("sinkhorn", ("local_block_size", "local_layout",
+                                          "sinkhorn_sort",
+                                          "sinkhorn_iterations"),
+                             by_length=True),
+    paper="Tay et al. 2020, Sparse Sinkhorn Attention (LRA Table 1)",
+    can_be_causal=False,
+))
+register(Family(
     name="linformer",
     keys=dict(
         _TRANSFORMER_KEYS,

@@ -45,6 +45,10 @@ Cells of the attentions themselves, from LRA's code:
   default), 3 random blocks, the table seeded by the layer's index;
 - Reformer: 10 buckets, 1 hash round, chunks of L / 10 (its defaults;
   `layers.lsh_attention` lists where LRA's code departs from the paper);
+- Sinkhorn: blocks of 50, strided as the local attention's, softmax
+  sorting (`sinkhorn_attention.py` defaults), the local and sorted
+  attentions summed; its sorting einsum is not taken (see
+  `layers.efficient_attention`);
 - Linformer: `low_rank_features` 16 (`linformer_attention.py:47`; the
   encoders never pass it, so the text config"s 32 is not read).
 
@@ -86,6 +90,11 @@ REFORMER = ("Reformer LSH attention (lra_benchmarks/models/reformer/"
             "reformer_attention.py defaults n_buckets 10, n_hashes 1, never "
             "overridden; its sqrt(d) score multiplier, unnormalised keys "
             "and unmasked self/padding not taken)")
+SINKHORN = ("Sinkhorn attention (lra_benchmarks/models/sinkhorn_transformer/"
+            "sinkhorn_attention.py: block_size 50, strided as its reshape "
+            "forms the blocks, sort_activation 'softmax'; its sorting "
+            "einsum, which makes every sorted block the sum of all blocks, "
+            "not taken)")
 LINFORMER = ("Linformer attention (lra_benchmarks/models/linformer/"
              "linformer_attention.py; low_rank_features 16, line 47)")
 
@@ -775,5 +784,84 @@ PAPER = {
         input_encoder_init="torch", position_embedding="sinusoidal",
         reformer_buckets=10, reformer_hashes=1, reformer_chunk_size=None,
         source=derived_pathx("pathx256", REFORMER),
+    ),
+    ("listops", "sinkhorn"): dict(
+        dense_init="torch", sequence_length=2000, hidden_dim=256, num_layers=6,
+        num_heads=4, intermediate_dim=512, activation="relu", dropout=0.0,
+        pooling="mean", learning_rate=0.0001, batch_size=64, weight_decay=0.05,
+        epochs=120, schedule="plateau", final_norm=False,
+        embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
+        weight_decay_on="kernels", head="linear",
+        position_embedding="sinusoidal", local_block_size=50,
+        local_layout="strided", sinkhorn_sort="softmax", sinkhorn_iterations=1,
+        source=derived("listops", SINKHORN),
+    ),
+    ("text", "sinkhorn"): dict(
+        dense_init="torch", hidden_dim=256, num_layers=8, num_heads=4,
+        intermediate_dim=512, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=16, weight_decay=0.1, epochs=80,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0, position_embedding="sinusoidal",
+        local_block_size=50, local_layout="strided", sinkhorn_sort="softmax",
+        sinkhorn_iterations=1,
+        source=derived("text", SINKHORN),
+    ),
+    ("retrieval", "sinkhorn"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.0, epochs=60,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="mlp", head_hidden_dim=512, head_activation="relu",
+        pair_features="concat", position_embedding="sinusoidal",
+        local_block_size=50, local_layout="strided", sinkhorn_sort="softmax",
+        sinkhorn_iterations=1,
+        source=derived("retrieval", SINKHORN),
+    ),
+    ("image", "sinkhorn"): dict(
+        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
+        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
+        position_embedding="sinusoidal", local_block_size=50,
+        local_layout="strided", sinkhorn_sort="softmax", sinkhorn_iterations=1,
+        source=derived("image", SINKHORN),
+    ),
+    ("pathfinder", "sinkhorn"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
+        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
+        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
+        schedule="plateau", final_norm=False, embedding_init="normal",
+        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
+        head="linear", position_embedding="sinusoidal", local_block_size=50,
+        local_layout="strided", sinkhorn_sort="softmax", sinkhorn_iterations=1,
+        source=derived("pathfinder", SINKHORN),
+    ),
+    ("pathx", "sinkhorn"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        local_block_size=50, local_layout="strided", sinkhorn_sort="softmax",
+        sinkhorn_iterations=1,
+        source=derived_pathx("pathx", SINKHORN),
+    ),
+    ("pathx256", "sinkhorn"): dict(
+        dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
+        intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
+        learning_rate=0.0005, batch_size=32, weight_decay=0.0, epochs=200,
+        schedule="constant", warmup_steps=5000, final_norm=True,
+        embedding_dropout=None, weight_decay_on="all", head="linear",
+        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder_init="torch", position_embedding="sinusoidal",
+        local_block_size=50, local_layout="strided", sinkhorn_sort="softmax",
+        sinkhorn_iterations=1,
+        source=derived_pathx("pathx256", SINKHORN),
     ),
 }

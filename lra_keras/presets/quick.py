@@ -66,6 +66,7 @@ QUICK_FAMILY = {
     "longformer": dict(num_heads=4, intermediate_dim=128),
     "bigbird": dict(num_heads=4, intermediate_dim=128),
     "reformer": dict(num_heads=4, intermediate_dim=128),
+    "sinkhorn": dict(num_heads=4, intermediate_dim=128),
     "s4d": dict(state_dim=32, prenorm=True),
     "s4": dict(state_dim=32, prenorm=True),
     "dlr": dict(state_dim=64, prenorm=True),

@@ -143,7 +143,7 @@ SMALL_SPARSE = dict(sparse_block_size=8, sparse_summary_size=2,
                                             "synthesizer",
                                             "linformer", "sparse_transformer",
                                             "longformer", "bigbird",
-                                            "reformer"])
+                                            "reformer", "sinkhorn"])
 def test_efficient_attention_layers_save_and_ignore_padding(attention_type,
                                                             tmp_path):
     layer = RotaryMultiHeadAttention(
@@ -303,3 +303,96 @@ def test_a_causal_reformer_is_a_clear_error():
     with pytest.raises(ValueError, match="cannot be causal"):
         RotaryMultiHeadAttention(2, 4, attention_type="reformer",
                                  causal=True)
+
+
+def numpy_sinkhorn(q, k, v, kernel, bias, block, mask, layout, sort,
+                   iterations):
+    """The Sinkhorn attention from its definition, in float64 loops: each
+    group's own softmax attention plus softmax attention over its sorted
+    group sum_k P[k, l] K_k."""
+    q, k, v = (np.asarray(t, np.float64) for t in (q, k, v))
+    batch, length, heads, depth = q.shape
+    n = -(-length // block)
+    padded = n * block
+    pos = np.arange(padded)
+    group = pos // block if layout == "contiguous" else pos % n
+    slot = pos % block if layout == "contiguous" else pos // n
+    real = np.zeros((batch, padded), bool)
+    real[:, :length] = mask
+    out = np.zeros((batch, padded, heads, depth))
+
+    def pad(t):
+        return np.concatenate([t, np.zeros((batch, padded - length, heads,
+                                            depth))], 1)
+
+    q, k, v = pad(q), pad(k), pad(v)
+    k = k * real[..., None, None]
+    v = v * real[..., None, None]
+    kg = np.zeros((batch, n, block, heads, depth))
+    vg, rg = np.zeros_like(kg), np.zeros((batch, n, block))
+    kg[:, group, slot], vg[:, group, slot] = k, v
+    rg[:, group, slot] = real
+    for b in range(batch):
+        for h in range(heads):
+            logits = kg[b, :, :, h].sum(1) @ kernel[:, :n] + bias[:n]
+            if sort == "sinkhorn":
+                for _ in range(iterations):
+                    logits -= np.log(np.exp(logits).sum(1, keepdims=True))
+                    logits -= np.log(np.exp(logits).sum(0, keepdims=True))
+                perm = np.exp(logits)
+            else:
+                perm = np.exp(logits - logits.max(1, keepdims=True))
+                perm /= perm.sum(1, keepdims=True)
+            sk = np.einsum("kl,ksd->lsd", perm, kg[b, :, :, h])
+            sv = np.einsum("kl,ksd->lsd", perm, vg[b, :, :, h])
+            sreal = np.einsum("kl,ks->ls", perm, rg[b]) > 1e-9
+            for i in range(padded):
+                g = group[i]
+                for keys, values, ok in ((kg[b, g, :, h], vg[b, g, :, h],
+                                          rg[b, g] > 0),
+                                         (sk[g], sv[g], sreal[g])):
+                    s = keys @ q[b, i, h] / np.sqrt(depth)
+                    s = np.where(ok, s, -np.inf)
+                    w = np.exp(s - s.max())
+                    out[b, i, h] += (w / w.sum()) @ values
+    return out[:, :length]
+
+
+@pytest.mark.parametrize("sort, iterations", [("softmax", 1),
+                                              ("sinkhorn", 3)])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_sinkhorn_attention_matches_its_definition(layout, sort,
+                                                   iterations):
+    rng = np.random.default_rng(7)
+    length, block = 22, 5
+    q, k, v = (rng.normal(size=(2, length, 2, 4)).astype("float32")
+               for _ in range(3))
+    kernel = rng.normal(size=(4, 6)).astype("float32")
+    bias = rng.normal(size=(6,)).astype("float32")
+    mask = np.ones((2, length), bool)
+    mask[1, 16:] = False
+    out = ea.sinkhorn_attention(q, k, v, kernel, bias, block, mask, layout,
+                             sort, iterations)
+    expected = numpy_sinkhorn(q, k, v, kernel, bias, block, mask, layout,
+                              sort, iterations)
+    assert_allclose(to_numpy(out)[mask], expected[mask], atol=2e-5,
+                    rtol=1e-4)
+
+
+def test_sinkhorn_with_one_block_is_twice_full_attention():
+    # One block: the permutation is [[1]], the sorted block the block.
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.normal(size=(2, 9, 2, 4)).astype("float32")
+               for _ in range(3))
+    out = ea.sinkhorn_attention(q, k, v, np.ones((4, 3), "float32"),
+                             np.zeros((3,), "float32"), 16)
+    assert_allclose(out, 2 * to_numpy(ea.reference_attention(q, k, v)),
+                    atol=1e-5)
+
+
+def test_a_causal_or_unsized_sinkhorn_is_a_clear_error():
+    with pytest.raises(ValueError, match="not causal"):
+        RotaryMultiHeadAttention(2, 4, attention_type="sinkhorn",
+                                 causal=True, max_length=16)
+    with pytest.raises(ValueError, match="max_length"):
+        RotaryMultiHeadAttention(2, 4, attention_type="sinkhorn")

@@ -17,7 +17,10 @@ from tests.testing import token_inputs
 TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
             sequence_length=32, state_dim=8, num_blocks=2, key_dim=8,
             ema_dim=2, ffn_intermediate_dim=16, kernel_size=5,
-            num_kernel_channels=2)
+            num_kernel_channels=2,
+            # patterned attentions: several blocks within the 32 tokens
+            local_block_size=8, sparse_block_size=8, sparse_summary_size=2,
+            longformer_window=8, bigbird_block_size=4, reformer_buckets=4)
 
 
 # One row per registered family: the architecture does not depend on the
