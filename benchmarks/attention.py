@@ -14,10 +14,10 @@ memory is per process. Ratios are against the `fused` path (Keras's own
 in the same command. `auto` is what the library uses by default.
 
 The efficient attentions of LRA (`local`, `synthesizer`, `linear`,
-`performer`, `linformer`, `sparse_transformer`, `longformer`, `bigbird`:
-`RotaryMultiHeadAttention(attention_type=...)` at LRA's settings, see
-`lra_keras.layers.efficient_attention` and `sparse_attention`) run as
-paths too; their GFLOP/s
+`performer`, `linformer`, `sparse_transformer`, `longformer`, `bigbird`,
+`reformer`, `sinkhorn`: `RotaryMultiHeadAttention(attention_type=...)` at
+LRA's settings, see `lra_keras.layers.efficient_attention`,
+`sparse_attention` and `lsh_attention`) run as paths too; their GFLOP/s
 column is empty (the count above is softmax attention's). With several
 lengths, the last table gives each path's memory growth exponent between
 successive lengths: log(peak growth ratio) / log(length ratio), 1 for
@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 BACKENDS = ("jax", "tensorflow", "torch")
 IMPLEMENTATIONS = ("fused", "chunked", "reference")
 EFFICIENT = ("local", "synthesizer", "linear", "performer", "linformer",
-             "sparse_transformer", "longformer", "bigbird")
+             "sparse_transformer", "longformer", "bigbird", "reformer",
+             "sinkhorn")
 
 
 def _peak_mib():

@@ -360,20 +360,28 @@ def local_attention(query, key, value, block_size, padding_mask=None,
     return ungroup(out)[:, :length]
 
 
+def pad_to_blocks(tensors, padding_mask, b):
+    """(B, L, ...) tensors zero-padded to L' = n b, the next multiple of
+    `b`; with the real-token mask (B, L') (the added positions not real)
+    and n."""
+    length = ops.shape(tensors[0])[1]
+    pad = (-length) % b
+    if padding_mask is None:
+        padding_mask = ops.ones(ops.shape(tensors[0])[:2], dtype="bool")
+    real = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, pad)),
+                   constant_values=False)
+    padded = tuple(
+        ops.pad(t, ((0, 0), (0, pad)) + ((0, 0),) * (len(t.shape) - 2))
+        for t in tensors)
+    return padded, real, (length + pad) // b
+
+
 def _grouped(q, k, v, padding_mask, b, layout):
     """q, k, v (B, L, H, D) padded to a multiple of `b` and cut into
     groups (B, n, b, H, D) per `layout`; the groups' real-key mask (B, n,
     b); and the function taking (B, n, b, H, D) back to (B, L', H, D)."""
-    length = ops.shape(q)[1]
-    pad = (-length) % b
-    if padding_mask is None:
-        padding_mask = ops.ones(ops.shape(q)[:2], dtype="bool")
-    real = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, pad)),
-                   constant_values=False)  # (B, L')
-    q, k, v = (ops.pad(t, ((0, 0), (0, pad), (0, 0), (0, 0)))
-               for t in (q, k, v))
+    (q, k, v), real, groups = pad_to_blocks((q, k, v), padding_mask, b)
     heads = q.shape[2]
-    groups = (length + pad) // b
 
     def group(t):  # (B, L', ...) -> (B, n, b, ...)
         if layout == "contiguous":

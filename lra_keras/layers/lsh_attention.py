@@ -39,6 +39,8 @@ import math
 
 from keras import ops
 
+from lra_keras.layers.efficient_attention import pad_to_blocks
+
 # The score of a position with itself (Reformer section 2, "shared-QK").
 SELF_SCORE = -1e5
 _MASKED = -1e9
@@ -96,17 +98,10 @@ def lsh_attention(query, value, rotations, chunk_size=None,
     length = ops.shape(q)[1]
     num_buckets = max(2 * rotations.shape[2], 1)
     if chunk_size is None:
-        chunk_size = -(-length // num_buckets) if isinstance(
-            length, int) else (length + num_buckets - 1) // num_buckets
+        chunk_size = (length + num_buckets - 1) // num_buckets
     c = chunk_size
-    pad = (-length) % c if isinstance(c, int) else (c - length % c) % c
-    if padding_mask is None:
-        padding_mask = ops.ones(ops.shape(q)[:2], dtype="bool")
-    real = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, pad)),
-                   constant_values=False)  # (B, L')
-    q = ops.pad(q, ((0, 0), (0, pad), (0, 0), (0, 0)))
-    v = ops.pad(v, ((0, 0), (0, pad), (0, 0), (0, 0)))
-    padded = length + pad
+    (q, v), real, nc = pad_to_blocks((q, v), padding_mask, c)
+    padded = nc * c
     depth = q.shape[-1]
     k = q / ops.sqrt(ops.sum(q * q, axis=-1, keepdims=True) + 1e-6)
     buckets = lsh_buckets(q, rotations)  # (B, H, R, L')
@@ -121,7 +116,6 @@ def lsh_attention(query, value, rotations, chunk_size=None,
     sreal = _gather_rows(
         ops.broadcast_to(real[:, None], (ops.shape(real)[0], qt.shape[1],
                                          padded)), order)
-    nc = padded // c
 
     def chunks(t):  # (B, H, R, L', ...) -> (B, H, R, nc, c, ...)
         return ops.reshape(t, (*ops.shape(t)[:3], nc, c, *t.shape[4:]))

@@ -51,6 +51,8 @@ import math
 
 from keras import ops
 
+from lra_keras.layers.efficient_attention import pad_to_blocks
+
 # Additive bias of masked scores (as `attention_kernels`).
 _MASKED = -1e9
 
@@ -100,14 +102,7 @@ def block_sparse_attention(query, key, value, block_size, key_blocks,
     q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
     b = int(block_size)
     length = ops.shape(q)[1]
-    pad = (-length) % b
-    n = (length + pad) // b
-    if padding_mask is None:
-        padding_mask = ops.ones(ops.shape(q)[:2], dtype="bool")
-    real = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, pad)),
-                   constant_values=False)  # (B, L')
-    q, k, v = (ops.pad(t, ((0, 0), (0, pad), (0, 0), (0, 0)))
-               for t in (q, k, v))
+    (q, k, v), real, n = pad_to_blocks((q, k, v), padding_mask, b)
     heads, depth = q.shape[2], q.shape[3]
     scale = 1.0 / math.sqrt(depth)
     qb, kb, vb = (_blocks(t, n, b) for t in (q, k, v))  # (B, H, n, b, D)
