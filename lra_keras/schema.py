@@ -231,6 +231,8 @@ RULES = dict(
     r_max=Rule(float, positive=True, maximum=1),
     max_phase=Rule(float, positive=True),
     recurrence=Rule(str, choices=("convolution", "scan")),
+    # RTF (`lra_keras.layers.RTF`; its `truncation` is MEGA's key)
+    num_denominators=_count(optional=True),
     rotary_disable_half=Rule(bool),
     rotary_scope=Rule(str, choices=("head", "model")),
     # the efficient attentions (lra_keras.layers.efficient_attention)

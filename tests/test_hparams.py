@@ -589,3 +589,19 @@ def test_lru_rows_are_the_s5_rows_with_the_lru_cells():
         hp = get_hparams(task, "lru")
         assert hp["state_dim"] == s5["state_dim"]
         assert (hp["r_min"], hp["r_max"]) == (0.0, 0.99)
+
+
+def test_rtf_rows_are_the_s4d_rows_with_the_rtf_cells():
+    # presets.rtf: the S4D row of the task, its discretisation cells
+    # dropped, the RTF configs' state_size / num_a / trunc_len.
+    s4d_only = {"init", "dt_min", "dt_max", "dt_transform", "B_clip",
+                "dt_learning_rate", "source", "state_dim"}
+    rtf_only = {"num_denominators", "truncation", "source", "state_dim"}
+    for task in TASKS:
+        row = PAPER[(task, "rtf")]
+        assert row["source"].startswith("derived:"), task
+        assert {k: v for k, v in row.items() if k not in rtf_only} == {
+            k: v for k, v in PAPER[(task, "s4d")].items()
+            if k not in s4d_only}, task
+    assert PAPER[("listops", "rtf")]["truncation"] == 2048
+    assert PAPER[("pathx", "rtf")]["state_dim"] == 2048

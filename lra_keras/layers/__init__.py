@@ -24,6 +24,7 @@ from lra_keras.layers.position_embedding import SinusoidalPositionEmbedding
 from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
 from lra_keras.layers.rotary_attention import apply_rotary
 from lra_keras.layers.rotary_attention import apply_rotary_across_heads
+from lra_keras.layers.rtf import RTF
 from lra_keras.layers.s4 import S4
 from lra_keras.layers.s4d import S4D
 from lra_keras.layers.s5 import S5

@@ -103,6 +103,10 @@ class StateSpaceLayer(keras.layers.Layer):
         self.output_activation = output_activation
         self.dropout = float(dropout)
 
+    # Whether `D u` is added to the SSM's output (RTF keeps its feedthrough
+    # in the kernel instead).
+    skip_connection = True
+
     @property
     def directions(self):
         return 1 if self.causal else 2
@@ -131,11 +135,13 @@ class StateSpaceLayer(keras.layers.Layer):
             )
         self.hidden_dim = int(hidden_dim)
         self.build_ssm(self.hidden_dim)
-        self.D = self.add_weight(
-            name="D",
-            shape=(self.hidden_dim,),
-            initializer=keras.initializers.RandomNormal(stddev=1.0),
-        )
+        self.D = None
+        if self.skip_connection:
+            self.D = self.add_weight(
+                name="D",
+                shape=(self.hidden_dim,),
+                initializer=keras.initializers.RandomNormal(stddev=1.0),
+            )
         dtype = self.dtype_policy
         # Dropout tied along the sequence, as the S4 code base's DropoutNd.
         self.dropout_layer = keras.layers.Dropout(
@@ -155,7 +161,9 @@ class StateSpaceLayer(keras.layers.Layer):
 
     def call(self, inputs, padding_mask=None, training=None):
         u = masked(inputs, padding_mask)  # (batch, length, H)
-        x = self.ssm_convolve(u) + u * ops.cast(self.D, u.dtype)
+        x = self.ssm_convolve(u)
+        if self.D is not None:
+            x = x + u * ops.cast(self.D, u.dtype)
         y = self.activation(x)
         if self.activation_dropout():
             y = self.dropout_layer(y, training=training)

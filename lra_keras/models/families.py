@@ -555,6 +555,27 @@ register(Family(
     "Long Sequences (LRU)",
 ))
 
+register(Family(
+    name="rtf",
+    # The transfer function has no discretisation: no init / dt keys.
+    keys=dict(
+        {k: v for k, v in _SSM_KEYS.items()
+         if k not in ("init", "dt_min", "dt_max", "dt_transform", "B_clip")},
+        num_denominators=None,  # RTF's num_a; None: one per channel
+        truncation=None,  # RTF's trunc_len; None: the task's length
+    ),
+    block=residual_block("rtf", lambda a, name: layer("RTF")(
+        state_dim=a["state_dim"], num_denominators=a["num_denominators"],
+        truncation=a["truncation"] or a["sequence_length"],
+        causal=a["causal"], output_activation=a["output_activation"],
+        dropout=a["dropout"], dense_init=a["dense_init"], name=name)),
+    # `ab` and `h_0`, which the RTF wrapper registers with the layer's
+    # own rate and decay (rtf_wrapper.py lines 24-25)
+    dynamics=("ssm_numerator", "ssm_denominator", "ssm_feedthrough"),
+    paper="Parnichkun et al. 2024, State-Free Inference of State-Space "
+    "Models: The Transfer Function Approach (RTF)",
+))
+
 # === MEGA ===
 register(Family(
     name="mega",

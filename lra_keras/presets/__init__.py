@@ -10,6 +10,8 @@
 - `lra`: google-research/long-range-arena: its efficient attentions
   (linear, Performer, Linformer) on the Transformer rows.
 - `lru`: the LRU on the S5 rows' training setup (derived).
+- `rtf`: the RTF layer's cells of its authors' configs on the S4D rows
+  (derived).
 - `mega`: facebookresearch/mega `README.lra.md` and
   `fairseq/models/lra/model.py`: MEGA.
 - `quick`: this library's `quick` preset (an installation check).
@@ -57,6 +59,7 @@ from lra_keras.presets import lra
 from lra_keras.presets import lru
 from lra_keras.presets import mega
 from lra_keras.presets import ntfs
+from lra_keras.presets import rtf
 from lra_keras.presets import s4
 from lra_keras.presets import s5
 from lra_keras.presets import yctfs
@@ -99,6 +102,6 @@ def _merge(*tables):
 
 
 PAPER = _merge(yctfs.PAPER, ntfs.PAPER, s4.PAPER, s5.PAPER, mega.PAPER,
-               lra.PAPER, lru.PAPER)
+               lra.PAPER, lru.PAPER, rtf.PAPER)
 TECHNIQUE = _merge(yctfs.TECHNIQUE, ntfs.TECHNIQUE)
 AUGMENT = _merge(yctfs.AUGMENT)

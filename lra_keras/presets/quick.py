@@ -72,6 +72,7 @@ QUICK_FAMILY = {
     "dlr": dict(state_dim=64, prenorm=True),
     "s5": dict(state_dim=16, num_blocks=4, prenorm=True),
     "lru": dict(state_dim=32, prenorm=True),
+    "rtf": dict(state_dim=16, prenorm=True),
     "mega": dict(key_dim=32, intermediate_dim=128, ffn_intermediate_dim=128,
                  ema_dim=8, dropout=0.0),
     "gmlp": dict(intermediate_dim=128, num_kernel_channels=4),
