@@ -360,6 +360,13 @@ def local_attention(query, key, value, block_size, padding_mask=None,
     return ungroup(out)[:, :length]
 
 
+def masked_softmax(scores, allowed):
+    """Softmax over the last axis of the `allowed` scores; the others get
+    weight 0 (also in a row with none allowed)."""
+    probs = ops.softmax(ops.where(allowed, scores, -1e9), axis=-1)
+    return ops.where(allowed, probs, 0.0)
+
+
 def pad_to_blocks(tensors, padding_mask, b):
     """(B, L, ...) tensors zero-padded to L' = n b, the next multiple of
     `b`; with the real-token mask (B, L') (the added positions not real)
@@ -446,8 +453,7 @@ def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
 
     def attend(keys, values, allowed):  # allowed (B, n, H|1, 1|b?, b)
         scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, keys) * scale
-        scores = ops.where(allowed, scores, -1e9)
-        probs = ops.where(allowed, ops.softmax(scores, axis=-1), 0.0)
+        probs = masked_softmax(scores, allowed)
         return ops.einsum("bnhqk,bnkhd->bnqhd", probs, values)
 
     out = attend(kg, vg, real[:, :, None, None, :])

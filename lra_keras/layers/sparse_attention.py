@@ -51,10 +51,8 @@ import math
 
 from keras import ops
 
+from lra_keras.layers.efficient_attention import masked_softmax
 from lra_keras.layers.efficient_attention import pad_to_blocks
-
-# Additive bias of masked scores (as `attention_kernels`).
-_MASKED = -1e9
 
 
 def _blocks(t, num_blocks, block_size):
@@ -167,36 +165,27 @@ def block_sparse_attention(query, key, value, block_size, key_blocks,
         [ops.broadcast_to(t, (ops.shape(scores)[0], heads,
                               *ops.shape(t)[2:-1], ops.shape(t)[-1]))
          for t in masks], axis=-1)
-    probs = ops.softmax(ops.where(mask, scores, _MASKED), axis=-1)
-    probs = ops.where(mask, probs, 0.0)
+    probs = masked_softmax(scores, mask)
     out = ops.einsum("bhnqk,bhnkd->bhnqd", probs,
                      ops.concatenate(values, axis=3))
     out = ops.reshape(ops.transpose(out, (0, 2, 3, 1, 4)),
                       (-1, n * b, heads, depth))  # (B, L', H, D)
+    # Global rows: attention over every key the rule allows. Where the
+    # first and last rows overlap (one or two blocks) both give the same.
+    rows_rule = rule if extra_rule is None else extra_rule
     first, last = global_rows
-    if first or last:
-        rows_rule = rule if extra_rule is None else extra_rule
-        positions = ops.arange(n * b, dtype="int32")
-        is_global = ops.zeros((n * b,), "bool")
-        if first:
-            out = _replace_rows(out, q, k, v, real, rows_rule, 0, first)
-            is_global = ops.logical_or(is_global, positions < first)
-        if last:
-            out = ops.where(
-                ops.logical_and(positions >= n * b - last,
-                                ops.logical_not(is_global))[None, :, None,
-                                                            None],
-                _replace_rows(out, q, k, v, real, rows_rule, n * b - last,
-                              last),
-                out)
+    if first:
+        out = _replace_rows(out, q, k, v, real, rows_rule, 0, first)
+    if last:
+        out = _replace_rows(out, q, k, v, real, rows_rule, n * b - last,
+                            last)
     return out[:, :length]
 
 
 def _replace_rows(out, q, k, v, real, rule, start, count):
     """`out` (B, L', H, D) with rows `start .. start + count - 1` replaced
     by attention over every real key allowed by `rule` (O(count L))."""
-    padded = ops.shape(q)[1]
-    positions = ops.arange(padded, dtype="int32")
+    positions = ops.arange(ops.shape(q)[1], dtype="int32")
     rows = ops.slice(q, (0, start, 0, 0),
                      (ops.shape(q)[0], count, q.shape[2], q.shape[3]))
     row_pos = start + ops.arange(count, dtype="int32")
@@ -204,15 +193,23 @@ def _replace_rows(out, q, k, v, real, rule, start, count):
     allowed = ops.logical_and(
         rule(row_pos[:, None], positions[None, :])[None, None],
         real[:, None, None, :])
-    probs = ops.softmax(ops.where(allowed, scores, _MASKED), axis=-1)
-    probs = ops.where(allowed, probs, 0.0)
-    full = ops.einsum("bhqk,bkhd->bqhd", probs, v)  # (B, count, H, D)
-    # Back in place: zeros elsewhere, then chosen where the rows are.
-    full = ops.concatenate([
-        ops.zeros_like(out[:, :start]), full,
-        ops.zeros_like(out[:, start + count:])], axis=1)
-    inside = ops.logical_and(positions >= start, positions < start + count)
-    return ops.where(inside[None, :, None, None], full, out)
+    full = ops.einsum("bhqk,bkhd->bqhd", masked_softmax(scores, allowed), v)
+    return ops.concatenate(
+        [out[:, :start], full, out[:, start + count:]], axis=1)
+
+
+def _num_blocks(length, block_size):
+    """Blocks of `block_size` covering `length` (the last one padded)."""
+    return (length + (-length) % block_size) // block_size
+
+
+def _neighbour_blocks(num_blocks):
+    """Each block's own and two neighbouring block indices (n, 3), the
+    ones outside the sequence clipped and marked invalid."""
+    table = (ops.arange(num_blocks, dtype="int32")[:, None]
+             + ops.arange(-1, 2, dtype="int32"))
+    valid = ops.logical_and(table >= 0, table < num_blocks)
+    return ops.clip(table, 0, num_blocks - 1), valid
 
 
 def _causal_rule(causal):
@@ -237,9 +234,8 @@ def sparse_transformer_attention(query, key, value, block_size=128,
     `summary_size`: the union of LRA's `Fixed1Pattern` and
     `Fixed2Pattern`. Shapes as `attention_kernels.reference_attention`.
     """
-    length = ops.shape(query)[1]
     block, c = int(block_size), int(summary_size)
-    num_blocks = (length + (-length) % block) // block
+    num_blocks = _num_blocks(ops.shape(query)[1], block)
     # The summary positions of every block: its first and its last c.
     within = ops.concatenate([ops.zeros((1,), "int32"),
                               ops.arange(block - c, block, dtype="int32")])
@@ -268,14 +264,9 @@ def longformer_attention(query, key, value, window=512, num_global_tokens=0,
     """
     right = int(window) // 2
     left = int(window) - right
-    length = ops.shape(query)[1]
     block = max(left, right, 1)
-    num_blocks = (length + (-length) % block) // block
-    index = ops.arange(num_blocks, dtype="int32")[:, None]
-    table = index + ops.arange(-1, 2, dtype="int32")  # (n, 3)
-    valid = ops.logical_and(table >= 0, table < num_blocks)
-    table = ops.clip(table, 0, num_blocks - 1)[None]
-    valid = valid[None]
+    table, valid = _neighbour_blocks(_num_blocks(ops.shape(query)[1], block))
+    table, valid = table[None], valid[None]
 
     def band(q_pos, k_pos):
         d = q_pos - k_pos
@@ -367,12 +358,9 @@ def bigbird_attention(query, key, value, block_size=64, num_random_blocks=3,
     """
     b = int(block_size)
     length = ops.shape(query)[1]
-    n = (length + (-length) % b) // b
+    n = _num_blocks(length, b)
     heads = query.shape[2]
-    index = ops.arange(n, dtype="int32")[:, None]
-    window = index + ops.arange(-1, 2, dtype="int32")  # (n, 3)
-    window_valid = ops.logical_and(window >= 0, window < n)
-    window = ops.clip(window, 0, n - 1)
+    window, window_valid = _neighbour_blocks(n)  # (n, 3)
     random, random_valid = bigbird_random_blocks(
         n, heads, num_random_blocks, ops.minimum(length, 1024), b, seed)
     table = ops.concatenate(
