@@ -159,3 +159,39 @@ def write_listops_release(data_dir, rows):
                         ("test", rows[50:])):
         listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
     return data_dir
+
+
+def assert_causal_reads_no_future(make_layer):
+    """`make_layer(x, causal=...)`: the causal layer's first 12 outputs do
+    not move when positions 12+ change, its later ones do, and the
+    non-causal layer's first ones do too."""
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(2, 24, 8)).astype("float32")
+    x2 = x.copy()
+    x2[:, 12:] = rng.normal(size=(2, 12, 8))
+    causal = make_layer(x, causal=True)
+    a, b = to_numpy(causal(x)), to_numpy(causal(x2))
+    np.testing.assert_allclose(a[:, :12], b[:, :12], atol=1e-5)
+    assert not np.allclose(a[:, 12:], b[:, 12:], atol=1e-3)
+    both = make_layer(x, causal=False)
+    assert not np.allclose(
+        to_numpy(both(x))[:, :12], to_numpy(both(x2))[:, :12], atol=1e-3
+    )
+
+
+def assert_padding_changes_no_real_position(make_layer):
+    """`make_layer(x, causal=False)`: junk at padded positions changes no
+    real output, and a padded row equals the unpadded row run alone."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2, 24, 8)).astype("float32")
+    mask = np.ones((2, 24), bool)
+    mask[0, 20:] = False
+    mask[1, 9:] = False
+    junk = x.copy()
+    junk[~mask] = rng.normal(size=(int((~mask).sum()), 8)) * 10.0
+    layer = make_layer(x, causal=False)
+    a = to_numpy(layer(x, padding_mask=mask))
+    b = to_numpy(layer(junk, padding_mask=mask))
+    np.testing.assert_allclose(a[mask], b[mask], atol=1e-5)
+    alone = to_numpy(layer(x[:, :9]))
+    np.testing.assert_allclose(a[1, :9], alone[1], atol=1e-5)

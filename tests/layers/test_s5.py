@@ -10,7 +10,9 @@ from lra_keras.layers.s5 import S5
 from lra_keras.layers.s5 import block_hippo_n
 from lra_keras.layers.s5 import gelu_tanh
 from tests.testing import assert_allclose
+from tests.testing import assert_causal_reads_no_future
 from tests.testing import assert_config_round_trip
+from tests.testing import assert_padding_changes_no_real_position
 from tests.testing import assert_saving_round_trip
 from tests.testing import numpy_gelu
 from tests.testing import to_numpy
@@ -228,36 +230,11 @@ def test_layer_matches_numpy_reference(causal, output_activation):
 
 
 def test_causal_layer_ignores_the_future():
-    rng = np.random.default_rng(10)
-    x = rng.normal(size=(2, 24, 8)).astype("float32")
-    x2 = x.copy()
-    x2[:, 12:] = rng.normal(size=(2, 12, 8))
-    causal = _make_layer(x)
-    a, b = to_numpy(causal(x)), to_numpy(causal(x2))
-    np.testing.assert_allclose(a[:, :12], b[:, :12], atol=1e-5)
-    assert not np.allclose(a[:, 12:], b[:, 12:], atol=1e-3)
-    # ... while the non-causal layer reads it.
-    both = _make_layer(x, causal=False)
-    assert not np.allclose(
-        to_numpy(both(x))[:, :12], to_numpy(both(x2))[:, :12], atol=1e-3
-    )
+    assert_causal_reads_no_future(_make_layer)
 
 
 def test_padding_does_not_change_real_positions():
-    rng = np.random.default_rng(11)
-    x = rng.normal(size=(2, 24, 8)).astype("float32")
-    mask = np.ones((2, 24), bool)
-    mask[0, 20:] = False
-    mask[1, 9:] = False
-    junk = x.copy()
-    junk[~mask] = rng.normal(size=(int((~mask).sum()), 8)) * 10.0
-    layer = _make_layer(x, causal=False)
-    a = to_numpy(layer(x, padding_mask=mask))
-    b = to_numpy(layer(junk, padding_mask=mask))
-    np.testing.assert_allclose(a[mask], b[mask], atol=1e-5)
-    # Equal to running the unpadded row alone.
-    alone = to_numpy(layer(x[:, :9]))
-    np.testing.assert_allclose(a[1, :9], alone[1], atol=1e-5)
+    assert_padding_changes_no_real_position(_make_layer)
 
 
 def _dynamic_model(layer, hidden_dim=8):
