@@ -191,8 +191,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
 
     The softmax attention itself goes through
     `lra_keras.layers.attention_kernels.attention`: `"auto"` picks the fused
-    kernel under torch and on any accelerator, an exact chunked kernel with
-    a recomputing backward pass under JAX on CPU, and plain attention under
+    kernel under torch and on any accelerator, and an exact chunked kernel
+    with a recomputing backward pass, memory linear in L, under JAX and
     TensorFlow on CPU. The `"fused"` path calls
     `keras.ops.dot_product_attention` without a `flash_attention` argument,
     i.e. with `flash_attention=None` ("use it where possible"): the backend

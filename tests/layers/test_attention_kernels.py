@@ -98,3 +98,31 @@ def test_bad_implementation_is_rejected():
     q, k, v, _ = _inputs()
     with pytest.raises(ValueError, match="implementation"):
         ak.attention(q, k, v, implementation="magic")
+
+
+def test_auto_takes_a_linear_memory_path_on_every_cpu_backend():
+    # The fused kernel under PyTorch streams its scores; under JAX and
+    # TensorFlow on CPU only the chunked path does (benchmarks/attention.py).
+    import keras
+
+    expected = "fused" if keras.backend.backend() == "torch" else "chunked"
+    assert ak.resolve_implementation("auto") == expected
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_chunked_attention_gradients_with_a_ragged_last_block(causal):
+    # 37 queries in blocks of 8: the last block is padded with zero queries,
+    # which must add nothing to dK and dV.
+    q, k, v, mask = _inputs(length=37, seed=6)
+    m = ops.convert_to_tensor(mask)
+    w = ops.convert_to_tensor(
+        np.random.default_rng(7).normal(size=q.shape).astype("float32"))
+
+    def loss(impl):
+        return lambda q, k, v: ops.sum(ak.attention(
+            q, k, v, m, causal=causal, implementation=impl, block_size=8) * w)
+
+    _, ref_grads = value_and_grads(loss("reference"), q, k, v)
+    _, grads = value_and_grads(loss("chunked"), q, k, v)
+    for name, g, r in zip("qkv", grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
