@@ -3,6 +3,7 @@
     python benchmarks/mixers.py [--backends jax tensorflow torch]
         [--models transformer s4d ...] [--lengths 1024 4096 16384]
         [--tokens 16384] [--hidden 128] [--layers 4] [--steps 3]
+        [--dtype-policy {float32,mixed_bfloat16,mixed_float16}]
     python benchmarks/mixers.py --kernel-study [--lengths ...]
 
 Part 1 (default): for each backend, model family and length, one
@@ -44,7 +45,9 @@ MODELS = tuple(FAMILIES)  # every registered family
 SIZES = dict(
     transformer=dict(num_heads=4, intermediate_dim=256),
     s4d=dict(state_dim=64),
-    s4=dict(state_dim=64),
+    # A kernel as long as the input, as state-spaces/s4's S4Block (l_max
+    # None); ListOps's row trains C~ for kernels of 2048.
+    s4=dict(state_dim=64, kernel_length=None, C_parameterization="c"),
     dlr=dict(state_dim=256),
     s5=dict(state_dim=64, num_blocks=4),
     lru=dict(state_dim=64),
@@ -66,7 +69,15 @@ def _peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child_model(model, length, tokens, hidden, layers, steps):
+def child_model(model, length, tokens, hidden, layers, steps,
+                dtype_policy="float32"):
+    from lra_keras.models import dtype_policy_scope
+
+    with dtype_policy_scope(dtype_policy):
+        return _child_model(model, length, tokens, hidden, layers, steps)
+
+
+def _child_model(model, length, tokens, hidden, layers, steps):
     import keras
     import numpy as np
 
@@ -178,8 +189,11 @@ def _stateless_discretize(layer, variables, weights):
         return layer.discretize()
 
 
-def run_child(args, backend, extra, timeout):
-    cmd = [sys.executable, __file__, "--child", *extra]
+def run_child(args, backend, extra, timeout, script=None):
+    """Runs `script` (this file, in `--child` mode, by default) with
+    `extra` under `backend`; its RESULT line as a dict, or an error."""
+    cmd = ([sys.executable, script, *extra] if script
+           else [sys.executable, __file__, "--child", *extra])
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
@@ -203,7 +217,8 @@ def _fmt_ratio(value, base):
 
 def models_table(args):
     print(f"Training step of a {args.layers}-block stack, width "
-          f"{args.hidden}, {args.tokens} tokens per batch; ratios vs. the "
+          f"{args.hidden}, {args.tokens} tokens per batch, "
+          f"{args.dtype_policy}; ratios vs. the "
           "rotary Transformer (same backend, same L).")
     results = {}
     for backend in args.backends:
@@ -213,7 +228,8 @@ def models_table(args):
                          "--length", str(length), "--tokens",
                          str(args.tokens), "--hidden", str(args.hidden),
                          "--layers", str(args.layers), "--steps",
-                         str(args.steps)]
+                         str(args.steps), "--dtype-policy",
+                         args.dtype_policy]
                 result = run_child(args, backend, extra, args.timeout)
                 results[(backend, length, model)] = result
                 base = results.get((backend, length, "transformer"))
@@ -284,6 +300,9 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--kernel-study", action="store_true")
+    parser.add_argument("--dtype-policy", default="float32",
+                        help="Keras dtype policy of the models: float32, "
+                        "mixed_bfloat16 or mixed_float16")
     # child-only arguments
     parser.add_argument("--child", action="store_true",
                         help=argparse.SUPPRESS)
@@ -295,7 +314,8 @@ def main(argv=None):
     if args.child:
         if args.mode == "model":
             result = child_model(args.model, args.length, args.tokens,
-                                 args.hidden, args.layers, args.steps)
+                                 args.hidden, args.layers, args.steps,
+                                 args.dtype_policy)
         else:
             result = child_kernel(args.length, args.block_size or None, 128,
                                   64, args.steps)

@@ -112,6 +112,10 @@ COMMON_KEYS = dict(
     final_decay_factor=0.1,
     final_decay_fraction=0.1,  # share of the training steps, at the end
     gradient_clipnorm=None,
+    # Keras's dtype policy for the run: "float32", or "mixed_bfloat16" /
+    # "mixed_float16" (float32 weights, output layers, FFTs and SSM
+    # kernels; models.dtype_policy_scope)
+    dtype_policy="float32",
     # The training technique (lra_keras.techniques) and whether to augment
     # the training batches; set from get_hparams's arguments.
     technique="none",

@@ -113,6 +113,8 @@ B_LEARNING_RATES = DT_LEARNING_RATES
 EPSILON_STYLES = ("keras", "torch")
 # how dense projections start (lra_keras.layers.dense_init)
 DENSE_INITS = ("keras", "torch", "lecun")
+# Keras's global dtype policy during a run (`models.dtype_policy_scope`).
+DTYPE_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 
 RULES = dict(
     # --- identity of the row (set from get_hparams's arguments) ---
@@ -164,6 +166,7 @@ RULES = dict(
     final_decay_factor=Rule(float, positive=True, maximum=1),
     final_decay_fraction=_fraction(),
     gradient_clipnorm=Rule(float, positive=True, optional=True),
+    dtype_policy=Rule(str, choices=DTYPE_POLICIES),
     # --- techniques (their owners check how the keys combine) ---
     multitask_loss_weight=Rule(float, minimum=0),
     multitask_mask_rate=_fraction(),

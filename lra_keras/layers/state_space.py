@@ -107,6 +107,14 @@ class StateSpaceLayer(keras.layers.Layer):
     # in the kernel instead).
     skip_connection = True
 
+    def add_weight(self, *args, autocast=False, **kwargs):
+        """Keras's `add_weight`, not autocast by default: under a mixed
+        precision policy the SSM parameters are read in float32, so the
+        kernels (and S5's and the LRU's recurrences) are computed in
+        float32; the layer's inputs and sublayers keep the compute dtype.
+        """
+        return super().add_weight(*args, autocast=autocast, **kwargs)
+
     @property
     def directions(self):
         return 1 if self.causal else 2

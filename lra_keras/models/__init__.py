@@ -6,7 +6,8 @@
 import importlib
 
 _BUILDERS = ("build_classifier", "build_encoder", "build_pretrainer",
-             "classifier_kwargs", "pretrainer_kwargs", "model_inputs")
+             "classifier_kwargs", "pretrainer_kwargs", "model_inputs",
+             "dtype_policy_scope")
 _FAMILIES = ("FAMILIES", "Family", "get_family")
 
 

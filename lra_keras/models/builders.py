@@ -7,6 +7,8 @@ both documents with one shared encoder and classifies
 `[u, v, u * v, u - v]` (LRA appendix A.1.3, eq. 1).
 """
 
+import contextlib
+
 import keras
 
 from lra_keras.layers import LearnedPositionEmbedding
@@ -17,6 +19,29 @@ from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.models.families import HEAD_KEYS
 from lra_keras.models.families import get_family
 from lra_keras.models.families import make_norm
+from lra_keras.schema import DTYPE_POLICIES
+
+
+@contextlib.contextmanager
+def dtype_policy_scope(name="float32"):
+    """Builds and runs models under Keras's global dtype policy `name`.
+
+    `"mixed_bfloat16"` and `"mixed_float16"`: layers compute in bfloat16 or
+    float16 with float32 weights; the output layers stay float32, and the
+    FFT convolutions and SSM kernels compute in float32 (`fft_conv`,
+    `ssm_kernels`). Keras's `compile` wraps the optimizer in a
+    `LossScaleOptimizer` under `"mixed_float16"`. The previous policy is
+    restored on exit.
+    """
+    if name not in DTYPE_POLICIES:
+        raise ValueError(f"`dtype_policy` must be one of {DTYPE_POLICIES}. "
+                         f"Received: dtype_policy={name!r}")
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(name)
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(previous)
 
 
 def model_inputs(sequence_length=None, towers=1):
@@ -229,11 +254,15 @@ def build_classifier(task, model="transformer", *, num_classes,
             **dense_initializers(dense_init, head_inputs),
         ))
         head_inputs = head_hidden_dim or hidden_dim
+    # Output layers compute in float32 under a mixed precision policy
+    # (`dtype_policy`), as Keras's mixed precision guide advises: the
+    # logits and the softmax of the loss keep float32's range.
     head_layers.append(keras.layers.Dense(
-        num_classes, name="logits",
+        num_classes, name="logits", dtype="float32",
         **dense_initializers(dense_init, head_inputs)))
     tokens_head = (
         keras.layers.Dense(vocabulary_size, name="token_logits",
+                           dtype="float32",
                            **dense_initializers(dense_init, hidden_dim))
         if token_head else None
     )
@@ -310,8 +339,9 @@ def build_pretrainer(task, model="transformer", *, vocabulary_size,
                                       encoder.output.shape[-1])
     if pretrain_loss == "ce":
         head = keras.layers.Dense(vocabulary_size, name="token_logits",
-                                  **initializers)
+                                  dtype="float32", **initializers)
     else:
-        head = keras.layers.Dense(1, name="pixel_values", **initializers)
+        head = keras.layers.Dense(1, name="pixel_values", dtype="float32",
+                                  **initializers)
     outputs = head(encoder(inputs))
     return keras.Model(inputs, outputs, name=f"{task}_{model}_pretrainer")

@@ -21,6 +21,7 @@ from lra_keras import techniques
 from lra_keras._atomic import write_json
 from lra_keras.callbacks import NonFiniteLossError
 from lra_keras.hparams import get_hparams
+from lra_keras.models import dtype_policy_scope
 from lra_keras.saving import load_model
 from lra_keras.saving import save_model
 from lra_keras.training.inputs import load_splits
@@ -83,8 +84,25 @@ def run(
     infinite loss stops the run with `NonFiniteLossError`; nothing is
     saved or exported then, and the last finished epoch's state stays in
     `backup/` (and the best one in `best.weights.h5`).
+
+    Models are built, trained, evaluated and saved under Keras's dtype
+    policy `hp["dtype_policy"]` (`models.dtype_policy_scope`), restored
+    afterwards.
     """
     hp = dict(hp) if hp is not None else get_hparams(task)
+    with dtype_policy_scope(hp.get("dtype_policy", "float32")):
+        return _run(
+            task, hp, data_dir=data_dir, out_dir=out_dir,
+            saved_models_dir=saved_models_dir, export=export, seed=seed,
+            verbose=verbose, callbacks=callbacks, overwrite=overwrite,
+            backup_seconds=backup_seconds, backup_steps=backup_steps,
+            saved_name=saved_name,
+        )
+
+
+def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
+         verbose, callbacks, overwrite, backup_seconds, backup_steps,
+         saved_name):
     technique = techniques.get_technique(hp.get("technique", "none"))
     augmentation = (techniques.get_augmentation(task) if hp.get("augment")
                     else None)

@@ -1,0 +1,286 @@
+"""Training speed and memory of lra_keras beside the PyTorch references.
+
+    python benchmarks/reference_speed.py --s4-repo PATH [--mega-repo PATH]
+        [--models s4d s4 transformer mega] [--lengths 1024 4096 16384]
+        [--backends jax tensorflow torch] [--batch 16] [--hidden 128]
+        [--layers 4] [--steps 3]
+
+One configuration on both sides: `--layers` residual blocks of width
+`--hidden`, a batch of `--batch` rows of L random tokens, fp32, one
+training step (forward, backward, AdamW update) timed after one untimed
+step. Every measurement runs in its own subprocess; peak memory is the
+growth of the process's peak resident set over its size just before the
+first step (as `benchmarks/mixers.py`).
+
+The references, imported from the checkouts given on the command line
+(nothing of theirs is copied here):
+- `s4d`: state-spaces/s4 `models/s4/s4d.py` `S4D` (N = 64) in the stack of
+  its `example.py` (`S4Model`: block, dropout, residual, post-LayerNorm),
+  after a token embedding, mean-pooled into a linear head;
+- `s4`: the same stack with `models/s4/s4.py` `S4Block` (its defaults:
+  DPLR kernel, GLU output; N = 64);
+- `transformer`: a pre-norm rotary Transformer written here in plain
+  PyTorch on `torch.nn.functional.scaled_dot_product_attention` (4 heads,
+  feed-forward 256), the fused attention a PyTorch user would call;
+- `mega`: facebookresearch/mega's fairseq `LRAModel`, built as
+  `reference_parity_mega.py` builds it from the README's ListOps command,
+  with MEGA's chunks of 1024 and this script's sizes (`--mega-repo`; the
+  row is left out without it).
+
+lra_keras runs `benchmarks/mixers.py`'s training step of the same family
+under each backend, at `mixers.SIZES` (the sizes above). Ratios: our
+tokens/s ÷ the reference's (> 1 is faster), our peak memory ÷ the
+reference's.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import mixers  # noqa: E402 (benchmarks/mixers.py)
+
+MODELS = ("s4d", "s4", "transformer", "mega")
+VOCABULARY, CLASSES = 18, 10  # ListOps-sized, as mixers' random tokens
+
+
+def _reference_stack(layer, hidden, layers):
+    """`S4Model` of state-spaces/s4 `example.py` (dropout 0, post-norm)
+    after a token embedding: the stack its README trains."""
+    from torch import nn
+
+    class Stack(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(VOCABULARY, hidden)
+            self.blocks = nn.ModuleList(layer() for _ in range(layers))
+            self.norms = nn.ModuleList(
+                nn.LayerNorm(hidden) for _ in range(layers))
+            self.head = nn.Linear(hidden, CLASSES)
+
+        def forward(self, tokens):
+            x = self.embed(tokens).transpose(-1, -2)  # (B, H, L)
+            for block, norm in zip(self.blocks, self.norms):
+                z, _ = block(x)
+                x = norm((z + x).transpose(-1, -2)).transpose(-1, -2)
+            return self.head(x.mean(dim=-1))
+
+    return Stack()
+
+
+def _rotary_transformer(hidden, layers, heads=4, ffn=256):
+    """A pre-norm rotary Transformer on PyTorch's fused attention."""
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    def rotate(x, cos, sin):  # (B, heads, L, d), halves rotated together
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm1, self.norm2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+            self.qkv = nn.Linear(hidden, 3 * hidden)
+            self.out = nn.Linear(hidden, hidden)
+            self.ffn = nn.Sequential(nn.Linear(hidden, ffn), nn.GELU(),
+                                     nn.Linear(ffn, hidden))
+
+        def forward(self, x, cos, sin):
+            b, length, _ = x.shape
+            q, k, v = self.qkv(self.norm1(x)).view(
+                b, length, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4)
+            a = F.scaled_dot_product_attention(
+                rotate(q, cos, sin), rotate(k, cos, sin), v)
+            x = x + self.out(a.transpose(1, 2).reshape(b, length, hidden))
+            return x + self.ffn(self.norm2(x))
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(VOCABULARY, hidden)
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.norm = nn.LayerNorm(hidden)
+            self.head = nn.Linear(hidden, CLASSES)
+
+        def forward(self, tokens):
+            length, half = tokens.shape[1], hidden // heads // 2
+            freq = 10000.0 ** (-torch.arange(half) / half)
+            angle = torch.arange(length)[:, None] * freq[None, :]
+            cos, sin = torch.cos(angle), torch.sin(angle)
+            x = self.embed(tokens)
+            for block in self.blocks:
+                x = block(x, cos, sin)
+            return self.head(self.norm(x).mean(dim=1))
+
+    return Model()
+
+
+def _mega(args, length):
+    import reference_parity_mega as rpm
+
+    ref = rpm.import_reference(args.mega_repo)
+    sizes = argparse.Namespace(
+        mega_repo=args.mega_repo, hidden_dim=args.hidden,
+        num_layers=args.layers, length=length, truncation=None,
+        **{k: mixers.SIZES["mega"][v] for k, v in (
+            ("intermediate_dim", "intermediate_dim"),
+            ("key_dim", "key_dim"), ("ema_dim", "ema_dim"))},
+    )
+    # fairseq asserts that chunks divide L; shorter sequences are one chunk
+    # (as ours).
+    chunk = min(mixers.SIZES["mega"]["chunk_size"], length)
+    model_args, _ = rpm.reference_args(ref, sizes, chunk)
+    hp = dict(vocabulary_size=VOCABULARY, padding_id=0)
+    model = rpm.build_reference(ref, model_args, hp)
+
+    class Classify:  # fairseq's LRA model returns the classifier's logits
+        def __call__(self, tokens):
+            import torch
+
+            lengths = torch.full((tokens.shape[0],), tokens.shape[1])
+            return rpm.reference_forward(model, tokens, lengths)
+
+        def parameters(self):
+            return model.parameters()
+
+    return Classify()
+
+
+def build_reference(args, model, length):
+    from reference_parity import add_checkout
+    from reference_parity import stub_missing
+
+    if model == "mega":
+        return _mega(args, length)
+    if model == "transformer":
+        return _rotary_transformer(args.hidden, args.layers)
+    add_checkout(args.s4_repo, "--s4-repo", "state-spaces/s4",
+                 "models/s4/s4d.py")
+    if model == "s4d":
+        from models.s4.s4d import S4D
+
+        return _reference_stack(lambda: S4D(args.hidden, d_state=64),
+                                args.hidden, args.layers)
+    # s4.py imports pytorch_lightning for one logging decorator.
+    stub_missing("pytorch_lightning.utilities",
+                 rank_zero_only=lambda fn: fn)
+    from models.s4.s4 import S4Block
+
+    return _reference_stack(lambda: S4Block(args.hidden, d_state=64),
+                            args.hidden, args.layers)
+
+
+def child_reference(args):
+    import torch
+    from torch.nn import functional as F
+
+    torch.manual_seed(0)
+    net = build_reference(args, args.model, args.length)
+    optimizer = torch.optim.AdamW(list(net.parameters()), lr=1e-4)
+    tokens = torch.randint(1, VOCABULARY - 1, (args.batch, args.length))
+    labels = torch.randint(0, CLASSES, (args.batch,))
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        F.cross_entropy(net(tokens), labels).backward()
+        optimizer.step()
+
+    before = mixers._rss_mib()
+    times = []
+    for _ in range(args.steps + 1):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    times = sorted(times[1:])
+    seconds = times[len(times) // 2]
+    return dict(step_s=seconds, tokens_per_s=args.batch * args.length
+                / seconds, memory_mib=mixers._peak_mib() - before,
+                threads=torch.get_num_threads())
+
+
+def measure(args, side, model, length, backend):
+    extra = ["--side", side, "--model", model, "--length", str(length),
+             "--batch", str(args.batch), "--hidden", str(args.hidden),
+             "--layers", str(args.layers), "--steps", str(args.steps),
+             "--s4-repo", str(args.s4_repo)]
+    if args.mega_repo:
+        extra += ["--mega-repo", str(args.mega_repo)]
+    return mixers.run_child(args, backend, extra, args.timeout,
+                            script=__file__)
+
+
+def table(args):
+    models = [m for m in args.models if m != "mega" or args.mega_repo]
+    print(f"Training step, {args.layers} blocks of width {args.hidden}, "
+          f"batch {args.batch}, fp32, {os.cpu_count()} CPUs visible; "
+          "ratios: ours / reference (tokens/s: > 1 is faster; memory: "
+          "< 1 is leaner).")
+    head = ["model", "L", "reference tok/s, MiB"] + [
+        f"{b} tok/s ×, mem ×" for b in args.backends]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for model in models:
+        for length in args.lengths:
+            ref = measure(args, "reference", model, length, "torch")
+            cells = [model, str(length)]
+            if "error" in ref:
+                cells.append(ref["error"])
+            else:
+                cells.append(f"{ref['tokens_per_s']:,.0f}, "
+                             f"{ref['memory_mib']:,.0f}")
+            for backend in args.backends:
+                ours = measure(args, "ours", model, length, backend)
+                if "error" in ours:
+                    cells.append(ours["error"])
+                elif "error" in ref:
+                    cells.append(f"{ours['tokens_per_s']:,.0f} tok/s, "
+                                 f"{ours['memory_mib']:,.0f} MiB")
+                else:
+                    cells.append(
+                        f"{ours['tokens_per_s'] / ref['tokens_per_s']:.2f}, "
+                        f"{ours['memory_mib'] / ref['memory_mib']:.2f}")
+            print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--s4-repo", required=True, type=Path,
+                        help="a state-spaces/s4 checkout")
+    parser.add_argument("--mega-repo", type=Path, default=None,
+                        help="a facebookresearch/mega checkout")
+    parser.add_argument("--models", nargs="+", default=list(MODELS),
+                        choices=MODELS)
+    parser.add_argument("--backends", nargs="+", default=list(
+        mixers.BACKENDS), choices=mixers.BACKENDS)
+    parser.add_argument("--lengths", nargs="+", type=int,
+                        default=[1024, 4096, 16384])
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--timeout", type=int, default=1800)
+    parser.add_argument("--side", choices=("ours", "reference"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--length", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.side == "reference":
+        result = child_reference(args)
+    elif args.side == "ours":
+        result = mixers.child_model(args.model, args.length,
+                                    args.batch * args.length, args.hidden,
+                                    args.layers, args.steps)
+    else:
+        return table(args)
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
