@@ -37,19 +37,28 @@ _BLOCK_ELEMENTS = 2**22
 _MIN_BLOCK = 64
 
 
-def resolve_implementation(implementation="auto"):
+# Under TensorFlow on CPU, "auto" keeps plain attention below this many keys
+# and takes the chunked path from it on (see `resolve_implementation`).
+TENSORFLOW_CHUNKED_FROM = 4096
+
+
+def resolve_implementation(implementation="auto", key_length=None):
     """Picks the attention path used by `attention` on this backend.
 
-    `"auto"` is the fastest exact path measured by
-    `benchmarks/attention.py` on CPU (one core, batch 16, width 128,
-    4 heads):
+    `"auto"` is the fastest exact path that fits in memory, measured on
+    2 CPU cores (`benchmarks/attention.py`, and a training step of the
+    quick Transformer: batch 32, width 64, 4 heads, 2 blocks):
     - torch, and any accelerator: `"fused"` (PyTorch's fused kernel, cuDNN);
-    - jax and tensorflow on CPU: `"chunked"`. Under JAX it is 2x faster
-      than `"fused"` at L = 2048 (XLA's CPU path materialises and re-reads
-      L x L scores); under TensorFlow 0.83x the fused time at L = 1024 and
-      0.98x at 2048, with 0.36x and 0.09x the peak memory. Its memory is
-      linear in L, which is what lets the Transformer train at Path-X's
-      16K on a CPU.
+    - jax on CPU: `"chunked"`: 1.5 s a step at L = 1024 against 2.7 s for
+      `"reference"` and 7.1 s for `"fused"` (XLA's CPU path materialises
+      and re-reads L x L scores);
+    - tensorflow on CPU: `"reference"` below `TENSORFLOW_CHUNKED_FROM`
+      keys (1.1 s a step at L = 1024 and 4.1 s at 2048, against 1.8 s and
+      7.1 s chunked: XLA compiles TensorFlow's while loop over small
+      blocks poorly) and when the length is unknown while tracing;
+      `"chunked"` from it on, whose memory is linear in L: plain attention
+      keeps several (batch, heads, L, L) tensors per layer, over 20 GB for
+      four layers at L = 4096, batch 16.
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(
@@ -61,6 +70,9 @@ def resolve_implementation(implementation="auto"):
     backend = keras.backend.backend()
     if backend == "torch" or on_accelerator():
         return "fused"
+    if backend == "tensorflow" and (key_length is None
+                                    or key_length < TENSORFLOW_CHUNKED_FROM):
+        return "reference"
     return "chunked"
 
 
@@ -267,7 +279,7 @@ def attention(
     Returns:
         Tensor (batch, Lq, heads, head_dim).
     """
-    impl = resolve_implementation(implementation)
+    impl = resolve_implementation(implementation, key.shape[1])
     if impl == "chunked" and None in (query.shape[1], key.shape[1]):
         # Lengths unknown while tracing (TensorFlow relaxes shapes after
         # retracing for several lengths): blocks cannot be laid out.

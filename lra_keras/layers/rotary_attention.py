@@ -192,8 +192,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
     The softmax attention itself goes through
     `lra_keras.layers.attention_kernels.attention`: `"auto"` picks the fused
     kernel under torch and on any accelerator, and an exact chunked kernel
-    with a recomputing backward pass, memory linear in L, under JAX and
-    TensorFlow on CPU. The `"fused"` path calls
+    with a recomputing backward pass, memory linear in L, under JAX on CPU
+    and under TensorFlow on CPU from 4096 keys (plain attention, faster
+    there, below). The `"fused"` path calls
     `keras.ops.dot_product_attention` without a `flash_attention` argument,
     i.e. with `flash_attention=None` ("use it where possible"): the backend
     takes a flash kernel whenever its own check passes. JAX: cuDNN on

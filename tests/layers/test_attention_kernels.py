@@ -100,13 +100,20 @@ def test_bad_implementation_is_rejected():
         ak.attention(q, k, v, implementation="magic")
 
 
-def test_auto_takes_a_linear_memory_path_on_every_cpu_backend():
+def test_auto_takes_a_linear_memory_path_at_long_lengths():
     # The fused kernel under PyTorch streams its scores; under JAX and
-    # TensorFlow on CPU only the chunked path does (benchmarks/attention.py).
+    # TensorFlow on CPU only the chunked path does. TensorFlow keeps plain
+    # attention, faster there, below TENSORFLOW_CHUNKED_FROM keys.
     import keras
 
-    expected = "fused" if keras.backend.backend() == "torch" else "chunked"
-    assert ak.resolve_implementation("auto") == expected
+    backend = keras.backend.backend()
+    long = ak.TENSORFLOW_CHUNKED_FROM
+    for length in (1024, long - 1, long, 16384, None):
+        expected = ("fused" if backend == "torch" else
+                    "reference" if backend == "tensorflow"
+                    and (length is None or length < long) else
+                    "chunked")
+        assert ak.resolve_implementation("auto", length) == expected
 
 
 @pytest.mark.parametrize("causal", [False, True])
