@@ -73,14 +73,27 @@ class LengthBucketedBatches(EpochCounted, keras.utils.PyDataset):
             `np.random.default_rng((seed, e))`: a function of the epoch
             alone, so a run resumed at epoch `e` (`set_epoch`, done by
             `EpochSync`) sees the order an uninterrupted run sees.
+        multiple_of: int. Every batch holds a multiple of this many rows
+            (the devices of data-parallel training, which split each
+            batch). A length bucket's rows beyond its last multiple join
+            the next longer bucket; the fewer than `multiple_of` rows left
+            after the longest are left out of the epoch (`left_out`; with
+            `shuffle`, other rows every epoch). 1: every row, as without.
     """
 
     def __init__(self, x, y=None, batch_size=32, padding_id=0,
-                 bucket_step=256, shuffle=False, seed=0, **kwargs):
+                 bucket_step=256, shuffle=False, seed=0, multiple_of=1,
+                 **kwargs):
         super().__init__(**kwargs)
         if int(batch_size) < 1:
             raise ValueError(
                 f"`batch_size` must be >= 1. Received: batch_size={batch_size}"
+            )
+        self.multiple_of = int(multiple_of)
+        if self.multiple_of < 1 or int(batch_size) % self.multiple_of:
+            raise ValueError(
+                f"batch_size={batch_size} does not split evenly among "
+                f"{multiple_of} devices; pick a multiple of {multiple_of}."
             )
         if x.ndim not in (2, 3) or (y is not None and len(y) != len(x)):
             raise ValueError(
@@ -114,10 +127,15 @@ class LengthBucketedBatches(EpochCounted, keras.utils.PyDataset):
         # Stable sort keeps the shuffled order inside each bucket.
         order = order[np.argsort(self.bucket_length[order], kind="stable")]
         batches = []
+        carried = order[:0]
         for length in np.unique(self.bucket_length):
-            rows = order[self.bucket_length[order] == length]
+            rows = np.concatenate(
+                [carried, order[self.bucket_length[order] == length]])
+            whole = len(rows) - len(rows) % self.multiple_of
+            rows, carried = rows[:whole], rows[whole:]
             batches += [rows[i:i + self.batch_size]
                         for i in range(0, len(rows), self.batch_size)]
+        self.left_out = len(carried)
         if self.shuffle:
             batches = [batches[i] for i in rng.permutation(len(batches))]
         # Keras's TensorFlow adapter fixes the tensor spec from the first two

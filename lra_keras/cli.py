@@ -120,6 +120,11 @@ def parser_for(task):
         "accuracy with its 95%% interval",
     )
     parser.add_argument(
+        "--distribute", action="store_true",
+        help="train data-parallel on every visible device (JAX: Keras's "
+        "DataParallel; refused under TensorFlow and PyTorch, saying why)",
+    )
+    parser.add_argument(
         "--tensorboard", action="store_true",
         help="write TensorBoard logs (Keras's callback) to "
         "<run>/tensorboard/, beside metrics.csv; needs the tensorboard "
@@ -162,6 +167,10 @@ def main(task, argv=None):
                 f"--seeds gives {', '.join(map(str, twice))} more than "
                 f"once. Received: --seeds {' '.join(map(str, args.seeds))}"
             )
+        if args.distribute:
+            from lra_keras.distribute import check_backend
+
+            check_backend()
         if (args.tensorboard
                 and importlib.util.find_spec("tensorboard") is None):
             # Keras's callback would fail at the first epoch's end.
@@ -207,6 +216,7 @@ def main(task, argv=None):
                                 if args.backup_minutes else None),
                 callbacks=callbacks,
                 saved_name=saved_name,
+                distribute=args.distribute,
             )
         except Exception as error:  # one line at the command line
             if args.debug:

@@ -143,3 +143,37 @@ def test_shuffled_order_is_a_function_of_seed_and_epoch():
     assert order(fresh) == epochs[2]
     fresh.set_epoch(1)
     assert order(fresh) == epochs[1]
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+def test_batches_split_evenly_among_devices(devices):
+    # 51 rows in several length buckets: every batch a multiple of the
+    # device count, each row at most once, and only 51 % devices rows left
+    # out, other rows in another epoch.
+    x, y, lengths = _rows(n=51)
+    data = LengthBucketedBatches(x, y, batch_size=8, bucket_step=8,
+                                 shuffle=True, seed=1, multiple_of=devices)
+    left_out = []
+    for epoch in (0, 1):
+        data.set_epoch(epoch)
+        seen = []
+        for i in range(len(data)):
+            inputs, _ = data[i]
+            rows = data.batches[i]
+            assert len(rows) % devices == 0
+            assert inputs["token_ids"].shape[1] >= lengths[rows].max()
+            seen += list(rows)
+        assert len(seen) == len(set(seen)) == len(x) - len(x) % devices
+        assert data.left_out == len(x) % devices
+        left_out.append(set(range(len(x))) - set(seen))
+    assert left_out[0] != left_out[1]
+
+
+def test_one_device_batches_are_unchanged_and_uneven_splits_refused():
+    x, y, _ = _rows()
+    one = LengthBucketedBatches(x, y, batch_size=8, bucket_step=8)
+    same = LengthBucketedBatches(x, y, batch_size=8, bucket_step=8,
+                                 multiple_of=1)
+    assert [list(b) for b in one.batches] == [list(b) for b in same.batches]
+    with pytest.raises(ValueError, match="does not split evenly among 3"):
+        LengthBucketedBatches(x, y, batch_size=8, multiple_of=3)

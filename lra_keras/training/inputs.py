@@ -10,6 +10,7 @@ import numpy as np
 
 from lra_keras import data
 from lra_keras.batching import LengthBucketedBatches
+from lra_keras.distribute import batch_multiple
 from lra_keras.tasks import get_task
 
 
@@ -75,10 +76,12 @@ def load_splits(task, hp, data_dir=None):
 
 
 def make_batches(x, y, hp, *, shuffle=False, seed=0, augment=None,
-                 transform=None, batch_size=None):
+                 transform=None, batch_size=None, multiple_of=None):
     """Batches of one split.
 
-    Length-bucketed (`lra_keras.batching`), then, with an `augment`
+    Length-bucketed (`lra_keras.batching`; every batch a multiple of
+    `multiple_of` rows, by default the devices of the active
+    `distribute.distribution_scope`), then, with an `augment`
     (`Augmentation.make`, for training batches) or a `transform`
     (`Technique.batch_transform`), transformed batch by batch by
     `lra_keras.techniques.batches.TechniqueBatches`.
@@ -87,6 +90,7 @@ def make_batches(x, y, hp, *, shuffle=False, seed=0, augment=None,
         x, y, batch_size=batch_size or hp["batch_size"],
         padding_id=hp.get("padding_id"),
         bucket_step=hp.get("bucket_step"), shuffle=shuffle, seed=seed,
+        multiple_of=multiple_of or batch_multiple(),
     )
     if augment is None and transform is None:
         return batches
@@ -103,7 +107,8 @@ def run_batches(task, splits, hp, technique, augmentation=None, seed=0):
     transformed for training (`technique.batch_transform(..., True)`);
     validation batches are transformed for evaluation (the multitask token
     loss weighs 0 there) and never augmented; test batches are plain, for
-    the classifier alone.
+    the classifier alone, all of them (evaluated on one device under
+    `--distribute`).
     """
     train = make_batches(
         *splits["train"], hp, shuffle=True, seed=seed,
@@ -114,5 +119,5 @@ def run_batches(task, splits, hp, technique, augmentation=None, seed=0):
         *splits["val"], hp,
         transform=technique.batch_transform(task, hp, training=False),
     )
-    test = make_batches(*splits["test"], hp)
+    test = make_batches(*splits["test"], hp, multiple_of=1)
     return train, val, test

@@ -20,6 +20,9 @@ import numpy as np
 from lra_keras import techniques
 from lra_keras._atomic import write_json
 from lra_keras.callbacks import NonFiniteLossError
+from lra_keras.distribute import batch_multiple
+from lra_keras.distribute import distribution_scope
+from lra_keras.distribute import single_device
 from lra_keras.hparams import get_hparams
 from lra_keras.models import dtype_policy_scope
 from lra_keras.saving import load_model
@@ -53,6 +56,7 @@ def run(
     backup_seconds=300.0,
     backup_steps=None,
     saved_name=None,
+    distribute=False,
 ):
     """Trains, evaluates and saves one model. Returns (model, metrics).
 
@@ -87,10 +91,15 @@ def run(
 
     Models are built, trained, evaluated and saved under Keras's dtype
     policy `hp["dtype_policy"]` (`models.dtype_policy_scope`), restored
-    afterwards.
+    afterwards. `distribute=True` trains data-parallel on every visible
+    device (`lra_keras.distribute`; JAX only, an error naming the reason
+    under TensorFlow and PyTorch).
     """
     hp = dict(hp) if hp is not None else get_hparams(task)
-    with dtype_policy_scope(hp.get("dtype_policy", "float32")):
+    with dtype_policy_scope(hp.get("dtype_policy", "float32")), \
+            distribution_scope(distribute) as devices:
+        if distribute:
+            print(f"data-parallel over {devices} device(s)", flush=True)
         return _run(
             task, hp, data_dir=data_dir, out_dir=out_dir,
             saved_models_dir=saved_models_dir, export=export, seed=seed,
@@ -154,6 +163,15 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
 
     train, val, test = run_batches(task, splits, hp, technique,
                                    augmentation, seed=seed)
+    devices = batch_multiple()
+    if devices > 1:
+        print(
+            f"data-parallel over {devices} devices: batches hold multiples "
+            f"of {devices} rows; {len(y_train) % devices} training rows an "
+            f"epoch and {len(splits['val'][1]) % devices} validation rows "
+            "are left out; the test split is evaluated whole on one device",
+            flush=True,
+        )
     model = technique.build(hp)
     if encoder_weights is not None:
         model.get_layer("encoder").load_weights(str(encoder_weights))
@@ -197,7 +215,8 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         # accuracy. Keras builds an optimizer on the first evaluation, so
         # it gets Keras's default one, which never steps.
         techniques.NONE.compile(classifier, "rmsprop", hp)
-    test = classifier.evaluate(test, return_dict=True, verbose=0)
+    with single_device():  # every test row, whatever the device count
+        test = classifier.evaluate(test, return_dict=True, verbose=0)
     val_acc = val_accuracies(out_dir, f"val_{accuracy_key}")
     metrics = dict(
         task=task,

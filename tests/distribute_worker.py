@@ -1,0 +1,68 @@
+"""One training step of a tiny family on one device and on two.
+
+    KERAS_BACKEND=jax python tests/distribute_worker.py MODEL
+
+Gives JAX two host platform devices before it starts, then for batches
+of 4 rows (split 2 + 2) and 2 rows (1 + 1) trains one step
+from the same weights without and with
+`distribution_scope`, and prints one JSON line: the device count, and per
+batch the two losses and the largest weight difference after the step.
+"""
+
+import json
+import os
+import sys
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from lra_keras.distribute import distribution_scope  # noqa: E402
+from lra_keras.models import build_classifier  # noqa: E402
+from lra_keras.models import classifier_kwargs  # noqa: E402
+from lra_keras.training import make_optimizer  # noqa: E402
+from tests.models.test_builders import _batch  # noqa: E402
+from tests.models.test_builders import tiny_hparams  # noqa: E402
+
+
+def one_step(hp, initial, x, y, distributed):
+    with distribution_scope(distributed) as devices:
+        net = build_classifier(**classifier_kwargs(hp))
+        net.set_weights(initial)
+        net.compile(
+            optimizer=make_optimizer(hp, total_steps=10),
+            loss=keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True),
+        )
+        history = net.fit(x, y, batch_size=len(y), epochs=1, shuffle=False,
+                          verbose=0)
+        weights = [np.asarray(keras.ops.convert_to_numpy(w))
+                   for w in net.weights]
+    return devices, history.history["loss"][0], weights
+
+
+def main(model):
+    hp = tiny_hparams("listops", model)
+    keras.utils.set_random_seed(0)
+    initial = build_classifier(**classifier_kwargs(hp)).get_weights()
+    x, y = _batch(hp, batch=4)
+    result = {}
+    for rows in (4, 2):
+        xs = {k: v[:rows] for k, v in x.items()}
+        _, loss_1, weights_1 = one_step(hp, initial, xs, y[:rows], False)
+        devices, loss_n, weights_n = one_step(hp, initial, xs, y[:rows],
+                                              True)
+        result["devices"] = devices
+        result[f"rows{rows}"] = dict(
+            loss_one_device=loss_1, loss_distributed=loss_n,
+            moved=max(float(np.abs(a - b).max())
+                      for a, b in zip(weights_1, initial)),
+            weight_difference=max(float(np.abs(a - b).max())
+                                  for a, b in zip(weights_1, weights_n)),
+        )
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

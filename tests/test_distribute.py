@@ -1,0 +1,99 @@
+"""`--distribute`: data-parallel training (`lra_keras.distribute`).
+
+JAX runs on two host devices in a subprocess (the device count is fixed
+before JAX starts): a training step split over them must give the loss
+and weights of one device; a recipe run with `--distribute` trains, and
+evaluates the whole test split. TensorFlow and PyTorch refuse the flag
+with the reason.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import pytest
+
+from lra_keras.distribute import distribution_scope
+from tests.test_recipes import _write_fixture
+
+ROOT = Path(__file__).resolve().parents[1]
+JAX_ONLY = pytest.mark.skipif(keras.backend.backend() != "jax",
+                              reason="data-parallel training is JAX's")
+
+
+def _two_device_env():
+    return dict(os.environ, KERAS_BACKEND="jax", PYTHONPATH=str(ROOT),
+                XLA_FLAGS="--xla_force_host_platform_device_count=2")
+
+
+@JAX_ONLY
+@pytest.mark.parametrize("model", ["transformer", "s4d"])
+def test_a_step_on_two_devices_equals_one_device(model):
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "distribute_worker.py"),
+         model], env=_two_device_env(), capture_output=True, text=True,
+        timeout=600)
+    lines = [line for line in result.stdout.splitlines()
+             if line.startswith("RESULT ")]
+    assert lines, result.stdout[-2000:] + result.stderr[-2000:]
+    found = json.loads(lines[-1][len("RESULT "):])
+    assert found["devices"] == 2
+    for rows in ("rows4", "rows2"):  # split 2 + 2 and 1 + 1
+        step = found[rows]
+        assert step["loss_distributed"] == pytest.approx(
+            step["loss_one_device"], rel=1e-6)
+        assert step["moved"] > 1e-5  # the step changed the weights...
+        assert step["weight_difference"] < 1e-6  # ...as on one device
+
+
+@JAX_ONLY
+def test_recipe_trains_with_distribute_on_two_devices(tmp_path):
+    data_dir = tmp_path / "data"
+    _write_fixture(data_dir)
+    out = tmp_path / "run"
+    cmd = [sys.executable, str(ROOT / "recipes" / "listops.py"),
+           "--preset", "quick", "--data-dir", str(data_dir), "--out",
+           str(out), "--no-export", "--saved-models", "",
+           "--distribute", "--set", "sequence_length=64", "epochs=1",
+           "batch_size=8", "hidden_dim=16", "num_layers=1",
+           "intermediate_dim=32", "bucket_step=16"]
+    result = subprocess.run(cmd, env=_two_device_env(), capture_output=True,
+                            text=True, cwd=tmp_path, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[
+        -3000:]
+    assert "data-parallel over 2 devices: batches hold multiples" in (
+        result.stdout)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert len(metrics["devices"]) == 2
+    # The whole test split was evaluated: the accuracy is a count over
+    # all of its rows.
+    from lra_keras.data import listops
+
+    _, y = listops.read_tsv(data_dir / "basic_test.tsv", max_length=64)
+    hits = metrics["test_accuracy"] * len(y)
+    assert hits == pytest.approx(round(hits), abs=1e-3)
+
+
+@pytest.mark.skipif(keras.backend.backend() == "jax",
+                    reason="JAX supports --distribute")
+def test_other_backends_refuse_distribute_with_the_reason():
+    with pytest.raises(ValueError, match="not supported under the "
+                       f"{keras.backend.backend()} backend"):
+        with distribution_scope(True):
+            pass
+    with distribution_scope(False) as devices:  # off: one device
+        assert devices == 1
+
+
+@pytest.mark.skipif(keras.backend.backend() == "jax",
+                    reason="JAX supports --distribute")
+def test_recipe_refuses_distribute_as_a_usage_error(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "recipes" / "listops.py"),
+         "--distribute"], capture_output=True, text=True, cwd=tmp_path,
+        timeout=300)
+    assert result.returncode == 2
+    assert "--distribute is not supported" in result.stderr
