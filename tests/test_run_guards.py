@@ -302,3 +302,19 @@ def test_self_pretraining_resumed_mid_epoch_equals_an_uninterrupted_run(
     for a, b in zip(straight.weights, resumed.weights):
         np.testing.assert_array_equal(a, b)
     assert not (out / "pretrain" / "backup").exists()
+
+
+def test_a_run_from_before_a_new_common_key_still_matches(tmp_path):
+    # config.json written before `dtype_policy` existed: the key's default
+    # is the behaviour that run had, so the same settings match; another
+    # value of it differs.
+    out = tmp_path / "run"
+    out.mkdir()
+    old = _hp()
+    del old["dtype_policy"]
+    (out / "config.json").write_text(json.dumps(dict(
+        hparams=old, seed=0, data_dir=None)))
+    (out / "metrics.json").write_text(json.dumps(dict(test_accuracy=0.5)))
+    assert prepare(out, _hp(), seed=0) == dict(test_accuracy=0.5)
+    with pytest.raises(RunDirectoryError, match="differing: dtype_policy"):
+        prepare(out, _hp(dtype_policy="mixed_bfloat16"), seed=0)

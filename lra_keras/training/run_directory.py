@@ -89,8 +89,15 @@ def _settings(hp, seed, data_dir):
 
 
 def _differing(saved, current):
-    # The differing hyperparameters by name, then "seed" and "data_dir".
+    # The differing hyperparameters by name, then "seed" and "data_dir". A
+    # common key the saved row lacks (added to lra_keras after that run
+    # started, e.g. dtype_policy) differs only if the current value is not
+    # its default, the behaviour the earlier run had.
+    from lra_keras.hparams import COMMON_KEYS
+
     a, b = saved.get("hparams") or {}, current["hparams"]
+    a = {**{k: COMMON_KEYS[k] for k in b if k in COMMON_KEYS and k not in a},
+         **a}
     differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
     return differ + [k for k in ("seed", "data_dir")
                      if saved.get(k) != current[k]]
