@@ -151,9 +151,8 @@ def _make_chunked(num_blocks, size, causal, length):
     (batch, 1, 1, Lk) key bias (zeros when unmasked). Both passes walk the
     query blocks with `keras.ops.fori_loop` (`lax.fori_loop`,
     `tf.while_loop`, a Python loop under PyTorch), so one block's scores
-    exist at a time: an
-    unrolled loop lets XLA schedule every block at once (measured: 23 GB
-    for two layers at L = 16K under JAX).
+    exist at a time: an unrolled loop lets XLA schedule every block at once
+    (measured: 23 GB for two layers at L = 16K under JAX).
     """
 
     def scores(q_b, k_t, bias, start):

@@ -97,9 +97,7 @@ def run(
     """
     hp = dict(hp) if hp is not None else get_hparams(task)
     with dtype_policy_scope(hp.get("dtype_policy", "float32")), \
-            distribution_scope(distribute) as devices:
-        if distribute:
-            print(f"data-parallel over {devices} device(s)", flush=True)
+            distribution_scope(distribute):
         return _run(
             task, hp, data_dir=data_dir, out_dir=out_dir,
             saved_models_dir=saved_models_dir, export=export, seed=seed,

@@ -26,6 +26,7 @@ import keras
 from lra_keras._atomic import atomic_path
 from lra_keras._atomic import write_json
 from lra_keras.backend_utils import list_devices
+from lra_keras.hparams import COMMON_KEYS
 from lra_keras.hparams import run_name  # noqa: F401 (re-exported)
 
 
@@ -93,8 +94,6 @@ def _differing(saved, current):
     # common key the saved row lacks (added to lra_keras after that run
     # started, e.g. dtype_policy) differs only if the current value is not
     # its default, the behaviour the earlier run had.
-    from lra_keras.hparams import COMMON_KEYS
-
     a, b = saved.get("hparams") or {}, current["hparams"]
     a = {**{k: COMMON_KEYS[k] for k in b if k in COMMON_KEYS and k not in a},
          **a}
