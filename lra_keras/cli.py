@@ -122,7 +122,8 @@ def parser_for(task):
     parser.add_argument(
         "--distribute", action="store_true",
         help="train data-parallel on every visible device (JAX: Keras's "
-        "DataParallel; refused under TensorFlow and PyTorch, saying why)",
+        "DataParallel; TensorFlow: a MirroredStrategy; refused under "
+        "PyTorch, saying why)",
     )
     parser.add_argument(
         "--tensorboard", action="store_true",

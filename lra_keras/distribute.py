@@ -10,21 +10,34 @@
   left over are left out of a training epoch (other rows every epoch) and
   of the validation during training, said when it starts; the test split
   is evaluated whole on one device (`single_device`).
-- TensorFlow: refused, with the reason. Under a
-  `tf.distribute.MirroredStrategy`, Keras 3.15's `fit` first averages the
-  replicas' shares of the first batch (`TensorFlowTrainer.
-  _maybe_symbolic_build`, keras/src/backend/tensorflow/trainer.py lines
-  723-735): that fails on our boolean `padding_mask` input (no `AddN` for
-  bool) and on any batch that does not split evenly (shapes 2 and 1),
-  as measured here with two logical CPUs.
+- TensorFlow: a `tf.distribute.MirroredStrategy` over every logical GPU
+  (else every logical CPU): models are built, compiled and fitted in its
+  scope, the replicas' gradients summed by all-reduce. Batches hold
+  multiples of the replica count as under JAX; the test split is
+  evaluated whole under the strategy, which splits an uneven batch
+  exactly (loss and accuracy of 7 rows in batches of 7, 3 and 1 equal one
+  device's, measured). Keras 3.15's `fit` and `evaluate` first average
+  the replicas' shares of the first batch to build the model
+  symbolically (`TensorFlowTrainer._maybe_symbolic_build`,
+  keras/src/backend/tensorflow/trainer.py lines 723-735); that fails on
+  our boolean `padding_mask` input (no `AddN` for bool). Inside the scope
+  the trainer builds from the first replica's share instead
+  (`_build_from_first_replica`): only its shapes and dtypes are used.
+  `MaskedBatchNormalization` sums its statistics over the replicas
+  (`replica_sum`). A token-weighted loss (`mean_with_sample_weight`:
+  self-pretraining, the multitask token loss) is averaged over each
+  replica's tokens, then over the replicas, as PyTorch's DDP does; JAX
+  averages it over the whole batch's tokens.
 - PyTorch: refused: Keras's `fit` trains on one device under its PyTorch
   backend (multi-GPU PyTorch goes through a hand-written DDP loop, Keras's
   "distributed training with PyTorch" guide).
 
-Multi-GPU: `KERAS_BACKEND=jax python recipes/<task>.py --distribute` uses
-every GPU JAX sees (`CUDA_VISIBLE_DEVICES` selects them). On a CPU,
+Multi-GPU: `KERAS_BACKEND=jax python recipes/<task>.py --distribute` (or
+`KERAS_BACKEND=tensorflow`) uses every GPU the backend sees
+(`CUDA_VISIBLE_DEVICES` selects them). On a CPU,
 `XLA_FLAGS=--xla_force_host_platform_device_count=2` gives JAX two host
-devices, as the tests do.
+devices, and `tf.config.set_logical_device_configuration` TensorFlow two
+logical CPUs, as the tests do.
 """
 
 import contextlib
@@ -32,9 +45,21 @@ import contextlib
 import keras
 
 
+def _tensorflow():
+    import tensorflow as tf
+
+    return tf
+
+
 def batch_multiple():
     """The number of devices a batch is split among: that of the active
     `distribution_scope`, else 1."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        tf = _tensorflow()
+        if tf.distribute.has_strategy():
+            return int(tf.distribute.get_strategy().num_replicas_in_sync)
+        return 1
     active = keras.distribution.distribution()
     if isinstance(active, keras.distribution.DataParallel):
         return int(active.device_mesh.shape[0])
@@ -43,9 +68,13 @@ def batch_multiple():
 
 @contextlib.contextmanager
 def single_device():
-    """Runs its body without the active distribution (on one device, the
-    weights where the distribution put them): evaluating every row of a
-    split, whatever its size."""
+    """Runs its body so that every row of a split is evaluated, whatever
+    its size: under JAX without the active distribution (on one device,
+    the weights where the distribution put them); under TensorFlow as it
+    is (the strategy splits uneven batches exactly)."""
+    if keras.backend.backend() != "jax":
+        yield
+        return
     previous = keras.distribution.distribution()
     keras.distribution.set_distribution(None)
     try:
@@ -55,25 +84,84 @@ def single_device():
 
 
 def check_backend():
-    """Raises ValueError, saying why, unless the backend is JAX."""
+    """Raises ValueError, saying why, unless the backend is JAX or
+    TensorFlow."""
     backend = keras.backend.backend()
-    if backend == "tensorflow":
-        raise ValueError(
-            "--distribute is not supported under the tensorflow backend: "
-            "with a MirroredStrategy, Keras 3.15's fit averages the first "
-            "batch over the replicas (keras/src/backend/tensorflow/"
-            "trainer.py, _maybe_symbolic_build), which fails on the boolean "
-            "padding_mask input and on batches that do not split evenly. "
-            "Use KERAS_BACKEND=jax for data-parallel training."
-        )
-    if backend != "jax":
+    if backend not in ("jax", "tensorflow"):
         raise ValueError(
             f"--distribute is not supported under the {backend} backend: "
             "Keras's fit trains PyTorch models on one device (multi-GPU "
             "PyTorch needs a hand-written DDP loop, see Keras's guide "
             "'Multi-GPU distributed training with PyTorch'). Use "
-            "KERAS_BACKEND=jax for data-parallel training."
+            "KERAS_BACKEND=jax or tensorflow for data-parallel training."
         )
+
+
+def replicas_in_sync():
+    """Whether this runs in one of several replicas of a TensorFlow
+    `MirroredStrategy` (inside its step), whose batch is a share of the
+    whole."""
+    if keras.backend.backend() != "tensorflow":
+        return False
+    context = _tensorflow().distribute.get_replica_context()
+    return context is not None and context.num_replicas_in_sync > 1
+
+
+def replica_sum(x):
+    """`x` summed over the replicas of a TensorFlow `MirroredStrategy`
+    (differentiable all-reduce, as Keras's synchronized BatchNorm,
+    keras/src/backend/tensorflow/nn.py `_compute_moments_sync`); `x`
+    itself elsewhere. JAX's `DataParallel` needs none: its step is one
+    program over the whole batch."""
+    if not replicas_in_sync():
+        return x
+    tf = _tensorflow()
+    return tf.distribute.get_replica_context().all_reduce(
+        tf.distribute.ReduceOp.SUM, x)
+
+
+def _build_from_first_replica(self, iterator=None, data_batch=None):
+    """`TensorFlowTrainer._maybe_symbolic_build` (Keras 3.15,
+    keras/src/backend/tensorflow/trainer.py lines 713-740) with the first
+    replica's share of the first batch in place of the replicas' mean."""
+    tf = _tensorflow()
+    strategy = self.distribute_strategy
+    if iterator is not None:
+        for _, _, it in iterator:
+            data_batch = keras.tree.map_structure(
+                lambda v: (strategy.experimental_local_results(v)[0]
+                           if isinstance(v, tf.distribute.DistributedValues)
+                           else v),
+                next(it),
+            )
+            break
+    with strategy.scope():
+        self._symbolic_build(data_batch=data_batch)
+
+
+@contextlib.contextmanager
+def _mirrored_scope():
+    tf = _tensorflow()
+    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+
+    if not hasattr(TensorFlowTrainer, "_maybe_symbolic_build") or not (
+            hasattr(TensorFlowTrainer, "_symbolic_build")):
+        raise RuntimeError(
+            f"--distribute under TensorFlow relies on Keras 3.15's "
+            f"TensorFlowTrainer._maybe_symbolic_build, which Keras "
+            f"{keras.__version__} lacks; use KERAS_BACKEND=jax."
+        )
+    devices = (tf.config.list_logical_devices("GPU")
+               or tf.config.list_logical_devices("CPU"))
+    strategy = tf.distribute.MirroredStrategy(
+        [device.name for device in devices])
+    original = TensorFlowTrainer._maybe_symbolic_build
+    TensorFlowTrainer._maybe_symbolic_build = _build_from_first_replica
+    try:
+        with strategy.scope():
+            yield strategy.num_replicas_in_sync
+    finally:
+        TensorFlowTrainer._maybe_symbolic_build = original
 
 
 @contextlib.contextmanager
@@ -81,13 +169,16 @@ def distribution_scope(enabled=True):
     """Builds, compiles and fits models inside it on every visible device.
 
     Yields the number of devices the batches are split among (1 when not
-    `enabled`). Raises ValueError under the TensorFlow and PyTorch
-    backends, saying why.
+    `enabled`). Raises ValueError under the PyTorch backend, saying why.
     """
     if not enabled:
         yield 1
         return
     check_backend()
+    if keras.backend.backend() == "tensorflow":
+        with _mirrored_scope() as replicas:
+            yield replicas
+        return
     devices = keras.distribution.list_devices()
     with keras.distribution.DataParallel(devices=devices).scope():
         yield len(devices)

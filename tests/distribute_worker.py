@@ -1,19 +1,32 @@
 """One training step of a tiny family on one device and on two.
 
     KERAS_BACKEND=jax python tests/distribute_worker.py MODEL
+    KERAS_BACKEND=tensorflow python tests/distribute_worker.py \
+        recipe recipes/listops.py ARGS...
 
-Gives JAX two host platform devices before it starts, then for batches
+Gives the backend two devices before it starts (JAX two host platform
+devices, TensorFlow two logical CPUs). Then, given a MODEL, for batches
 of 4 rows (split 2 + 2) and 2 rows (1 + 1) trains one step
 from the same weights without and with
 `distribution_scope`, and prints one JSON line: the device count, and per
 batch the two losses and the largest weight difference after the step.
+Given `recipe SCRIPT ARGS...`, runs that recipe with those arguments.
 """
 
 import json
 import os
+import runpy
 import sys
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+if os.environ.get("KERAS_BACKEND", "jax") == "tensorflow":
+    import tensorflow as tf
+
+    tf.config.set_logical_device_configuration(
+        tf.config.list_physical_devices("CPU")[0],
+        [tf.config.LogicalDeviceConfiguration()] * 2,
+    )
+else:
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
@@ -65,4 +78,8 @@ def main(model):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "recipe":
+        sys.argv = sys.argv[2:]
+        runpy.run_path(sys.argv[0], run_name="__main__")
+    else:
+        main(sys.argv[1])

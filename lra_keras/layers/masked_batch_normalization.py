@@ -19,6 +19,9 @@ from keras import initializers
 from keras import ops
 from keras import regularizers
 
+from lra_keras.distribute import replica_sum
+from lra_keras.distribute import replicas_in_sync
+
 
 @keras.saving.register_keras_serializable(package="lra_keras")
 class MaskedBatchNormalization(keras.layers.Layer):
@@ -203,20 +206,28 @@ class MaskedBatchNormalization(keras.layers.Layer):
 
         `real` is None (all positions real) or a (batch, length, 1) float
         mask. Two passes (mean, then squared deviations of real tokens
-        only), so padding never enters a sum, whatever it holds.
+        only), so padding never enters a sum, whatever it holds. Under a
+        TensorFlow `MirroredStrategy` (`--distribute`) every sum is taken
+        over all replicas (`distribute.replica_sum`): the statistics of
+        the whole batch, as one device and JAX's data parallelism compute
+        them.
         """
-        if real is None:
+        if real is None and not replicas_in_sync():
             # The very computation of keras.layers.BatchNormalization.
             mean, variance = ops.moments(inputs, axes=[0, 1])
             count = ops.sum(ops.ones_like(inputs[..., 0]))
             return mean, variance, count
-        count = ops.sum(real)
+        if real is None:
+            real = ops.ones_like(inputs[..., :1])
+        count = replica_sum(ops.sum(real))
         denominator = ops.maximum(count, 1.0)
         is_real = real > 0
-        mean = ops.sum(ops.where(is_real, inputs, 0.0), axis=(0, 1))
+        mean = replica_sum(
+            ops.sum(ops.where(is_real, inputs, 0.0), axis=(0, 1)))
         mean = mean / denominator
         deviation = ops.where(is_real, inputs - mean, 0.0)
-        variance = ops.sum(ops.square(deviation), axis=(0, 1)) / denominator
+        variance = replica_sum(
+            ops.sum(ops.square(deviation), axis=(0, 1))) / denominator
         return mean, variance, count
 
     def call(self, inputs, padding_mask=None, training=None):

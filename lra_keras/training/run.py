@@ -92,19 +92,26 @@ def run(
     Models are built, trained, evaluated and saved under Keras's dtype
     policy `hp["dtype_policy"]` (`models.dtype_policy_scope`), restored
     afterwards. `distribute=True` trains data-parallel on every visible
-    device (`lra_keras.distribute`; JAX only, an error naming the reason
-    under TensorFlow and PyTorch).
+    device (`lra_keras.distribute`; JAX and TensorFlow, an error naming the
+    reason under PyTorch).
     """
     hp = dict(hp) if hp is not None else get_hparams(task)
-    with dtype_policy_scope(hp.get("dtype_policy", "float32")), \
-            distribution_scope(distribute):
-        return _run(
-            task, hp, data_dir=data_dir, out_dir=out_dir,
-            saved_models_dir=saved_models_dir, export=export, seed=seed,
-            verbose=verbose, callbacks=callbacks, overwrite=overwrite,
-            backup_seconds=backup_seconds, backup_steps=backup_steps,
-            saved_name=saved_name,
-        )
+    with dtype_policy_scope(hp.get("dtype_policy", "float32")):
+        with distribution_scope(distribute):
+            classifier, metrics, export_to = _run(
+                task, hp, data_dir=data_dir, out_dir=out_dir,
+                saved_models_dir=saved_models_dir, export=export,
+                seed=seed, verbose=verbose, callbacks=callbacks,
+                overwrite=overwrite, backup_seconds=backup_seconds,
+                backup_steps=backup_steps, saved_name=saved_name,
+            )
+        if export_to is not None:
+            # Outside the distribution: a SavedModel traced inside a
+            # TensorFlow MirroredStrategy cannot be called outside it.
+            from lra_keras.export import export_saved_model
+
+            export_saved_model(*export_to)
+    return classifier, metrics
 
 
 def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
@@ -124,7 +131,7 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
             "Pass --overwrite (overwrite=True) to train it again.",
             flush=True,
         )
-        return load_model(out_dir / "model.keras"), finished
+        return load_model(out_dir / "model.keras"), finished, None
     out_dir.mkdir(parents=True, exist_ok=True)
     backup_dir = out_dir / "backup"
     resuming = backup_dir.exists()
@@ -167,7 +174,7 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
             f"data-parallel over {devices} devices: batches hold multiples "
             f"of {devices} rows; {len(y_train) % devices} training rows an "
             f"epoch and {len(splits['val'][1]) % devices} validation rows "
-            "are left out; the test split is evaluated whole on one device",
+            "are left out; the test split is evaluated whole",
             flush=True,
         )
     model = technique.build(hp)
@@ -236,17 +243,19 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     save_model(classifier, model_path)
     write_json(out_dir / "metrics.json", metrics)
     TrainingBackup(backup_dir).remove()
+    export_to = None
     if saved_models_dir:
-        save_model_card(
-            model_path, hp, metrics, Path(saved_models_dir), name, export
-        )
+        save_model_card(model_path, hp, metrics, Path(saved_models_dir),
+                        name)
+        if export:
+            export_to = (model_path, Path(saved_models_dir) / name)
     print(
         f"test accuracy: {metrics['test_accuracy']:.4f} "
         f"({task}, {hp['model']}, {hp['preset']} preset, "
         f"{env['backend']}, {metrics['wall_seconds']:.0f} s)",
         flush=True,
     )
-    return classifier, metrics
+    return classifier, metrics, export_to
 
 
 def _check_finite_weights(model, out_dir):

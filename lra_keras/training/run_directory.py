@@ -150,15 +150,12 @@ def prepare(out_dir, hp, *, seed=0, data_dir=None, overwrite=False):
     return None
 
 
-def save_model_card(model_path, hp, metrics, saved_models_dir, name, export):
-    """Copies the model to `saved_models/` with a JSON card and SavedModel."""
+def save_model_card(model_path, hp, metrics, saved_models_dir, name):
+    """Copies the model to `saved_models/` with a JSON card (the
+    SavedModel beside it is `export.export_saved_model`'s)."""
     saved_models_dir = Path(saved_models_dir)
     with atomic_path(saved_models_dir / f"{name}.keras") as temporary:
         shutil.copyfile(model_path, temporary)
     write_json(
         saved_models_dir / f"{name}.json", dict(hparams=hp, metrics=metrics)
     )
-    if export:
-        from lra_keras.export import export_saved_model
-
-        export_saved_model(model_path, saved_models_dir / name)
