@@ -36,8 +36,8 @@ def _two_device_env():
 @pytest.mark.parametrize("model", ["transformer", "s4d"])
 def test_a_step_on_two_devices_equals_one_device(model):
     result = subprocess.run(
-        [sys.executable, WORKER, model], env=_two_device_env(), capture_output=True, text=True,
-        timeout=600)
+        [sys.executable, WORKER, model], env=_two_device_env(),
+        capture_output=True, text=True, timeout=600)
     lines = [line for line in result.stdout.splitlines()
              if line.startswith("RESULT ")]
     assert lines, result.stdout[-2000:] + result.stderr[-2000:]
