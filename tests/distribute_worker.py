@@ -9,7 +9,9 @@ devices, TensorFlow two logical CPUs). Then, given a MODEL, for batches
 of 4 rows (split 2 + 2) and 2 rows (1 + 1) trains one step
 from the same weights without and with
 `distribution_scope`, and prints one JSON line: the device count, and per
-batch the two losses and the largest weight difference after the step.
+batch the two losses and the largest weight difference after the step;
+then the loss and accuracy of 7 rows evaluated in batches of 3 (the last
+of 1, split unevenly) with and without it.
 Given `recipe SCRIPT ARGS...`, runs that recipe with those arguments.
 """
 
@@ -32,6 +34,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from lra_keras.distribute import distribution_scope  # noqa: E402
+from lra_keras.distribute import single_device  # noqa: E402
 from lra_keras.models import build_classifier  # noqa: E402
 from lra_keras.models import classifier_kwargs  # noqa: E402
 from lra_keras.training import make_optimizer  # noqa: E402
@@ -55,6 +58,19 @@ def one_step(hp, initial, x, y, distributed):
     return devices, history.history["loss"][0], weights
 
 
+def evaluation(hp, initial, x, y, distributed):
+    """Loss and accuracy of batches of 3 rows (the last of 1), evaluated
+    as `run` evaluates the test split."""
+    with distribution_scope(distributed):
+        net = build_classifier(**classifier_kwargs(hp))
+        net.set_weights(initial)
+        net.compile(loss=keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True), metrics=["accuracy"])
+        with single_device():
+            return net.evaluate(x, y, batch_size=3, verbose=0,
+                                return_dict=True)
+
+
 def main(model):
     hp = tiny_hparams("listops", model)
     keras.utils.set_random_seed(0)
@@ -74,6 +90,15 @@ def main(model):
             weight_difference=max(float(np.abs(a - b).max())
                                   for a, b in zip(weights_1, weights_n)),
         )
+    # 7 rows: the labels of 4 are the predicted classes, of 3 not.
+    x, _ = _batch(hp, batch=7)
+    net = build_classifier(**classifier_kwargs(hp))
+    net.set_weights(initial)
+    predicted = np.argmax(keras.ops.convert_to_numpy(net(x)), -1)
+    y = np.where(np.arange(7) < 4, predicted, (predicted + 1) % 10)
+    result["evaluation"] = dict(
+        one_device=evaluation(hp, initial, x, y, False),
+        distributed=evaluation(hp, initial, x, y, True))
     print("RESULT " + json.dumps(result), flush=True)
 
 

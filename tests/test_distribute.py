@@ -16,8 +16,11 @@ from pathlib import Path
 import keras
 import pytest
 
+from lra_keras.data import listops
 from lra_keras.distribute import distribution_scope
 from tests.test_recipes import _write_fixture
+from tests.test_resume import _RUN
+from tests.test_resume import _rows
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKEND = keras.backend.backend()
@@ -49,6 +52,12 @@ def test_a_step_on_two_devices_equals_one_device(model):
             step["loss_one_device"], rel=1e-6)
         assert step["moved"] > 1e-5  # the step changed the weights...
         assert step["weight_difference"] < 1e-6  # ...as on one device
+    # Every row evaluated, batches of 2 + 1 and 1 + 0 rows included.
+    evaluated = found["evaluation"]
+    assert evaluated["one_device"]["accuracy"] == pytest.approx(4 / 7)
+    for key in ("loss", "accuracy"):
+        assert evaluated["distributed"][key] == pytest.approx(
+            evaluated["one_device"][key], rel=1e-6)
 
 
 @DISTRIBUTED
@@ -73,8 +82,6 @@ def test_recipe_trains_with_distribute_on_two_devices(tmp_path):
     assert len(metrics["devices"]) == 2
     # The whole test split was evaluated: the accuracy is a count over
     # all of its rows.
-    from lra_keras.data import listops
-
     _, y = listops.read_tsv(data_dir / "basic_test.tsv", max_length=64)
     hits = metrics["test_accuracy"] * len(y)
     assert hits == pytest.approx(round(hits), abs=1e-3)
@@ -83,6 +90,42 @@ def test_recipe_trains_with_distribute_on_two_devices(tmp_path):
     # its outputs against the Keras model.
     assert (tmp_path / "saved" / "listops_transformer_quick"
             / "saved_model.pb").exists()
+
+
+@DISTRIBUTED
+def test_distributed_run_killed_mid_epoch_resumes_to_the_same_result(
+        tmp_path):
+    # test_resume's SIGKILL in epoch 2 between two backups, on two
+    # devices: resumed, the run ends as the one never killed.
+    data_dir = tmp_path / "data"
+    rows = listops.generate(240, seed=4, min_length=10, max_length=60,
+                            num_workers=1)
+    for split, part in (("train", rows[:200]), ("val", rows[200:220]),
+                        ("test", rows[220:])):
+        listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
+    script = tmp_path / "run.py"
+    script.write_text(_RUN)
+
+    def run(out, kill="-"):
+        return subprocess.run(
+            [sys.executable, WORKER, "recipe", str(script), str(data_dir),
+             str(out), kill, "distribute"], env=_two_device_env(),
+            capture_output=True, text=True, cwd=ROOT, timeout=600)
+
+    straight = run(tmp_path / "a")
+    assert straight.returncode == 0, straight.stderr[-3000:]
+    assert "data-parallel over 2 devices" in straight.stdout
+    killed = run(tmp_path / "b", "kill")
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    assert not (tmp_path / "b" / "metrics.json").exists()
+    resumed = run(tmp_path / "b")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "of epoch 2" in resumed.stdout
+    assert _rows(tmp_path / "b") == _rows(tmp_path / "a")
+    expected = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    got = json.loads((tmp_path / "b" / "metrics.json").read_text())
+    for key in ("test_accuracy", "test_loss", "best_val_accuracy"):
+        assert got[key] == expected[key], key
 
 
 @pytest.mark.skipif(BACKEND != "torch",

@@ -206,6 +206,7 @@ from lra_keras.hparams import get_hparams
 from lra_keras.training import run
 
 data_dir, out, kill = sys.argv[1], sys.argv[2], sys.argv[3] == "kill"
+distribute = sys.argv[4:] == ["distribute"]  # tests/test_distribute.py
 
 class Kill(keras.callbacks.Callback):
     step_offset = 0  # set by resumable_fit in a resumed epoch
@@ -222,7 +223,7 @@ hp = get_hparams("listops", "transformer", "quick", sequence_length=64,
                  intermediate_dim=32, bucket_step=None, dropout=0.1)
 run("listops", hp, data_dir=data_dir, out_dir=out, saved_models_dir=None,
     verbose=0, backup_seconds=None, backup_steps=3,
-    callbacks=[Kill()] if kill else [])
+    callbacks=[Kill()] if kill else [], distribute=distribute)
 """
 
 
