@@ -55,6 +55,11 @@ COMMON_KEYS = dict(
     # official size.
     num_samples=None,
     difficulty=None,  # Pathfinder family: "hard" = contour length 14
+    # ListOps generator (generated data only): trees strictly longer than
+    # min_length tokens and shorter than sequence_length, at most max_depth
+    # deep; None: LRA's 500 and 10 (lra_keras.data.listops.generate).
+    min_length=None,
+    max_depth=None,
     towers=1,  # sequences per example (2: retrieval's two documents)
     # Batches are trimmed to their longest row, rounded up to a multiple of
     # bucket_step (lra_keras.batching); None feeds full-length batches.
@@ -123,6 +128,14 @@ COMMON_KEYS = dict(
     # bookkeeping
     source="",
 )
+
+# The keys that choose a task's data (`Task.loader_options`), with the
+# tasks that read each: setting one for another task is an error.
+_LOADER_KEYS = {
+    key: [name for name, spec in TASKS.items() if key in spec.loader_options]
+    for key in sorted({k for spec in TASKS.values()
+                       for k in spec.loader_options})
+}
 
 # Hyperparameters renamed since a release: the error names the new key.
 RENAMED_KEYS = dict(zdim="key_dim", ndim="ema_dim", blocks="num_blocks")
@@ -214,6 +227,15 @@ def resolve(task, model="transformer", preset="paper", technique="none",
         raise ValueError(
             f"Unknown config key(s) {unknown} for task={task!r}, "
             f"model={model!r}.{hint} Known keys: {sorted(hp)}"
+        )
+    foreign = {key: owners for key, owners in _LOADER_KEYS.items()
+               if key in overrides and key not in spec.loader_options
+               and overrides[key] is not None}
+    if foreign:
+        raise ValueError(
+            f"{sorted(foreign)} choose the data of other tasks ({foreign}); "
+            f"task {task!r} reads "
+            f"{list(spec.loader_options) or 'none of them'}."
         )
     apply(overrides, "override")
     apply(dict(task=task, model=model, preset=preset, technique=technique,

@@ -133,6 +133,8 @@ RULES = dict(
     test_samples=_count(optional=True),
     num_samples=_count(optional=True),
     difficulty=Rule(str, choices=tuple(DIFFICULTIES), optional=True),
+    min_length=Rule(int, minimum=0, optional=True),
+    max_depth=Rule(int, minimum=1, optional=True),
     train_difficulty=Rule(str, choices=(*DIFFICULTIES, "all"),
                           optional=True),
     towers=Rule(int, minimum=1, maximum=2),

@@ -140,6 +140,9 @@ TASKS = {
             # digits 1-10, operators 11-14 and "]" 15
             ordinary_ids=(listops.PAD_ID + 1, listops.MASK_ID),
             spt_mask_rate=0.1,
+            # The generator's window and depth: shorter, shallower trees
+            # make a variant of the task (generated data only).
+            loader_options=("min_length", "max_depth"),
             augmentation="operand_permutation",
         ),
         Task(

@@ -467,6 +467,12 @@ def test_small_preset_keeps_the_lra_setting():
         (("listops",), {"technique": "distill"}, "Unknown technique"),
         (("listops",), {"hiden_dim": 3}, "Unknown config key"),
         (("listops", "s4"), {"num_heads": 3}, "Unknown config key"),
+        # a key of another task's data: never silently ignored
+        (("pathfinder",), {"max_depth": 4}, r"\['max_depth'\] choose the "
+         r"data of other tasks \({'max_depth': \['listops'\]}\); task "
+         r"'pathfinder' reads \['difficulty', 'num_samples'\]"),
+        (("listops",), {"num_samples": 100}, r"task 'listops' reads "
+         r"\['min_length', 'max_depth'\]"),
     ],
 )
 def test_bad_keys_are_rejected(args, kwargs, match):

@@ -557,3 +557,41 @@ def test_data_package_imports_no_backend():
                         ("lra_keras.data", "lra_keras._atomic",
                          "lra_keras.tasks")
                     ), (path, name)
+
+
+def test_hyperparameters_min_length_and_max_depth_make_a_variant(
+        tmp_path, monkeypatch):
+    # `min_length` and `max_depth` of a run's row reach the generator
+    # (`Task.loader_options`): shorter, shallower trees.
+    from lra_keras.hparams import get_hparams
+    from lra_keras.training import inputs
+
+    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path))
+    calls, load = [], data.load
+
+    def small_load(task, split, **options):
+        calls.append(options)
+        return load(task, split, num_train=40, num_val=10, num_test=10,
+                    **options)
+
+    monkeypatch.setattr(inputs.data, "load", small_load)
+    hp = get_hparams("listops", "s4d", "quick", sequence_length=64,
+                     min_length=10, max_depth=3)
+    splits = inputs.load_splits("listops", hp)
+    assert calls[0] == dict(data_dir=None, max_length=64, min_length=10,
+                            max_depth=3)
+    x, _ = splits["train"]
+    assert x.shape == (40, 64)
+    lengths = (x != listops.PAD_ID).sum(1)  # tokens without parentheses
+    assert lengths.min() > 10 and lengths.max() < 64
+    # Operators open a level, "]" closes it; an operator is drawn only
+    # above max_depth, so operators nest at most max_depth - 1 deep.
+    operators = np.isin(x, [listops.VOCABULARY.index(t) for t in
+                            ("[MIN", "[MAX", "[MED", "[SM")])
+    closes = x == listops.VOCABULARY.index("]")
+    nesting = np.cumsum(operators.astype(int) - closes, axis=1)
+    assert nesting.max() == 2
+    # The LRA release's files are read as they are: the options are refused.
+    with pytest.raises(ValueError, match="Generator options apply only to "
+                       r"generated data .*'max_depth', 'min_length'"):
+        inputs.load_splits("listops", hp, data_dir=tmp_path)
