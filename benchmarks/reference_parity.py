@@ -143,6 +143,10 @@ def reference_config(repo, args):
     # length; for S4 it is also the length C~ is attuned to (`_setup_C`).
     # None: the batch's length.
     root.model.layer.l_max = getattr(args, "l_max", None)
+    # `n_ssm`: the config's ${..d_model} (one set per channel), or the
+    # command line's.
+    if getattr(args, "num_ssms", None) is not None:
+        root.model.layer.n_ssm = args.num_ssms
     model = OmegaConf.to_container(root.model, resolve=True)
     decoder = OmegaConf.merge(load("pipeline/imdb.yaml").decoder,
                               experiment.decoder)
@@ -220,7 +224,7 @@ def our_hparams(args, **overrides):
         "listops", getattr(args, "family", "s4d"), hidden_dim=args.hidden_dim,
         num_layers=args.num_layers, state_dim=args.state_dim,
         sequence_length=args.length, warmup_steps=0, schedule="constant",
-        **overrides,
+        num_ssms=getattr(args, "num_ssms", None), **overrides,
     )
 
 
@@ -262,7 +266,7 @@ def c_tilde_from_c(c, dA, length):
 
 def convert_reference_weights(state, num_layers, dt_transform,
                               family="s4d", c_parameterization="c",
-                              kernel_length=None):
+                              kernel_length=None, num_ssms=None):
     """The reference's state dict as our variables: {path: array}.
 
     Per block i (`backbone.layers.i`):
@@ -274,7 +278,8 @@ def convert_reference_weights(state, num_layers, dt_transform,
       exp), our `ssm_log_A_real` as it is; `kernel.A_imag`: A.imag =
       -A_imag (`imag_transform` none), ours `ssm_A_imag = -A_imag`. S =
       `n_ssm` copies repeated over the H channels (`repeat(A, 't n -> (v
-      t) n')`).
+      t) n')`): ours holds the S sets as they are with `num_ssms` = S,
+      else (one set per channel) the sets repeated so.
     - `kernel.B` (1, S, N/2, 2) and `kernel.C` (2, H, N/2, 2), complex as
       (real, imag) in the last axis: `ssm_B_real/imag` and `C_real/imag`
       (direction 0 causal, 1 the backward kernel, both sides' first axis).
@@ -312,9 +317,19 @@ def convert_reference_weights(state, num_layers, dt_transform,
         def channels(x):  # (S, ...) -> (H, ...)
             return np.tile(x, (hidden // x.shape[0],) + (1,) * (x.ndim - 1))
 
-        out[f"{mixer}/ssm_log_A_real"] = channels(array(f"{kernel}.A_real"))
-        out[f"{mixer}/ssm_A_imag"] = -channels(array(f"{kernel}.A_imag"))
-        b = channels(array(f"{kernel}.B")[0])  # (H, N/2, 2)
+        def sets(x):  # (S, ...) -> ours: (num_ssms or H, ...)
+            if num_ssms is None:
+                return channels(x)
+            if x.shape[0] != num_ssms:
+                raise ValueError(f"{kernel}: {x.shape[0]} (A, B) sets, ours "
+                                 f"num_ssms={num_ssms}")
+            return x
+
+        log_a_real = array(f"{kernel}.A_real")  # (S, N/2)
+        a_imag = -array(f"{kernel}.A_imag")
+        out[f"{mixer}/ssm_log_A_real"] = sets(log_a_real)
+        out[f"{mixer}/ssm_A_imag"] = sets(a_imag)
+        b = sets(array(f"{kernel}.B")[0])  # (S or H, N/2, 2)
         out[f"{mixer}/ssm_B_real"], out[f"{mixer}/ssm_B_imag"] = b[..., 0], \
             b[..., 1]
         c = array(f"{kernel}.C")  # (2, H, N/2, 2)
@@ -323,14 +338,13 @@ def convert_reference_weights(state, num_layers, dt_transform,
             if p.shape[0] != 1:
                 raise ValueError(f"{kernel}.P: rank {p.shape[0]}; our S4 "
                                  "has rank 1")
-            p = channels(p[0])  # (H, N/2, 2)
             out[f"{mixer}/ssm_P_real"], out[f"{mixer}/ssm_P_imag"] = \
-                p[..., 0], p[..., 1]
+                sets(p[0, ..., 0]), sets(p[0, ..., 1])
+            p = channels(p[0])  # (H, N/2, 2)
             length = int(state[f"{kernel}.l_kernel"])
             dA = nplr_bilinear(
                 np.logaddexp(inv_dt, 0.0),
-                -np.exp(out[f"{mixer}/ssm_log_A_real"])
-                + 1j * out[f"{mixer}/ssm_A_imag"],
+                channels(-np.exp(log_a_real) + 1j * a_imag),
                 p[None, ..., 0] + 1j * p[None, ..., 1])
             cc = c[..., 0] + 1j * c[..., 1]
             if c_parameterization == "c_tilde":
@@ -910,7 +924,8 @@ def part_b(args, modules, config, dt_transform):
     state = copy.deepcopy(ref.state_dict())
     cp = hp.get("C_parameterization", "c")
     conv = dict(c_parameterization=cp,
-                kernel_length=hp.get("kernel_length"))
+                kernel_length=hp.get("kernel_length"),
+                num_ssms=hp["num_ssms"])
     weights = convert_reference_weights(state, args.num_layers, dt_transform,
                                         family, **conv)
     model = build_ours(hp)
@@ -1078,7 +1093,8 @@ def part_c(args, modules, config):
         keras.utils.set_random_seed(seed)
         model = build_ours(hp)
         converted = convert_reference_weights(
-            ref.state_dict(), args.num_layers, hp["dt_transform"], family)
+            ref.state_dict(), args.num_layers, hp["dt_transform"], family,
+            num_ssms=hp["num_ssms"])
         mine = our_weights(model)
         for path, ref_value in converted.items():
             kind = re.sub(rf"^{family}_(mixer|norm)_\d+/", r"\1 ", path)
@@ -1121,6 +1137,10 @@ def main():
                         help="the reference kernel's l_max (the LRA "
                         "config's: 2048); default: the batch's length")
     parser.add_argument("--state-dim", type=int, default=64)
+    parser.add_argument("--num-ssms", type=int, default=None,
+                        help="(A, B) sets the channels share: the "
+                        "reference's n_ssm and ours num_ssms (the CIFAR "
+                        "config's 2); default: one per channel")
     parser.add_argument("--dt-transforms", nargs="+",
                         default=["softplus", "exp"],
                         choices=["softplus", "exp"])

@@ -208,6 +208,8 @@ RULES = dict(
     # S4's trained C or C~ = C (I - A_bar^L) (`lra_keras.layers.S4`)
     C_parameterization=Rule(str, choices=("c", "c_tilde")),
     kernel_length=_count(optional=True),
+    # S4D and S4: (A, B) sets shared by the channels (S4's n_ssm)
+    num_ssms=_count(optional=True),
     causal=Rule(bool),
     prenorm=Rule(bool),
     norm=Rule(str, choices=("layer", "batch")),

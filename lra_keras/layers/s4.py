@@ -86,9 +86,12 @@ from lra_keras.layers.s4d import add_dt_weight
 from lra_keras.layers.s4d import check_B_clip
 from lra_keras.layers.s4d import check_dt_range
 from lra_keras.layers.s4d import check_dt_transform
+from lra_keras.layers.s4d import check_num_ssms
 from lra_keras.layers.s4d import clip_B
 from lra_keras.layers.s4d import complex_normal_part
+from lra_keras.layers.s4d import ssm_copies
 from lra_keras.layers.s4d import step_size
+from lra_keras.layers.s4d import tile_ssms
 from lra_keras.layers.state_space import StateSpaceLayer
 
 S4_INITS = ("legs", "random")
@@ -300,10 +303,11 @@ class S4(StateSpaceLayer):
     kernel is computed exactly by repeated squaring (see the module
     docstring), without an H x N x L intermediate.
 
-    Parameters (per channel, not shared): `ssm_log_dt` (H,);
-    `ssm_log_A_real`, `ssm_A_imag` (H, N/2) with `Re Lambda =
+    Parameters (per channel unless `num_ssms` ties them): `ssm_log_dt`
+    (H,); `ssm_log_A_real`, `ssm_A_imag` (S, N/2) with `Re Lambda =
     -exp(log_A_real)`; `ssm_P_real`, `ssm_P_imag`, `ssm_B_real`,
-    `ssm_B_imag` (H, N/2); `C_real`, `C_imag` (directions, H, N/2),
+    `ssm_B_imag` (S, N/2), S = `num_ssms` or H; `C_real`, `C_imag`
+    (directions, H, N/2),
     `C ~ CN(0, 1)`; or, with `C_parameterization="c_tilde"`, `C_tilde_real`,
     `C_tilde_imag` in their place (see the module docstring).
 
@@ -335,6 +339,9 @@ class S4(StateSpaceLayer):
         kernel_length: int or None. L of `"c_tilde"` (the S4 code's
             `l_max`), required there; inputs may not be longer. Ignored
             with `"c"`. Defaults to None.
+        num_ssms: int or None. The number of independent (Lambda, P, B)
+            sets; channel h uses set h mod S, as the S4 code's `n_ssm`
+            (see `S4D`). Defaults to None (one per channel).
         causal, activation, output_activation, dropout: see
             `StateSpaceLayer`.
 
@@ -362,6 +369,7 @@ class S4(StateSpaceLayer):
         B_clip=None,
         C_parameterization="c",
         kernel_length=None,
+        num_ssms=None,
         causal=True,
         activation="gelu",
         output_activation="glu",
@@ -388,6 +396,7 @@ class S4(StateSpaceLayer):
         check_dt_range(dt_min, dt_max)
         check_dt_transform(dt_transform)
         check_B_clip(B_clip)
+        check_num_ssms(num_ssms)
         if C_parameterization not in C_PARAMETERIZATIONS:
             raise ValueError(
                 f"`C_parameterization` must be one of {C_PARAMETERIZATIONS}."
@@ -416,10 +425,11 @@ class S4(StateSpaceLayer):
         self.kernel_length = (
             None if kernel_length is None else int(kernel_length)
         )
+        self.num_ssms = None if num_ssms is None else int(num_ssms)
 
     def build_ssm(self, hidden_dim):
         half = self.state_dim // 2
-        shape = (hidden_dim, half)
+        shape = (ssm_copies(self.num_ssms, hidden_dim), half)
         # autocast=False: the kernel is computed in float32 (repeated
         # squaring) even under mixed precision.
         self.log_dt = add_dt_weight(
@@ -488,12 +498,17 @@ class S4(StateSpaceLayer):
     def _discretize_dynamics(self):
         """(A_bar (H, N, N), B_bar (H, N)), real."""
         dt = step_size(self)  # (H,)
-        lambda_ = (-ops.exp(self.log_A_real), self.A_imag)  # (H, N/2)
+        H = ops.shape(dt)[0]
+
+        def tiled(*weights):  # (S, N/2) each -> (H, N/2)
+            return tuple(tile_ssms(w, H) for w in weights)
+
+        lambda_ = tiled(-ops.exp(self.log_A_real), self.A_imag)  # (H, N/2)
         return dplr_bilinear(
             dt,
             lambda_,
-            (self.P_real, self.P_imag),
-            (self.B_real, self.B_imag),
+            tiled(self.P_real, self.P_imag),
+            tiled(self.B_real, self.B_imag),
         )
 
     def discretize(self):
@@ -542,5 +557,6 @@ class S4(StateSpaceLayer):
             B_clip=self.B_clip,
             C_parameterization=self.C_parameterization,
             kernel_length=self.kernel_length,
+            num_ssms=self.num_ssms,
         )
         return config

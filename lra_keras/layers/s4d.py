@@ -100,6 +100,41 @@ def clip_B(b, B_clip):
     return b.real + 1j * np.clip(b.imag, -B_clip, B_clip)
 
 
+def check_num_ssms(num_ssms):
+    if num_ssms is not None and (
+        isinstance(num_ssms, bool)
+        or not isinstance(num_ssms, (int, np.integer))
+        or num_ssms < 1
+    ):
+        raise ValueError(
+            "`num_ssms` must be an int >= 1 or None. Received: "
+            f"num_ssms={num_ssms!r}"
+        )
+
+
+def ssm_copies(num_ssms, hidden_dim):
+    """How many independent (A, B) sets a layer of `hidden_dim` channels
+    trains: `num_ssms` (the S4 code's `n_ssm`), None: one per channel."""
+    if num_ssms is None:
+        return hidden_dim
+    if hidden_dim % num_ssms:
+        raise ValueError(
+            f"`num_ssms` ({num_ssms}) must divide the number of channels "
+            f"({hidden_dim}). Received: num_ssms={num_ssms}"
+        )
+    return num_ssms
+
+
+def tile_ssms(x, hidden_dim):
+    """(S, ...) -> (H, ...): channel h reads copy h mod S, as the S4 code
+    repeats its (A, B) sets, `repeat(A, 't n -> (v t) n', v=H // S)`
+    (src/models/sequence/kernels/ssm.py lines 540-541 at d27bdf9)."""
+    copies = ops.shape(x)[0]
+    if copies == hidden_dim:
+        return x
+    return ops.tile(x, (hidden_dim // copies,) + (1,) * (len(x.shape) - 1))
+
+
 def step_size(layer):
     """dt (H,) of a layer whose `add_dt_weight` is `layer.log_dt`."""
     if layer.dt_transform == "exp":
@@ -142,6 +177,12 @@ class S4D(StateSpaceLayer):
             `"lin"` and `"inv"` have a real B, which no clip changes.
         trainable_B: bool. Whether B is trained (else fixed at its
             init). Defaults to True.
+        num_ssms: int or None. The number of independent (A, B) sets, S;
+            channel h uses set h mod S (the S4 code's `n_ssm`: its CIFAR
+            config ties the 512 channels to 2 sets, `configs/experiment/
+            lra/s4-lra-cifar.yaml` line 25). dt and C stay per channel.
+            Must divide the number of channels. None (the default): one
+            set per channel.
         causal, activation, output_activation, dropout: see
             `StateSpaceLayer`.
 
@@ -168,6 +209,7 @@ class S4D(StateSpaceLayer):
         trainable_B=True,
         dt_transform="exp",
         B_clip=None,
+        num_ssms=None,
         causal=True,
         activation="gelu",
         output_activation="glu",
@@ -194,12 +236,14 @@ class S4D(StateSpaceLayer):
         check_dt_range(dt_min, dt_max)
         check_dt_transform(dt_transform)
         check_B_clip(B_clip)
+        check_num_ssms(num_ssms)
         self.init = init
         self.dt_min = dt_min
         self.dt_max = dt_max
         self.trainable_B = bool(trainable_B)
         self.dt_transform = dt_transform
         self.B_clip = None if B_clip is None else float(B_clip)
+        self.num_ssms = None if num_ssms is None else int(num_ssms)
 
     def build_ssm(self, hidden_dim):
         half = self.state_dim // 2
@@ -209,15 +253,17 @@ class S4D(StateSpaceLayer):
             self, hidden_dim, self.dt_transform, self.dt_min, self.dt_max
         )
 
+        shape = (ssm_copies(self.num_ssms, hidden_dim), half)
+
         def constant(name, value, trainable=True):
             weight = self.add_weight(
                 name=name,
-                shape=(hidden_dim, half),
+                shape=shape,
                 initializer="zeros",
                 trainable=trainable,
             )
             value = np.asarray(value, "float32")
-            weight.assign(np.broadcast_to(value, (hidden_dim, half)))
+            weight.assign(np.broadcast_to(value, shape))
             return weight
 
         # Real parts stay negative through -exp(.), so every mode decays.
@@ -240,8 +286,9 @@ class S4D(StateSpaceLayer):
     def discretize(self):
         """(C B_bar, dt A) as (real, imag) pairs: C (dirs, H, N/2)."""
         dt = step_size(self)[:, None]  # (H, 1)
-        a_real = -ops.exp(self.log_A_real)  # (H, N/2)
-        a_imag = self.A_imag
+        H = ops.shape(dt)[0]
+        a_real = tile_ssms(-ops.exp(self.log_A_real), H)  # (H, N/2)
+        a_imag = tile_ssms(self.A_imag, H)
         dta_real, dta_imag = a_real * dt, a_imag * dt  # (H, N/2)
         # ZOH: B_bar = (exp(dt A) - 1) / A * B
         e_real, e_imag = complex_exp(dta_real, dta_imag)
@@ -250,7 +297,10 @@ class S4D(StateSpaceLayer):
             e_real - 1.0, e_imag, a_real, -a_imag
         )
         bbar = complex_multiply(
-            num_real / denom, num_imag / denom, self.B_real, self.B_imag
+            num_real / denom,
+            num_imag / denom,
+            tile_ssms(self.B_real, H),
+            tile_ssms(self.B_imag, H),
         )  # (H, N/2)
         coeff = complex_multiply(self.C_real, self.C_imag, *bbar)
         return coeff, (dta_real, dta_imag)
@@ -271,5 +321,6 @@ class S4D(StateSpaceLayer):
             trainable_B=self.trainable_B,
             dt_transform=self.dt_transform,
             B_clip=self.B_clip,
+            num_ssms=self.num_ssms,
         )
         return config

@@ -474,12 +474,16 @@ def _ssm_args(a, name):
     )
 
 
+# S4D and S4: the number of independent (A, B) sets the channels share
+# (the S4 code's `n_ssm`); None: one per channel.
+_S4_KEYS = dict(_SSM_KEYS, num_ssms=None)
+
 register(Family(
     name="s4d",
-    keys=dict(_SSM_KEYS),
+    keys=dict(_S4_KEYS),
     block=residual_block("s4d", lambda a, name: layer("S4D")(
         init=a["init"], dt_transform=a["dt_transform"], B_clip=a["B_clip"],
-        **_ssm_args(a, name))),
+        num_ssms=a["num_ssms"], **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_B_real",
               "ssm_B_imag"),
     timescales=("ssm_log_dt",),
@@ -492,11 +496,12 @@ register(Family(
     # C_parameterization: "c" (the weights are C) or "c_tilde" (C~ = C (I -
     # A_bar^L), L = kernel_length, as the S4 code's SSMKernelDPLR trains;
     # `layers.S4`); kernel_length is required with "c_tilde".
-    keys=dict(_SSM_KEYS, C_parameterization="c", kernel_length=None),
+    keys=dict(_S4_KEYS, C_parameterization="c", kernel_length=None),
     block=residual_block("s4", lambda a, name: layer("S4")(
         init=a["init"], dt_transform=a["dt_transform"], B_clip=a["B_clip"],
         C_parameterization=a["C_parameterization"],
-        kernel_length=a["kernel_length"], **_ssm_args(a, name))),
+        kernel_length=a["kernel_length"], num_ssms=a["num_ssms"],
+        **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_P_real",
               "ssm_P_imag", "ssm_B_real", "ssm_B_imag"),
     timescales=("ssm_log_dt",),

@@ -229,8 +229,12 @@ Not representable here yet (new keys or code):
   `layers.DLR` keeps per-channel Lambda = exp(dt (-1/2 + i pi n)) through
   -exp(nu), C ~ N(0, 1/2) at the global rate with weight decay
   (`families` would need C_real/C_imag among the DLR dynamics).
-- S4's `n_ssm` (NTFS S4 files: ListOps and Text d_model, Retrieval 256,
-  CIFAR 2, PathX null).
+
+S4's `n_ssm`: the NTFS S4 files set S4's (`configs/experiment/lra/
+s4-lra-*.yaml` and their `-mlm` pretraining files: ListOps and IMDB
+`${..d_model}`, AAN and Pathfinder 256 = d_model, PathX null, i.e. one
+set per channel; CIFAR 2), which the S4 rows' `num_ssms` states and the
+SPT rows inherit.
 """
 
 PAPER = {

@@ -93,8 +93,13 @@ from:
   PathFinder (`src/dataloaders/lra.py`): `input_encoder="linear"`,
   `pixel_mean`, `pixel_std`, `input_encoder_init="torch"`.
 
-Not representable here yet: CIFAR's `n_ssm: 2` and PathX's `n_ssm:
-null`.
+- `num_ssms=2` for CIFAR: `model.layer.n_ssm: 2`
+  (`s4-lra-cifar.yaml` line 25) ties the (A, B) of the 512 channels to 2
+  sets, channel h using set h mod 2 (`ssm.py` lines 537-541, `repeat(A,
+  't n -> (v t) n')`; dt and C stay per channel). Every other task file
+  overrides the layer config's `n_ssm: 1` with one set per channel:
+  `${..d_model}` (ListOps), 256 = d_model (AAN, Pathfinder) or `null`
+  (IMDB, PathX; `ssm.py` line 237, None -> H): `num_ssms=None`.
 
 PathX-256: NTFS C.1.2, "the same configuration as PathX, changing the
 pooling method again from Mean to Max ... the trained from scratch model's
@@ -223,7 +228,7 @@ PAPER = {
         dense_init="torch",
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
-        dt_transform="softplus", B_clip=2.0,
+        dt_transform="softplus", B_clip=2.0, num_ssms=2,
         C_parameterization="c_tilde", kernel_length=1024,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=900,
@@ -242,7 +247,7 @@ PAPER = {
         dense_init="torch",
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
-        dt_transform="softplus", B_clip=2.0,
+        dt_transform="softplus", B_clip=2.0, num_ssms=2,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=900,
         schedule="cosine",

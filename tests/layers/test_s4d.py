@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from lra_keras.layers import hippo
+from lra_keras.layers.s4 import S4
 from lra_keras.layers.s4d import S4D
 from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
@@ -214,11 +215,51 @@ def test_s4d_softplus_config_and_saving_round_trip(tmp_path):
     assert_saving_round_trip(model, _inputs(length=9), tmp_path, atol=1e-5)
 
 
+@pytest.mark.parametrize("layer_class", [S4D, S4])
+def test_num_ssms_ties_channel_h_to_set_h_mod_S(layer_class):
+    # The S4 code's n_ssm: S sets of (A, B) (and P), repeated over the
+    # channels as `repeat(A, 't n -> (v t) n')`: channel h reads set h mod
+    # S. A layer with S sets equals a layer with one set per channel whose
+    # sets are the S sets tiled; dt and C stay per channel.
+    keras.utils.set_random_seed(0)
+    tied = layer_class(state_dim=8, num_ssms=2, causal=False)
+    tied.build((None, None, 6))
+    free = layer_class(state_dim=8, causal=False)
+    free.build((None, None, 6))
+    weights = {v.name: v for v in tied.weights}
+    dynamics = [n for n in weights if n.startswith("ssm_")
+                and n != "ssm_log_dt"]
+    assert {weights[n].shape for n in dynamics} == {(2, 4)}
+    assert weights["ssm_log_dt"].shape == (6,)
+    rng = np.random.default_rng(0)
+    # LegS starts every set alike: make them differ, so that reading set
+    # h // 3 instead of h mod 2 would change the kernel.
+    for name in dynamics:
+        value = to_numpy(weights[name])
+        weights[name].assign(value + 0.1 * rng.normal(size=value.shape))
+    for v in free.weights:
+        value = to_numpy(weights[v.name])
+        v.assign(np.tile(value, (3, 1)) if v.name in dynamics else value)
+    assert_allclose(tied.ssm_kernel(20), free.ssm_kernel(20), atol=1e-5)
+    x = _inputs(hidden=6)
+    assert_allclose(tied(x), free(x), atol=1e-5)
+
+    def count(layer):
+        return sum(int(np.prod(v.shape)) for v in layer.trainable_weights)
+
+    assert count(free) - count(tied) == len(dynamics) * (6 - 2) * 4
+    assert assert_config_round_trip(tied).num_ssms == 2
+    with pytest.raises(ValueError, match=r"`num_ssms` \(4\) must divide "
+                       r"the number of channels \(6\)"):
+        layer_class(state_dim=8, num_ssms=4).build((None, None, 6))
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [dict(state_dim=7), dict(init="hippo"), dict(dt_min=0.1, dt_max=0.01),
      dict(output_activation="swish"), dict(dropout=1.0),
-     dict(dt_transform="log"), dict(B_clip=0.0)],
+     dict(dt_transform="log"), dict(B_clip=0.0), dict(num_ssms=0),
+     dict(num_ssms=True)],
 )
 def test_invalid_arguments_raise(kwargs):
     with pytest.raises(ValueError, match="Received"):
