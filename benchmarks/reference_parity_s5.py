@@ -511,10 +511,10 @@ def steps_per_epoch(script):
     return int(rows / script.bsz)
 
 
-def preset_vs_script(script):
-    """The preset's row against the script's arguments: [(key, ours,
-    theirs, same)]."""
-    hp = get_hparams("listops", "s5")
+def preset_vs_script(script, hp=None):
+    """The preset's row (`hp`, by default the paper row) against the
+    script's arguments: [(key, ours, theirs, same)]."""
+    hp = hp or get_hparams("listops", "s5")
     activation = {"half_glu1": "half_glu", "half_glu2": "half_glu2",
                   "full_glu": "glu", "gelu": None}[script.activation_fn]
     theirs = dict(
