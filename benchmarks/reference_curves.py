@@ -40,12 +40,13 @@ benchmarks):
   (`reference_parity_mega.py`): the README's ListOps command
   (`examples/mega/README.lra.md` lines 27-42) with `mega_lra_listop`, at
   the preset's sizes, dropouts, EMA truncation, classifier width and
-  pooling (`--sen-rep-type` `cls` for "first", `mp` for "mean");
+  pooling (`--sen-rep-type` `cls` for "first", `mp` for "mean") and
+  norm (`--norm-type`); its classifier's dropout is the model's, checked
+  equal to the preset's `head_dropout`;
   fairseq's `Adam` with the preset's rate, betas, epsilon, decay and clip,
   and its trainer's step (summed cross-entropy, `multiply_grads(1 /
   rows)`, `clip_grad_norm`, `step`; trainer.py:529-548). The settings
-  that still differ are printed (the logits' bias: fairseq's has none,
-  model.py:62-66).
+  that still differ are printed.
 `transformer`, `gmlp`: pablomiralles22/long-transformers at lra-paper
   (`reference_parity_yctfs.py`): the rotary Transformer of
   `rotary_transformer_augment.yaml` or the gMLP of the deleted
@@ -84,6 +85,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -305,6 +307,8 @@ def mega_reference_args(modules, hp, repo):
                  "sentence representation (one of "
                  f"{list(SENTENCE_REPRESENTATIONS)})")
     vars(model_args).update(
+        norm_type={"layer": "layernorm", "scale": "scalenorm",
+                   "batch": "batchnorm"}[hp["norm"]],
         encoder_ffn_embed_dim=hp["ffn_intermediate_dim"],
         classifier_out_dim=hp["head_hidden_dim"],
         sen_rep_type=SENTENCE_REPRESENTATIONS[hp["pooling"]],
@@ -401,9 +405,8 @@ def mega_setup(repo, hp):
             modules, config[0], hp).named_parameters()
         if "rel_pos_bias" not in name)
     print(f"parameters besides the relative position biases: ours "
-          f"{ours_count} ({hp['num_classes']} of them the logits' "
-          f"bias), the reference {theirs_count}")
-    if ours_count - hp["num_classes"] != theirs_count:
+          f"{ours_count}, the reference {theirs_count}")
+    if ours_count != theirs_count:
         sys.exit("the parameter counts differ; not training")
     return lambda seed, total: MegaSide(modules, config, hp, total, seed)
 
@@ -707,7 +710,7 @@ def plot(out_dir, png):
                 for r in runs}
     if len(settings) > 1:
         sys.exit(f"{out_dir} holds runs of different settings: {settings}")
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4.3))
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     colours = {"ours": "tab:blue", "reference": "tab:orange"}
     for side in ("ours", "reference"):
         mine = [r for r in runs if r["side"] == side]
@@ -733,10 +736,10 @@ def plot(out_dir, png):
     family = FAMILIES[runs[0].get("family", "s4d")]
     overrides = runs[0].get("overrides") or {}
     shown = " ".join(f"{k}={v}" for k, v in overrides.items())
-    figure.suptitle(
-        f"ListOps {family.title}, preset {runs[0]['preset']}"
-        f"{' + ' + shown if shown else ''}\nlra_keras vs {family.reference}"
-        " (same data, batches and rate at every step)", fontsize=9)
+    figure.suptitle(textwrap.fill(
+        f"ListOps {family.title}: lra_keras vs {family.reference}, same "
+        f"data, batches and rate at every step; preset {runs[0]['preset']}"
+        f"{' + ' + shown if shown else ''}", 120), fontsize=9)
     figure.tight_layout()
     Path(png).parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(png, dpi=110)

@@ -105,6 +105,8 @@ COMMON_KEYS = dict(
     # where the cosine or linear decay reaches 0; None: the run's last step
     schedule_steps=None,
     warmup_power=1.0,  # "linear": the warmup's power (fairseq's)
+    # the rate of the warmup's first step (fairseq's --warmup-init-lr)
+    warmup_initial_learning_rate=0.0,
     # schedule="plateau" (YCTFS A.2), from pablomiralles22/long-transformers
     # configs/scheduler/train_plateau.yaml (ReduceLROnPlateau on the
     # epoch's training loss: factor 0.2, patience 3, min_lr 1e-7) and

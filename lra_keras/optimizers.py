@@ -343,12 +343,13 @@ def _check_warmup(warmup_steps, end_name, end_steps):
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     """A polynomial warmup to `peak`, then a linear decay to 0.
 
-    `peak * (step / warmup_steps) ** warmup_power` up to `warmup_steps`,
-    then `peak * (decay_steps - step) / (decay_steps - warmup_steps)`,
-    0 from `decay_steps` on: fairseq's linear
-    schedule of the MEGA LRA runs (facebookresearch/mega,
-    `fairseq/optim/lr_scheduler/linear_decay_schedule.py`, `step_update`;
-    its warmup starts at `--warmup-init-lr`, 1e-7 there, 0 here).
+    `initial + (peak - initial) * (step / warmup_steps) ** warmup_power` up
+    to `warmup_steps`, then `peak * (decay_steps - step) / (decay_steps -
+    warmup_steps)`, 0 from `decay_steps` on: fairseq's linear schedule of
+    the MEGA LRA runs (facebookresearch/mega,
+    `fairseq/optim/lr_scheduler/linear_decay_schedule.py`, `step_update`
+    with `num_updates` = the steps taken, lines 73-80; its warmup starts at
+    `--warmup-init-lr`, 1e-7 in every MEGA LRA command).
 
     Args:
         peak: float. The rate at the end of the warmup.
@@ -356,24 +357,33 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         decay_steps: int > warmup_steps. The step where the rate is 0.
         warmup_power: float > 0. 1 for a linear warmup (fairseq's
             `--warmup-power`; MEGA's Path-X run uses 2).
+        initial: float in [0, peak). The rate of step 0 when there is a
+            warmup (fairseq's `--warmup-init-lr`). Defaults to 0.
     """
 
-    def __init__(self, peak, warmup_steps, decay_steps, warmup_power=1.0):
+    def __init__(self, peak, warmup_steps, decay_steps, warmup_power=1.0,
+                 initial=0.0):
         _check_warmup(warmup_steps, "decay_steps", decay_steps)
         if not float(warmup_power) > 0:
             raise ValueError(
                 "`warmup_power` must be positive. Received: "
                 f"warmup_power={warmup_power}"
             )
+        if not 0.0 <= float(initial) < float(peak):
+            raise ValueError(
+                "`initial` must be in [0, peak). Received: "
+                f"initial={initial}, peak={peak}"
+            )
         self.peak = float(peak)
         self.warmup_steps = int(warmup_steps)
         self.decay_steps = int(decay_steps)
         self.warmup_power = float(warmup_power)
+        self.initial = float(initial)
 
     def __call__(self, step):
         step = keras.ops.cast(step, "float32")
         warmup = float(max(self.warmup_steps, 1))
-        rising = self.peak * keras.ops.power(
+        rising = self.initial + (self.peak - self.initial) * keras.ops.power(
             keras.ops.minimum(step / warmup, 1.0), self.warmup_power)
         falling = self.peak * keras.ops.clip(
             (self.decay_steps - step)
@@ -385,7 +395,7 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     def get_config(self):
         return dict(peak=self.peak, warmup_steps=self.warmup_steps,
                     decay_steps=self.decay_steps,
-                    warmup_power=self.warmup_power)
+                    warmup_power=self.warmup_power, initial=self.initial)
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")

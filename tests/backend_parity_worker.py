@@ -59,7 +59,8 @@ TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
             sequence_length=32, state_dim=8, num_blocks=2, key_dim=8, ema_dim=2,
             ffn_intermediate_dim=16, kernel_size=5, num_kernel_channels=2,
             chunk_size=None, dropout=0.0, attention_dropout=0.0,
-            warmup_steps=0, learning_rate=1e-3, ssm_learning_rate=None,
+            head_dropout=0.0, warmup_steps=0, learning_rate=1e-3,
+            ssm_learning_rate=None,
             adam_epsilon=1e-6, kernel_initializer="glorot_uniform",
             feature_redraw=False)
 BATCH, LENGTH = 4, 32

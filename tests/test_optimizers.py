@@ -143,11 +143,23 @@ def test_warmup_linear_decay_is_fairseqs_linear_schedule(power):
             expected = peak * max(total - t, 0) / (total - warmup)
         assert float(to_numpy(schedule(t))) == pytest.approx(
             expected, rel=1e-5, abs=1e-9)
+    # fairseq's --warmup-init-lr (1e-7 in the MEGA runs): init + t^p *
+    # (peak - init) / w^p up to w (linear_decay_schedule.py:35, 75).
+    init = 1e-7
+    started = WarmupLinearDecay(peak, warmup, total, power, initial=init)
+    for t in (0, 3, 10, 11, 30):
+        expected = (init + t**power * (peak - init) / warmup**power
+                    if t <= warmup else peak * (total - t) / (total - warmup))
+        assert float(to_numpy(started(t))) == pytest.approx(
+            expected, rel=1e-5, abs=1e-12)
+    assert float(to_numpy(started(0))) == pytest.approx(1e-7, rel=1e-5)
+    with pytest.raises(ValueError, match=r"`initial` must be in \[0, peak\)"):
+        WarmupLinearDecay(peak, warmup, total, initial=peak)
     # Without warmup the first step trains at the peak.
     assert float(to_numpy(WarmupLinearDecay(peak, 0, total)(0))) == \
         pytest.approx(peak)
-    rebuilt = WarmupLinearDecay.from_config(schedule.get_config())
-    assert rebuilt.get_config() == schedule.get_config()
+    rebuilt = WarmupLinearDecay.from_config(started.get_config())
+    assert rebuilt.get_config() == started.get_config()
     with pytest.raises(ValueError, match="decay_steps"):
         WarmupLinearDecay(peak, 10, 10)
 
@@ -162,3 +174,21 @@ def test_s5_schedule_round_trips_and_rejects_a_short_run():
     assert rebuilt.get_config() == schedule.get_config()
     with pytest.raises(ValueError, match="total_steps"):
         S5Schedule(0.003, 10, 10)
+
+
+def test_every_warmup_starts_at_warmup_initial_learning_rate():
+    # Keras's CosineDecay warmup (cosine, constant) rises linearly from it;
+    # S5's own warmup takes none.
+    from lra_keras.training import make_schedule
+
+    row = dict(learning_rate=0.01, warmup_steps=10,
+               warmup_initial_learning_rate=1e-4)
+    for name in ("cosine", "constant", "linear"):
+        schedule = make_schedule(dict(row, schedule=name), 50)
+        assert float(to_numpy(schedule(0))) == pytest.approx(1e-4, rel=1e-5)
+        assert float(to_numpy(schedule(5))) == pytest.approx(
+            1e-4 + 0.5 * (0.01 - 1e-4), rel=1e-5)
+        assert float(to_numpy(schedule(10))) == pytest.approx(0.01, rel=1e-5)
+    with pytest.raises(ValueError, match="takes no "
+                       "`warmup_initial_learning_rate`"):
+        make_schedule(dict(row, schedule="cosine", schedule_style="s5"), 50)

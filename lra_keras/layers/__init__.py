@@ -28,6 +28,10 @@ from lra_keras.layers.rtf import RTF
 from lra_keras.layers.s4 import S4
 from lra_keras.layers.s4d import S4D
 from lra_keras.layers.s5 import S5
+from lra_keras.layers.scale_normalization import ScaleNormalization
+from lra_keras.layers.sequence_norm import NORMS
+from lra_keras.layers.sequence_norm import normalize
+from lra_keras.layers.sequence_norm import sequence_norm
 from lra_keras.layers.sequence_pooling import SequencePooling
 from lra_keras.layers.state_space import StateSpaceLayer
 from lra_keras.layers.transformer_encoder import TransformerEncoder

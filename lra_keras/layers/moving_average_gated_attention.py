@@ -18,6 +18,9 @@ from keras import ops
 
 from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
+from lra_keras.layers.sequence_norm import NORMS
+from lra_keras.layers.sequence_norm import normalize
+from lra_keras.layers.sequence_norm import sequence_norm
 
 ATTENTION_ACTIVATIONS = ("softmax", "laplace")
 
@@ -58,7 +61,7 @@ def relative_position_bias(table, length):
 
 def _check_mega_args(key_dim, intermediate_dim, ema_dim, attention_activation,
                      chunk_size, max_positions, truncation, dropout,
-                     attention_dropout, hidden_dropout):
+                     attention_dropout, hidden_dropout, norm):
     for name, value in (("key_dim", key_dim), ("ema_dim", ema_dim),
                         ("max_positions", max_positions)):
         if int(value) < 1:
@@ -84,6 +87,24 @@ def _check_mega_args(key_dim, intermediate_dim, ema_dim, attention_activation,
             raise ValueError(
                 f"`{name}` must be in [0, 1). Received: {name}={value}"
             )
+    if norm not in NORMS:
+        raise ValueError(
+            f"`norm` must be one of {NORMS}. Received: norm={norm!r}"
+        )
+
+
+class _MegaNorms:
+    """The norm of MEGA's attention and FFN (`norm`, `sequence_norm`)."""
+
+    def _make_norm(self, name, dtype):
+        return sequence_norm(
+            self.norm_type, name, epsilon=self.layer_norm_epsilon,
+            momentum=self.batch_norm_momentum,
+            unbiased=self.batch_norm_unbiased, dtype=dtype)
+
+    @staticmethod
+    def _normalize(norm, x, padding_mask, training):
+        return normalize(norm, x, padding_mask, training)
 
 
 def _dense(units, name, dtype, activation=None):
@@ -99,10 +120,10 @@ def _dense(units, name, dtype, activation=None):
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
-class MovingAverageGatedAttention(keras.layers.Layer):
+class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
     """MEGA's gated single-head attention over an EMA of the sequence.
 
-    The input (LayerNorm'd when `prenorm`) is smoothed by a multi-dimensional
+    The input (normalised when `prenorm`) is smoothed by a multi-dimensional
     damped EMA (`MultiHeadEMA`); the EMA output produces a shared
     query/key representation `z`, a reset gate `r`, an update gate `u` and
     a candidate `hx`. One attention head with a learned relative position
@@ -146,11 +167,22 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         attention_dropout: float. Dropout on the attention weights.
         hidden_dropout: float. Dropout on the values (MEGA's
             `hidden_dropout`). Defaults to 0.
-        prenorm: bool. LayerNorm before the block (`True`) or after the
+        prenorm: bool. The norm before the block (`True`) or after the
             residual update (`False`). Defaults to `False`, the MEGA code's
             `encoder_normalize_before` (its LRA architectures set it per
             task).
-        layer_norm_epsilon: float. Defaults to 1e-5.
+        layer_norm_epsilon: float. The norm's epsilon. Defaults to 1e-5.
+        norm: `"layer"`, `"scale"` or `"batch"`: LayerNorm, ScaleNorm or
+            a batch norm over the real tokens, the MEGA code's
+            `--norm-type` `layernorm` (its ListOps run), `scalenorm` (Text,
+            AAN) or `batchnorm` / `syncbatchnorm` (the pixel tasks;
+            `lra_keras.layers.sequence_norm`). Defaults to `"layer"`.
+        batch_norm_momentum: float. The batch norm's momentum in Keras's
+            convention. Defaults to 0.9 (PyTorch's `BatchNorm1d`, 0.1 in
+            its convention).
+        batch_norm_unbiased: bool. Update the batch norm's moving variance
+            with the unbiased batch variance, as PyTorch does. Defaults to
+            True.
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -183,13 +215,16 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         hidden_dropout=0.0,
         prenorm=False,
         layer_norm_epsilon=1e-5,
+        norm="layer",
+        batch_norm_momentum=0.9,
+        batch_norm_unbiased=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
         _check_mega_args(key_dim, intermediate_dim, ema_dim,
                          attention_activation,
                          chunk_size, max_positions, truncation, dropout,
-                         attention_dropout, hidden_dropout)
+                         attention_dropout, hidden_dropout, norm)
         self.key_dim = int(key_dim)
         self.intermediate_dim = (
             None if intermediate_dim is None else int(intermediate_dim)
@@ -205,6 +240,9 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         self.hidden_dropout = float(hidden_dropout)
         self.prenorm = bool(prenorm)
         self.layer_norm_epsilon = layer_norm_epsilon
+        self.norm_type = norm
+        self.batch_norm_momentum = float(batch_norm_momentum)
+        self.batch_norm_unbiased = bool(batch_norm_unbiased)
         # Width of the relative position table: one chunk, or the longest
         # sequence.
         self.bias_positions = self.chunk_size or self.max_positions
@@ -229,9 +267,7 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         hdim = self.intermediate_dim or 2 * hidden_dim
         self.hdim = hdim
         dtype = self.dtype_policy
-        self.norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, name="norm", dtype=dtype
-        )
+        self.norm = self._make_norm("norm", dtype)
         self.ema = MultiHeadEMA(
             ema_dim=self.ema_dim,
             causal=self.causal,
@@ -327,7 +363,8 @@ class MovingAverageGatedAttention(keras.layers.Layer):
     def call(self, inputs, padding_mask=None, training=None):
         self._check_length(inputs.shape[1])
         residual = inputs  # (B, L, D)
-        x = self.norm(inputs) if self.prenorm else inputs
+        x = (self._normalize(self.norm, inputs, padding_mask, training)
+             if self.prenorm else inputs)
         v = ops.silu(self.v_proj(x))  # (B, L, H)
         mx = self.ema(x, padding_mask=padding_mask)  # (B, L, D)
         mx = self.dropout_layer(mx, training=training)
@@ -346,7 +383,8 @@ class MovingAverageGatedAttention(keras.layers.Layer):
         h = ops.silu(hx + self.h_proj(h * r))  # (B, L, D)
         h = self.dropout_layer(h, training=training)
         out = residual + u * (h - residual)  # (B, L, D)
-        return out if self.prenorm else self.norm(out)
+        return (out if self.prenorm
+                else self._normalize(self.norm, out, padding_mask, training))
 
     def compute_output_shape(self, input_shape):
         return input_shape
@@ -367,6 +405,9 @@ class MovingAverageGatedAttention(keras.layers.Layer):
             hidden_dropout=self.hidden_dropout,
             prenorm=self.prenorm,
             layer_norm_epsilon=self.layer_norm_epsilon,
+            norm=self.norm_type,
+            batch_norm_momentum=self.batch_norm_momentum,
+            batch_norm_unbiased=self.batch_norm_unbiased,
         )
         return config
 
@@ -376,12 +417,12 @@ class MovingAverageGatedAttention(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
-class MegaEncoder(keras.layers.Layer):
+class MegaEncoder(_MegaNorms, keras.layers.Layer):
     """One MEGA block: gated attention, then MEGA's normalised FFN.
 
     `MovingAverageGatedAttention` followed by
-    `x + Dropout(Dense(Dropout(silu(Dense(LayerNorm(x))))))` (the LayerNorm
-    before the FFN when `prenorm`, after the residual otherwise), as in
+    `x + Dropout(Dense(Dropout(silu(Dense(Norm(x))))))` (the norm before
+    the FFN when `prenorm`, after the residual otherwise), as in
     `MegaSentenceEncoderLayer` of the MEGA code base
     (https://arxiv.org/abs/2209.10655). This is the block the MEGA models
     stack.
@@ -389,9 +430,10 @@ class MegaEncoder(keras.layers.Layer):
     Args:
         key_dim, intermediate_dim, ema_dim, attention_activation, causal,
         chunk_size, max_positions, truncation, dropout,
-        attention_dropout, hidden_dropout, prenorm, layer_norm_epsilon:
+        attention_dropout, hidden_dropout, prenorm, layer_norm_epsilon,
+        norm, batch_norm_momentum, batch_norm_unbiased:
             as in `MovingAverageGatedAttention`; `dropout`,
-            `hidden_dropout`, `prenorm` and `layer_norm_epsilon` also apply
+            `hidden_dropout`, `prenorm` and the norm's arguments also apply
             to the FFN (`hidden_dropout` after its activation).
         ffn_intermediate_dim: int or None. Width of the FFN hidden layer.
             Defaults to `2 * hidden_dim`.
@@ -427,13 +469,16 @@ class MegaEncoder(keras.layers.Layer):
         hidden_dropout=0.0,
         prenorm=False,
         layer_norm_epsilon=1e-5,
+        norm="layer",
+        batch_norm_momentum=0.9,
+        batch_norm_unbiased=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
         _check_mega_args(key_dim, intermediate_dim, ema_dim,
                          attention_activation,
                          chunk_size, max_positions, truncation, dropout,
-                         attention_dropout, hidden_dropout)
+                         attention_dropout, hidden_dropout, norm)
         if ffn_intermediate_dim is not None and int(ffn_intermediate_dim) < 1:
             raise ValueError(
                 "`ffn_intermediate_dim` must be None or >= 1. Received: "
@@ -457,6 +502,9 @@ class MegaEncoder(keras.layers.Layer):
         self.hidden_dropout = float(hidden_dropout)
         self.prenorm = bool(prenorm)
         self.layer_norm_epsilon = layer_norm_epsilon
+        self.norm_type = norm
+        self.batch_norm_momentum = float(batch_norm_momentum)
+        self.batch_norm_unbiased = bool(batch_norm_unbiased)
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
@@ -476,12 +524,13 @@ class MegaEncoder(keras.layers.Layer):
             hidden_dropout=self.hidden_dropout,
             prenorm=self.prenorm,
             layer_norm_epsilon=self.layer_norm_epsilon,
+            norm=self.norm_type,
+            batch_norm_momentum=self.batch_norm_momentum,
+            batch_norm_unbiased=self.batch_norm_unbiased,
             name="mega_attention",
             dtype=dtype,
         )
-        self.ffn_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, name="ffn_norm", dtype=dtype
-        )
+        self.ffn_norm = self._make_norm("ffn_norm", dtype)
         self.ffn_inner = _dense(ffn_dim, "ffn_inner", dtype, "silu")
         self.ffn_outer = _dense(hidden_dim, "ffn_outer", dtype)
         self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=dtype)
@@ -498,11 +547,13 @@ class MegaEncoder(keras.layers.Layer):
         x = self.attention(
             inputs, padding_mask=padding_mask, training=training
         )  # (B, L, D)
-        h = self.ffn_norm(x) if self.prenorm else x
+        h = (self._normalize(self.ffn_norm, x, padding_mask, training)
+             if self.prenorm else x)
         h = self.hidden_dropout_layer(self.ffn_inner(h), training=training)
         h = self.dropout_layer(self.ffn_outer(h), training=training)
         x = x + h  # (B, L, D)
-        return x if self.prenorm else self.ffn_norm(x)
+        return (x if self.prenorm
+                else self._normalize(self.ffn_norm, x, padding_mask, training))
 
     def compute_output_shape(self, input_shape):
         return input_shape
@@ -524,6 +575,9 @@ class MegaEncoder(keras.layers.Layer):
             hidden_dropout=self.hidden_dropout,
             prenorm=self.prenorm,
             layer_norm_epsilon=self.layer_norm_epsilon,
+            norm=self.norm_type,
+            batch_norm_momentum=self.batch_norm_momentum,
+            batch_norm_unbiased=self.batch_norm_unbiased,
         )
         return config
 

@@ -190,6 +190,7 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
 def build_classifier(task, model="transformer", *, num_classes,
                      vocabulary_size, pooling="mean", head="mlp",
                      head_hidden_dim=None, head_activation="gelu",
+                     head_dropout=0.0, logits_bias=True,
                      pair_features="nli", towers=1, token_head=False,
                      **arch):
     """Sequence classifier: encoder -> padding-aware pooling -> head.
@@ -211,6 +212,11 @@ def build_classifier(task, model="transformer", *, num_classes,
         head_hidden_dim: int or None. Width of the MLP head's hidden layer;
             None: the encoder's width.
         head_activation: activation of the MLP head's hidden layer.
+        head_dropout: float. Dropout on the MLP head's hidden layer,
+            before its activation (the MEGA code's `act(dropout(Linear(x)))`).
+            Defaults to 0.
+        logits_bias: bool. Whether the logits layer has a bias. Defaults to
+            True.
         pair_features: `"nli"` or `"concat"` (retrieval only).
         towers: 1 or 2. Number of sequences per example.
         token_head: bool. Also return `token_logits`, a linear head on the
@@ -249,17 +255,27 @@ def build_classifier(task, model="transformer", *, num_classes,
     head_layers = []
     if head == "mlp":
         head_layers.append(keras.layers.Dense(
-            head_hidden_dim or hidden_dim, activation=head_activation,
+            head_hidden_dim or hidden_dim,
+            activation=None if head_dropout else head_activation,
             name="head_hidden",
             **dense_initializers(dense_init, head_inputs),
         ))
+        if head_dropout:
+            head_layers += [
+                keras.layers.Dropout(head_dropout, name="head_dropout"),
+                keras.layers.Activation(head_activation,
+                                        name="head_activation"),
+            ]
         head_inputs = head_hidden_dim or hidden_dim
     # Output layers compute in float32 under a mixed precision policy
     # (`dtype_policy`), as Keras's mixed precision guide advises: the
     # logits and the softmax of the loss keep float32's range.
+    logits_init = dense_initializers(dense_init, head_inputs)
+    if not logits_bias:
+        logits_init.pop("bias_initializer", None)
     head_layers.append(keras.layers.Dense(
-        num_classes, name="logits", dtype="float32",
-        **dense_initializers(dense_init, head_inputs)))
+        num_classes, name="logits", dtype="float32", use_bias=logits_bias,
+        **logits_init))
     tokens_head = (
         keras.layers.Dense(vocabulary_size, name="token_logits",
                            dtype="float32",

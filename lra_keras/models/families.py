@@ -93,6 +93,12 @@ HEAD_DEFAULTS = dict(
     head="mlp",
     head_hidden_dim=None,  # None: hidden_dim
     head_activation="gelu",
+    # dropout between the MLP head's hidden layer and its activation (the
+    # MEGA code's classifier: act(dropout(Linear(x))), model.py:53-56, 195)
+    head_dropout=0.0,
+    # whether the logits layer has a bias (the MEGA code's has none,
+    # model.py:62-66)
+    logits_bias=True,
     # retrieval: "nli" ([u, v, u * v, u - v], LRA and S4) or "concat"
     # ([u, v], YCTFS and MEGA)
     pair_features="nli",
@@ -174,23 +180,15 @@ def layer(name):
 
 
 def make_norm(arch, name):
-    """The norm of a residual block (`arch["norm"]`), called as
-    `norm(x, mask)`; also the final norm of such stacks."""
-    import keras
-
-    if arch.get("norm", "layer") == "layer":
-        norm = keras.layers.LayerNormalization(epsilon=1e-5, name=name)
-        return lambda x, mask: norm(x)
-    if arch["norm"] != "batch":
-        raise ValueError(
-            f"`norm` must be 'layer' or 'batch'. Received: norm="
-            f"{arch['norm']!r}"
-        )
-    norm = layer("MaskedBatchNormalization")(
-        momentum=arch["batch_norm_momentum"], epsilon=1e-5,
-        unbiased_moving_variance=arch["batch_norm_unbiased"], name=name,
+    """The norm of a residual block (`arch["norm"]`: "layer", "batch" or
+    "scale", `lra_keras.layers.sequence_norm`), called as `norm(x, mask)`;
+    also the final norm of such stacks."""
+    norm = layer("sequence_norm")(
+        arch.get("norm", "layer"), name,
+        momentum=arch.get("batch_norm_momentum", 0.9),
+        unbiased=arch.get("batch_norm_unbiased", False),
     )
-    return lambda x, mask: norm(x, padding_mask=mask)
+    return lambda x, mask: layer("normalize")(norm, x, mask)
 
 
 def residual_block(family, make_mixer):
@@ -598,6 +596,11 @@ register(Family(
         dropout=0.0,
         attention_dropout=0.0,
         prenorm=False,  # the MEGA code's encoder_normalize_before default
+        # the MEGA code's --norm-type: "layer", "scale" or "batch" (its
+        # BatchNorm1d: PyTorch's momentum and unbiased moving variance)
+        norm="layer",
+        batch_norm_momentum=0.9,
+        batch_norm_unbiased=True,
         causal=False,
     ),
     block=_layer_block(lambda a, i: layer("MegaEncoder")(
@@ -613,6 +616,9 @@ register(Family(
         dropout=a["dropout"],
         attention_dropout=a["attention_dropout"],
         prenorm=a["prenorm"],
+        norm=a["norm"],
+        batch_norm_momentum=a["batch_norm_momentum"],
+        batch_norm_unbiased=a["batch_norm_unbiased"],
         name=f"mega_block_{i}",
     )),
     dynamics=("ema_delta", "ema_alpha", "ema_beta", "ema_gamma",

@@ -28,9 +28,9 @@ from. `lra_keras.hparams.get_hparams` merges them.
 
 Conventions shared by every family, stated once here (not per row):
 - BatchNorm is `MaskedBatchNormalization` (statistics over real tokens
-  only; the sources' BatchNorm also counts padding); MEGA's ScaleNorm and
-  BatchNorm and DLR's norm stay LayerNorm for now (NTFS C.1.3 uses
-  LayerNorm for DLR).
+  only; the sources' BatchNorm also counts padding); MEGA's ScaleNorm is
+  `ScaleNormalization` (`norm="scale"`); DLR's norm is LayerNorm (NTFS
+  C.1.3).
 - Tokens go through `keras.layers.Embedding`; the S4, S5 and MEGA pixel
   rows through a linear encoder of the normalised grey value
   (`input_encoder="linear"`, `layers.PixelEncoder`) as their code does.

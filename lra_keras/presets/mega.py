@@ -37,11 +37,22 @@ data_process.py:140-147) 250000 x 128 / 160000 = 200. The commands pass
 attention runs are these rows (None). The architectures' own chunk sizes
 (1024 for cifar10 and pf32, 128 x 128 for pf128) are the whole sequence,
 full attention as well.
-Not representable here yet: the norm types (layernorm ListOps, scalenorm
-Text/AAN, batchnorm pixels, syncbatchnorm Path-X: README.lra.md:34, 52,
-70, 88, 106, 124; ours LayerNorm), the head's
-dropout and its logits without bias, and the warmup's start at 1e-7
-(ours 0).
+`head_dropout` = the run's `--dropout` and `logits_bias=False`: the
+classifier's Linear is followed by the model's dropout module before its
+activation, `act(dropout(Linear(x)))` (model.py:53-56, 195-196), and its
+projection to the classes has no bias (model.py:62-66).
+`warmup_initial_learning_rate=1e-7`: every command's `--warmup-init-lr
+'1e-07'` (README.lra.md:40, 58, 76, 94, 112, 130).
+`norm`: `--norm-type` (README.lra.md:34, 52, 70, 88, 106, 124) picks
+`SequenceNorm` (`fairseq/modules/sequence_norm.py`) for the attention,
+the FFN and the final norm of pre-norm stacks: `layernorm` ListOps ->
+"layer"; `scalenorm` Text and AAN -> "scale" (`ScaleNormalization`);
+`batchnorm` CIFAR-10 and Pathfinder, `syncbatchnorm` Path-X (the same
+statistics gathered over the GPUs; `MaskedBatchNormalization` gathers them
+over the replicas under `--distribute`) -> "batch", PyTorch's
+`BatchNorm1d` (momentum 0.1 in its convention, eps 1e-5, the unbiased
+moving variance: `batch_norm_unbiased=True`). The pixel tasks have no
+padding, so a batch norm over the real tokens is theirs exactly.
 
 Path-X (mega_lra_pf128): batch 2 x update-freq 8 x 8 GPUs = 128;
 125000 x 128 / 160000 = 100 epochs; `--warmup-updates 25000` with
@@ -64,6 +75,8 @@ PAPER = {
         adam_beta_2=0.98, adam_epsilon_style="keras",
         weight_decay_on="all", head="mlp",
         head_hidden_dim=160, head_activation="gelu",
+        head_dropout=0.1, logits_bias=False,
+        warmup_initial_learning_rate=1e-7, norm="layer",
         source=(
             "MEGA LRA run (Ma et al. 2023, README.lra.md:26-42, "
             "model.py:406-424 mega_lra_listop)"
@@ -80,6 +93,8 @@ PAPER = {
         adam_beta_2=0.98, adam_epsilon_style="keras",
         weight_decay_on="all", head="mlp",
         head_hidden_dim=256, head_activation="gelu",
+        head_dropout=0.1, logits_bias=False,
+        warmup_initial_learning_rate=1e-7, norm="scale",
         source=(
             "MEGA LRA run (Ma et al. 2023, README.lra.md:44-60, "
             "model.py:461-478 mega_lra_imdb)"
@@ -97,6 +112,8 @@ PAPER = {
         weight_decay_on="all", head="mlp",
         head_hidden_dim=256, head_activation="gelu",
         pair_features="concat",
+        head_dropout=0.1, logits_bias=False,
+        warmup_initial_learning_rate=1e-7, norm="scale",
         source=(
             "MEGA LRA run (Ma et al. 2023, README.lra.md:62-78, "
             "model.py:503-520 mega_lra_aan)"
@@ -115,6 +132,9 @@ PAPER = {
         head_hidden_dim=320, head_activation="gelu",
         input_encoder="linear", pixel_mean=0.48, pixel_std=0.24,
         input_encoder_init="mega",
+        head_dropout=0.0, logits_bias=False,
+        warmup_initial_learning_rate=1e-7, norm="batch",
+        batch_norm_unbiased=True,
         source=(
             "MEGA LRA run (Ma et al. 2023, README.lra.md:80-96, "
             "model.py:560-578 mega_lra_cifar10)"
@@ -133,6 +153,9 @@ PAPER = {
         head_hidden_dim=256, head_activation="gelu",
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="mega",
+        head_dropout=0.0, logits_bias=False,
+        warmup_initial_learning_rate=1e-7, norm="batch",
+        batch_norm_unbiased=True,
         source=(
             "MEGA LRA run (Ma et al. 2023, README.lra.md:98-114, "
             "model.py:620-638 mega_lra_pf32)"
@@ -152,6 +175,9 @@ PAPER = {
         warmup_power=2.0,
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="mega",
+        head_dropout=0.0, logits_bias=False,
+        warmup_initial_learning_rate=1e-7, norm="batch",
+        batch_norm_unbiased=True,
         source=(
             "MEGA LRA run (Ma et al. 2023, README.lra.md:116-132, "
             "model.py:648-666 mega_lra_pf128)"
@@ -171,6 +197,9 @@ PAPER = {
         warmup_power=2.0,
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="mega",
+        head_dropout=0.0, logits_bias=False,
+        warmup_initial_learning_rate=1e-7, norm="batch",
+        batch_norm_unbiased=True,
         source=(
             "derived: the MEGA Path-X run (mega_lra_pf128) at 256x256, "
             "chunks of 16384, max pooling as Never Train from Scratch "

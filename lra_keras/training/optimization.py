@@ -94,7 +94,9 @@ def make_schedule(hp, total_steps):
     """Learning rate: constant, cosine or linear decay after a warmup.
 
     The cosine and constant schedules warm up linearly; "linear" (MEGA's)
-    with the power `warmup_power` (`optimizers.WarmupLinearDecay`). Both
+    with the power `warmup_power` (`optimizers.WarmupLinearDecay`); each
+    warmup starts at `warmup_initial_learning_rate` (MEGA's 1e-7; 0 by
+    default; S5's own warmup takes none). Both
     decays reach 0 at `schedule_steps` (default: `total_steps`). "plateau"
     has the constant shape here; its reductions come from
     `ScheduledAdamW` and `ReduceOnTrainingPlateau` (see `make_optimizer`).
@@ -113,16 +115,26 @@ def make_schedule(hp, total_steps):
             f"one of {SCHEDULE_STYLES}. Received: schedule={schedule!r}, "
             f"schedule_style={style!r}"
         )
+    initial = float(hp.get("warmup_initial_learning_rate") or 0.0)
     if style == "s5" and schedule in ("constant", "cosine"):
+        if initial:
+            raise ValueError(
+                "S5's warmup starts at peak / warmup_steps "
+                "(`schedule_style='s5'`); it takes no "
+                "`warmup_initial_learning_rate`. Received: "
+                f"warmup_initial_learning_rate={initial}"
+            )
         return S5Schedule(peak, warmup, max(total_steps, warmup + 1),
                           cosine=schedule == "cosine")
     if schedule == "linear":
         return WarmupLinearDecay(peak, warmup, max(total_steps, warmup + 1),
-                                 float(hp.get("warmup_power", 1.0)))
+                                 float(hp.get("warmup_power", 1.0)),
+                                 initial=initial)
     if schedule != "cosine" and warmup == 0:
         return peak
+    # Keras's warmup rises linearly from `initial_learning_rate`.
     return keras.optimizers.schedules.CosineDecay(
-        initial_learning_rate=0.0 if warmup else peak,
+        initial_learning_rate=initial if warmup else peak,
         decay_steps=max(1, total_steps - warmup),
         # alpha=1 keeps the rate at its peak after warmup: "constant".
         alpha=0.0 if schedule == "cosine" else 1.0,

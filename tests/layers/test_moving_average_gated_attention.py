@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from lra_keras.layers.masked_batch_normalization import MaskedBatchNormalization
 from lra_keras.layers.moving_average_gated_attention import MegaEncoder
 from lra_keras.layers.moving_average_gated_attention import (
     MovingAverageGatedAttention,
@@ -12,6 +13,7 @@ from lra_keras.layers.moving_average_gated_attention import (
 from lra_keras.layers.moving_average_gated_attention import (
     relative_position_bias,
 )
+from lra_keras.layers.scale_normalization import ScaleNormalization
 from tests.layers.test_multi_head_ema import call
 from tests.layers.test_multi_head_ema import compiled
 from tests.layers.test_multi_head_ema import numpy_ema
@@ -33,7 +35,16 @@ def numpy_laplace(x):
 
 
 def numpy_norm(x, norm):
-    """A Keras LayerNormalization layer applied in numpy."""
+    """A norm layer applied in numpy: LayerNorm; ScaleNorm, the MEGA
+    code's `scalar * x * rsqrt(mean(x^2) + eps)` (scale_norm.py:27-33);
+    or a batch norm in inference mode (its moving statistics)."""
+    if isinstance(norm, ScaleNormalization):
+        return to_numpy(norm.gain) * x / np.sqrt(
+            (x**2).mean(-1, keepdims=True) + norm.epsilon)
+    if isinstance(norm, MaskedBatchNormalization):
+        mean, var = (to_numpy(norm.moving_mean), to_numpy(norm.moving_variance))
+        return (to_numpy(norm.gamma) * (x - mean) / np.sqrt(var + norm.epsilon)
+                + to_numpy(norm.beta))
     return numpy_layer_norm(x, to_numpy(norm.gamma), to_numpy(norm.beta),
                             norm.epsilon)
 
@@ -113,7 +124,10 @@ def randomize(layer, seed=0):
     rng = np.random.default_rng(seed)
     for w in layer.weights:
         if not w.name.startswith("ema_"):
-            w.assign(rng.normal(size=w.shape).astype("float32") * 0.5)
+            value = rng.normal(size=w.shape).astype("float32") * 0.5
+            if w.name == "moving_variance":
+                value = np.abs(value) + 0.5
+            w.assign(value)
 
 
 def inputs_and_mask(seed=0, batch=2, length=14, dim=4, pad_from=9):
@@ -244,6 +258,7 @@ def test_weights_and_names():
         (dict(chunk_size=0), "chunk_size"),
         (dict(dropout=1.0), "dropout"),
         (dict(truncation=-1), "truncation"),
+        (dict(norm="rms"), "norm"),
     ],
 )
 def test_bad_arguments_are_rejected(kwargs, match):
@@ -253,20 +268,46 @@ def test_bad_arguments_are_rejected(kwargs, match):
         MegaEncoder(**kwargs)
 
 
-def test_encoder_matches_numpy_reference():
+# The MEGA code's --norm-type (SequenceNorm): layernorm, scalenorm,
+# batchnorm (here in inference mode), before or after each sublayer.
+@pytest.mark.parametrize("prenorm", [True, False])
+@pytest.mark.parametrize("norm", ["layer", "scale", "batch"])
+def test_encoder_matches_numpy_reference(norm, prenorm):
     x, mask = inputs_and_mask(seed=5)
     block = MegaEncoder(
         key_dim=6, ema_dim=3, ffn_intermediate_dim=7, chunk_size=5,
-        attention_activation="laplace", prenorm=True,
+        attention_activation="laplace", prenorm=prenorm, norm=norm,
     )
     block.build(x.shape)
     randomize(block, seed=4)
+    kinds = {"layer": keras.layers.LayerNormalization,
+             "scale": ScaleNormalization, "batch": MaskedBatchNormalization}
+    assert isinstance(block.ffn_norm, kinds[norm])
+    assert isinstance(block.attention.norm, kinds[norm])
     h = numpy_mega(block.attention, x, mask)
-    f = silu(numpy_dense(numpy_norm(h, block.ffn_norm),
+    f = silu(numpy_dense(numpy_norm(h, block.ffn_norm) if prenorm else h,
                          block.ffn_inner))
     expected = h + numpy_dense(f, block.ffn_outer)
+    if not prenorm:
+        expected = numpy_norm(expected, block.ffn_norm)
     out = call(block, x, mask)
     np.testing.assert_allclose(out[mask], expected[mask], atol=5e-5)
+    rebuilt = assert_config_round_trip(block)
+    assert rebuilt.norm_type == norm
+
+
+def test_batch_norm_encoder_trains_on_real_tokens_only():
+    # In training mode the batch norm's statistics come from the real
+    # tokens: what padded positions hold changes no real output.
+    x, mask = inputs_and_mask(seed=8, pad_from=6)
+    x2 = np.where(mask[..., None], x, 100.0).astype("float32")
+    block = MegaEncoder(key_dim=6, ema_dim=3, chunk_size=5, norm="batch")
+    block.build(x.shape)
+    randomize(block, seed=5)
+    # Eager: the training call updates the moving statistics.
+    a = to_numpy(block(x, padding_mask=mask, training=True))
+    b = to_numpy(block(x2, padding_mask=mask, training=True))
+    np.testing.assert_allclose(a[mask], b[mask], atol=1e-5)
 
 
 def test_gradients_are_finite():

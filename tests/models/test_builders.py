@@ -1,3 +1,5 @@
+import math
+
 import keras
 import numpy as np
 import pytest
@@ -241,6 +243,41 @@ def test_linear_head_and_no_final_norm_are_one_dense_on_the_pool():
     np.testing.assert_allclose(
         to_numpy(net(x)), to_numpy(net.get_layer("logits")(pooled)),
         atol=1e-5)
+
+
+def test_mega_head_drops_before_its_activation_and_has_no_logits_bias():
+    # The MEGA code's classifier: act(dropout(Linear(x))), then a Linear
+    # to the classes without bias (fairseq/models/lra/model.py:53-66, 195).
+    hp = tiny_hparams("listops", "mega")
+    hp.update(head="mlp", head_hidden_dim=12, head_dropout=0.5,
+              logits_bias=False)
+    net = build_classifier(**classifier_kwargs(hp))
+    names = [layer.name for layer in net.layers]
+    assert names[-4:] == ["head_hidden", "head_dropout", "head_activation",
+                          "logits"]
+    assert [w.name for w in net.get_layer("logits").weights] == ["kernel"]
+    assert net.get_layer("head_hidden").activation.__name__ == "linear"
+    x, _ = _batch(hp)
+    pooled = to_numpy(net.get_layer("pooling")(
+        net.get_layer("encoder")(x), padding_mask=x["padding_mask"]))
+    hidden = net.get_layer("head_hidden")
+    z = pooled @ to_numpy(hidden.kernel) + to_numpy(hidden.bias)
+    gelu = 0.5 * z * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
+    expected = gelu @ to_numpy(net.get_layer("logits").kernel)
+    np.testing.assert_allclose(to_numpy(net(x)), expected, atol=1e-4)
+    # In training mode the dropout acts between the two.
+    train = to_numpy(net(x, training=True))
+    assert np.abs(train - expected).max() > 1e-3
+
+
+def test_scale_norm_in_a_residual_stack():
+    # norm="scale" (MEGA's scalenorm) in any residual family: one gain per
+    # norm, the final norm of a pre-norm stack included.
+    hp = tiny_hparams("listops", "s4d")
+    hp.update(norm="scale", prenorm=True, final_norm=True)
+    net = build_classifier(**classifier_kwargs(hp))
+    gains = [w.path for w in net.weights if w.path.endswith("/gain")]
+    assert len(gains) == hp["num_layers"] + 1, gains
 
 
 def test_tied_dropout_drops_whole_channels_along_the_sequence():

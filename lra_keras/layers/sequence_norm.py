@@ -1,0 +1,43 @@
+"""The norms of the residual blocks, by name: one place for every family.
+
+`"layer"` (`keras.layers.LayerNormalization`), `"batch"`
+(`MaskedBatchNormalization`: statistics over the real tokens) and `"scale"`
+(`ScaleNormalization`: one gain over the root mean square), as the MEGA
+code's `SequenceNorm` chooses among them by `--norm-type`
+(facebookresearch/mega `fairseq/modules/sequence_norm.py`; its
+`syncbatchnorm` is `"batch"` with the statistics of the whole batch, which
+`MaskedBatchNormalization` gathers over the replicas under `--distribute`).
+"""
+
+import keras
+
+from lra_keras.layers.masked_batch_normalization import MaskedBatchNormalization
+from lra_keras.layers.scale_normalization import ScaleNormalization
+
+NORMS = ("layer", "batch", "scale")
+
+
+def sequence_norm(kind, name, epsilon=1e-5, momentum=0.9, unbiased=False,
+                  dtype=None):
+    """The norm layer `kind` (one of `NORMS`); call it through `normalize`.
+
+    `momentum` and `unbiased` are the batch norm's (see
+    `MaskedBatchNormalization`); the others ignore them.
+    """
+    if kind == "layer":
+        return keras.layers.LayerNormalization(
+            epsilon=epsilon, name=name, dtype=dtype)
+    if kind == "batch":
+        return MaskedBatchNormalization(
+            momentum=momentum, epsilon=epsilon,
+            unbiased_moving_variance=unbiased, name=name, dtype=dtype)
+    if kind == "scale":
+        return ScaleNormalization(epsilon=epsilon, name=name, dtype=dtype)
+    raise ValueError(f"`norm` must be one of {NORMS}. Received: norm={kind!r}")
+
+
+def normalize(norm, x, padding_mask=None, training=None):
+    """`norm(x)`; a batch norm also gets the padding mask and the mode."""
+    if isinstance(norm, MaskedBatchNormalization):
+        return norm(x, padding_mask=padding_mask, training=training)
+    return norm(x)
