@@ -211,6 +211,7 @@ RULES = dict(
     kernel_length=_count(optional=True),
     # S4D and S4: (A, B) sets shared by the channels (S4's n_ssm)
     num_ssms=_count(optional=True),
+    dropout_before_activation=Rule(bool),
     causal=Rule(bool),
     prenorm=Rule(bool),
     # lra_keras.layers.sequence_norm.NORMS

@@ -169,7 +169,9 @@ def test_dlr_rows_are_the_s4_rows_with_the_dlr_layer():
                         learning_rate=lr, batch_size=batch, norm="layer",
                         tie_dropout=False)
         expected.pop("batch_norm_unbiased", None)
-        expected.pop("num_ssms", None)  # S4's n_ssm; the DLR has none
+        # S4's n_ssm and FFTConv dropout: the DLR has neither
+        expected.pop("num_ssms", None)
+        expected.pop("dropout_before_activation", None)
         expected.update(ntfs_schedules.get(task, {}))
         if task in ("pathx", "pathx256"):
             expected["pooling"] = "max"
@@ -602,7 +604,8 @@ def test_rtf_rows_are_the_s4d_rows_with_the_rtf_cells():
     # presets.rtf: the S4D row of the task, its discretisation cells
     # dropped, the RTF configs' state_size / num_a / trunc_len.
     s4d_only = {"init", "dt_min", "dt_max", "dt_transform", "B_clip",
-                "dt_learning_rate", "source", "state_dim", "num_ssms"}
+                "dt_learning_rate", "source", "state_dim", "num_ssms",
+                "dropout_before_activation"}
     rtf_only = {"num_denominators", "truncation", "source", "state_dim"}
     for task in TASKS:
         row = PAPER[(task, "rtf")]

@@ -70,6 +70,13 @@ class StateSpaceLayer(keras.layers.Layer):
         dense_init: `"keras"`, `"torch"` or `"lecun"`: how
             `output_dense` starts (`lra_keras.layers.dense_init`).
             Defaults to `"keras"`.
+        dropout_before_activation: bool. Also drop `x` before the
+            activation, at the same rate and tied along the sequence, as
+            the S4 code's `FFTConv` does before its GELU
+            (`src/models/sequence/kernels/fftconv.py` lines 134-137 at
+            d27bdf9), in addition to the dropout after it (`S4Block`'s
+            `self.drop`, `src/models/sequence/modules/s4block.py` line
+            154). Defaults to False.
     """
 
     def __init__(
@@ -80,6 +87,7 @@ class StateSpaceLayer(keras.layers.Layer):
         output_activation="glu",
         dropout=0.0,
         dense_init="keras",
+        dropout_before_activation=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -102,6 +110,7 @@ class StateSpaceLayer(keras.layers.Layer):
         self.activation = keras.activations.get(activation)
         self.output_activation = output_activation
         self.dropout = float(dropout)
+        self.dropout_before_activation = bool(dropout_before_activation)
 
     # Whether `D u` is added to the SSM's output (RTF keeps its feedthrough
     # in the kernel instead).
@@ -155,6 +164,11 @@ class StateSpaceLayer(keras.layers.Layer):
         self.dropout_layer = keras.layers.Dropout(
             self.dropout, noise_shape=(None, 1, None), dtype=dtype
         )
+        self.pre_activation_dropout_layer = None
+        if self.dropout_before_activation:
+            self.pre_activation_dropout_layer = keras.layers.Dropout(
+                self.dropout, noise_shape=(None, 1, None), dtype=dtype
+            )
         width = {"glu": 2 * self.hidden_dim, "half_glu": self.hidden_dim,
                  "half_glu2": self.hidden_dim,
                  "linear": self.hidden_dim}.get(self.output_activation)
@@ -172,6 +186,8 @@ class StateSpaceLayer(keras.layers.Layer):
         x = self.ssm_convolve(u)
         if self.D is not None:
             x = x + u * ops.cast(self.D, u.dtype)
+        if self.pre_activation_dropout_layer is not None:
+            x = self.pre_activation_dropout_layer(x, training=training)
         y = self.activation(x)
         if self.activation_dropout():
             y = self.dropout_layer(y, training=training)
@@ -199,6 +215,7 @@ class StateSpaceLayer(keras.layers.Layer):
             output_activation=self.output_activation,
             dropout=self.dropout,
             dense_init=self.dense_init,
+            dropout_before_activation=self.dropout_before_activation,
         )
         return config
 

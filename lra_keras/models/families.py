@@ -473,15 +473,18 @@ def _ssm_args(a, name):
 
 
 # S4D and S4: the number of independent (A, B) sets the channels share
-# (the S4 code's `n_ssm`); None: one per channel.
-_S4_KEYS = dict(_SSM_KEYS, num_ssms=None)
+# (the S4 code's `n_ssm`), None: one per channel; whether `dropout` also
+# acts before the activation (the S4 code's FFTConv drops there too).
+_S4_KEYS = dict(_SSM_KEYS, num_ssms=None, dropout_before_activation=False)
 
 register(Family(
     name="s4d",
     keys=dict(_S4_KEYS),
     block=residual_block("s4d", lambda a, name: layer("S4D")(
         init=a["init"], dt_transform=a["dt_transform"], B_clip=a["B_clip"],
-        num_ssms=a["num_ssms"], **_ssm_args(a, name))),
+        num_ssms=a["num_ssms"],
+        dropout_before_activation=a["dropout_before_activation"],
+        **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_B_real",
               "ssm_B_imag"),
     timescales=("ssm_log_dt",),
@@ -499,6 +502,7 @@ register(Family(
         init=a["init"], dt_transform=a["dt_transform"], B_clip=a["B_clip"],
         C_parameterization=a["C_parameterization"],
         kernel_length=a["kernel_length"], num_ssms=a["num_ssms"],
+        dropout_before_activation=a["dropout_before_activation"],
         **_ssm_args(a, name))),
     dynamics=("ssm_log_dt", "ssm_log_A_real", "ssm_A_imag", "ssm_P_real",
               "ssm_P_imag", "ssm_B_real", "ssm_B_imag"),

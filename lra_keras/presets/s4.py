@@ -61,6 +61,11 @@ from:
   line 10 is commented out): `l_max` is null, the kernel is asked for the
   input's length 1024 (`kernels/fftconv.py` line 92) and the first call
   sets L = 1024 (`ssm.py` lines 793-794).
+- `dropout_before_activation=True`: the block drops twice, before its
+  GELU (`FFTConv`, `src/models/sequence/kernels/fftconv.py` lines
+  134-137) and after it (`S4Block.drop`, `src/models/sequence/modules/
+  s4block.py` line 154), both at `model.dropout` (only CIFAR's 0.1 is
+  not 0), besides the residual dropout.
 - `tie_dropout=True`: `configs/model/s4.yaml` (`tie_dropout: true`) for
   every task; no input dropout (`embedding_dropout=0.0`: `dropinp` 0,
   `src/models/sequence/backbones/model.py`).
@@ -119,6 +124,7 @@ PAPER = {
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=64,
         init="legs", dt_min=0.001, dt_max=0.1, output_activation="glu",
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         C_parameterization="c_tilde", kernel_length=2048,
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=0.01,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.05, epochs=40,
@@ -137,6 +143,7 @@ PAPER = {
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=64,
         init="legs", dt_min=0.001, dt_max=0.1, output_activation="glu",
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=0.01,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.05, epochs=40,
         warmup_steps=1000, schedule="cosine",
@@ -155,6 +162,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         C_parameterization="c_tilde", kernel_length=4096,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=16, weight_decay=0.05, epochs=32, warmup_steps=1000,
@@ -173,6 +181,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=16, weight_decay=0.05, epochs=32, warmup_steps=1000,
         schedule="cosine",
@@ -191,6 +200,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         C_parameterization="c_tilde", kernel_length=4000,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.05, epochs=20, warmup_steps=2500,
@@ -210,6 +220,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.05, epochs=20, warmup_steps=2500,
         schedule="cosine",
@@ -228,7 +239,8 @@ PAPER = {
         dense_init="torch",
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
-        dt_transform="softplus", B_clip=2.0, num_ssms=2,
+        dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True, num_ssms=2,
         C_parameterization="c_tilde", kernel_length=1024,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=900,
@@ -247,7 +259,8 @@ PAPER = {
         dense_init="torch",
         hidden_dim=512, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.1, prenorm=False,
-        dt_transform="softplus", B_clip=2.0, num_ssms=2,
+        dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True, num_ssms=2,
         pooling="mean", learning_rate=0.01, ssm_learning_rate=0.001,
         batch_size=50, weight_decay=0.05, epochs=200, warmup_steps=900,
         schedule="cosine",
@@ -267,6 +280,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         C_parameterization="c_tilde", kernel_length=1024,
         pooling="last", learning_rate=0.004, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.03, epochs=200, warmup_steps=2500,
@@ -287,6 +301,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         pooling="last", learning_rate=0.004, ssm_learning_rate=0.001,
         batch_size=64, weight_decay=0.03, epochs=200, warmup_steps=2500,
         schedule="cosine",
@@ -307,6 +322,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         C_parameterization="c_tilde", kernel_length=16384,
         pooling="mean", learning_rate=0.001, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
@@ -327,6 +343,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         pooling="mean", learning_rate=0.001, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",
@@ -347,6 +364,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         C_parameterization="c_tilde", kernel_length=65536,
         pooling="max", learning_rate=1e-4, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
@@ -367,6 +385,7 @@ PAPER = {
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=1e-4,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
         dt_transform="softplus", B_clip=2.0,
+        dropout_before_activation=True,
         pooling="max", learning_rate=1e-4, ssm_learning_rate=5e-4,
         batch_size=16, weight_decay=0.05, epochs=50, warmup_steps=50000,
         schedule="cosine",

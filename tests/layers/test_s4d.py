@@ -254,6 +254,34 @@ def test_num_ssms_ties_channel_h_to_set_h_mod_S(layer_class):
         layer_class(state_dim=8, num_ssms=4).build((None, None, 6))
 
 
+def test_dropout_before_activation_drops_the_activations_input_too():
+    # The S4 code drops x before its GELU (FFTConv) and again after it
+    # (S4Block), both masks tied along the sequence: every channel of the
+    # output is 0 or gelu(x / (1 - p)) / (1 - p); dropping after the
+    # activation alone gives 0 or gelu(x) / (1 - p).
+    x = _inputs(length=10, hidden=64, batch=3)
+    p = 0.5
+    for before in (True, False):
+        keras.utils.set_random_seed(1)
+        layer = S4D(state_dim=8, causal=False, dropout=p,
+                    output_activation=None, dropout_before_activation=before)
+        layer.build(x.shape)
+        u = to_numpy(layer.ssm_kernel(10))
+        pre = numpy_causal_conv(x, u[0], u[1]) + x * to_numpy(layer.D)
+        scale = 1 / (1 - p) if before else 1.0
+        kept = numpy_gelu(pre * scale) / (1 - p)  # (batch, length, H)
+        y = to_numpy(layer(x, training=True))
+        dropped = np.all(np.abs(y) < 1e-6, axis=1)  # (batch, H)
+        survived = np.all(np.abs(y - kept) < 2e-4 * (1 + np.abs(kept)),
+                          axis=1)
+        assert np.all(dropped | survived), before
+        # Two masks at rate 0.5 keep a quarter of the channels, one a half.
+        share = survived.mean()
+        assert (0.12 < share < 0.4) if before else (0.35 < share < 0.65)
+        assert_allclose(layer(x), numpy_gelu(pre), atol=1e-4)  # inference
+    assert assert_config_round_trip(layer).dropout_before_activation is False
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [dict(state_dim=7), dict(init="hippo"), dict(dt_min=0.1, dt_max=0.01),
