@@ -43,6 +43,16 @@ class ReduceOnTrainingPlateau(keras.callbacks.Callback):
     BEFORE `BackupAndRestore` in the list, so that each epoch's update is
     in the backup written at that epoch's end.
 
+    With an optimizer whose final decay resets (`ScheduledAdamW(
+    final_decay_resets=True)`), the reductions made before the final decay
+    are forgotten when it starts: from its first step the rate is the
+    schedule's times `final_decay_factor`, and later plateaus reduce that,
+    as the YCTFS code's `SequentialLR` sets its cooldown `ConstantLR`'s
+    closed-form rate (initial rate x 0.1) at the milestone while
+    `ReduceLROnPlateau` keeps acting on the optimizer's rate
+    (long-transformers@lra-paper `src/training/scheduler_builder.py` lines
+    66-87, `configs/scheduler/constant_w_cooldown.yaml`).
+
     Args:
         factor: float in (0, 1). Rate multiplier of one reduction.
             Defaults to 0.2.
@@ -98,6 +108,29 @@ class ReduceOnTrainingPlateau(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         self._optimizer()
+
+    def _resets_at(self):
+        """The step whose start resets the plateau scale, or None."""
+        optimizer = self._optimizer()
+        if (not optimizer.final_decay_resets
+                or optimizer.final_decay_step is None
+                or optimizer.final_decay_factor == 1.0):
+            return None
+        return optimizer.final_decay_step
+
+    def on_epoch_begin(self, epoch, logs=None):
+        # Read here, after `BackupAndRestore` restored the optimizer; the
+        # reset happens at the end of the step before the final decay
+        # (so the logs and any backup then hold it), or here for a final
+        # decay from step 0.
+        self._iteration = int(_value(self._optimizer().iterations))
+        if self._iteration == 0 and self._resets_at() == 0:
+            self._optimizer().plateau_scale.assign(1.0)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._iteration += 1
+        if self._iteration == self._resets_at():
+            self._optimizer().plateau_scale.assign(1.0)
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs if logs is not None else {}

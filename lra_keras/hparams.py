@@ -118,6 +118,11 @@ COMMON_KEYS = dict(
     plateau_min_learning_rate=1e-7,
     final_decay_factor=0.1,
     final_decay_fraction=0.1,  # share of the training steps, at the end
+    # "reset": the final decay starts from the schedule's rate x the factor,
+    # forgetting the plateau reductions (the YCTFS code's SequentialLR of
+    # ConstantLRs, scheduler_builder.py lines 66-87); "multiply": it
+    # multiplies the reduced rate
+    final_decay_style="reset",
     gradient_clipnorm=None,
     # Keras's dtype policy for the run: "float32", or "mixed_bfloat16" /
     # "mixed_float16" (float32 weights, output layers, FFTs and SSM

@@ -203,6 +203,11 @@ class ScheduledAdamW(AdamW):
             Defaults to `None` (no final decay).
         final_decay_factor: float. Rate multiplier of the final decay.
             Defaults to 1.0.
+        final_decay_resets: bool. Whether the final decay forgets the
+            plateau reductions made before it (the YCTFS code's cooldown;
+            `callbacks.ReduceOnTrainingPlateau` resets the scale when it
+            starts) rather than multiplying the reduced rate. Defaults to
+            False.
         weight_decay_excluded: list of regex. Variable names that get no
             weight decay (`exclude_from_weight_decay(var_names=...)`),
             kept in the config so that a loaded model keeps them.
@@ -226,6 +231,7 @@ class ScheduledAdamW(AdamW):
         rate_multipliers=None,
         final_decay_step=None,
         final_decay_factor=1.0,
+        final_decay_resets=False,
         weight_decay_excluded=None,
         **kwargs,
     ):
@@ -253,6 +259,7 @@ class ScheduledAdamW(AdamW):
             None if final_decay_step is None else int(final_decay_step)
         )
         self.final_decay_factor = float(final_decay_factor)
+        self.final_decay_resets = bool(final_decay_resets)
         self.weight_decay_excluded = list(weight_decay_excluded or [])
         if self.weight_decay_excluded:
             self.exclude_from_weight_decay(
@@ -324,6 +331,7 @@ class ScheduledAdamW(AdamW):
             rate_multipliers=dict(self.rate_multipliers),
             final_decay_step=self.final_decay_step,
             final_decay_factor=self.final_decay_factor,
+            final_decay_resets=self.final_decay_resets,
             weight_decay_excluded=list(self.weight_decay_excluded),
         )
         return config

@@ -168,6 +168,7 @@ RULES = dict(
     plateau_min_learning_rate=Rule(float, minimum=0),
     final_decay_factor=Rule(float, positive=True, maximum=1),
     final_decay_fraction=_fraction(),
+    final_decay_style=Rule(str, choices=("reset", "multiply")),
     gradient_clipnorm=Rule(float, positive=True, optional=True),
     dtype_policy=Rule(str, choices=DTYPE_POLICIES),
     # --- techniques (their owners check how the keys combine) ---

@@ -154,6 +154,27 @@ def test_plateau_reduces_after_patience_epochs_without_improvement():
         lr * np.array([1, 1, 0.2, 0.2, 0.04, 0.04, 0.008]), rtol=1e-5)
 
 
+@pytest.mark.parametrize("style, factors", [
+    # The YCTFS code's cooldown: from step 6 the initial rate x 0.1, the
+    # earlier reductions forgotten, then reduced again on plateaus.
+    ("reset", [1, 1, 0.2, 0.2, 0.04, 0.1, 0.02, 0.02]),
+    ("multiply", [1, 1, 0.2, 0.2, 0.04, 0.004, 0.0008, 0.0008]),
+])
+def test_final_decay_resets_or_multiplies_the_plateau_rate(style, factors):
+    # One step an epoch, 8 steps, the final decay from step 6; a loss that
+    # never improves after epoch 0 reduces every second epoch. The rate
+    # logged at an epoch's end is the next step's.
+    lr = 0.01
+    hp = _hp(learning_rate=lr, schedule="plateau", plateau_factor=0.2,
+             plateau_patience=2, final_decay_fraction=0.25,
+             final_decay_factor=0.1, final_decay_style=style)
+    model = _constant_loss_model(hp, total_steps=8)
+    history = model.fit(X, Y, epochs=8, verbose=0,
+                        callbacks=make_callbacks(hp))
+    np.testing.assert_allclose(history.history["learning_rate"],
+                               lr * np.array(factors), rtol=1e-5)
+
+
 def test_plateau_counts_on_a_scripted_loss_sequence():
     model = _model(ScheduledAdamW(learning_rate=1.0))
     callback = ReduceOnTrainingPlateau(factor=0.5, patience=3,
@@ -205,6 +226,41 @@ def test_plateau_state_survives_backup_and_restore(tmp_path):
     # the second bad epoch in a row and reduces again.
     np.testing.assert_allclose(history.history["learning_rate"],
                                [0.04 * lr, 0.04 * lr], rtol=1e-5)
+
+
+class _InterruptAfter(keras.callbacks.Callback):
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == self.epoch:
+            raise KeyboardInterrupt
+
+
+def test_a_reset_final_decay_survives_backup_and_restore(tmp_path):
+    # Interrupted after epoch 5, whose step reached the final decay (the
+    # scale reset then): resumed, epochs 6 and 7 run as without the
+    # interruption (test_final_decay_resets_or_multiplies_the_plateau_rate).
+    lr = 0.01
+    hp = _hp(learning_rate=lr, schedule="plateau", plateau_factor=0.2,
+             plateau_patience=2, final_decay_fraction=0.25,
+             final_decay_factor=0.1, final_decay_style="reset")
+    backup = str(tmp_path / "backup")
+
+    def callbacks():
+        return make_callbacks(hp) + [keras.callbacks.BackupAndRestore(
+            backup)]
+
+    with pytest.raises(KeyboardInterrupt):
+        _constant_loss_model(hp, total_steps=8).fit(
+            X, Y, epochs=8, verbose=0,
+            callbacks=callbacks() + [_InterruptAfter(5)])
+    keras.utils.clear_session()
+    history = _constant_loss_model(hp, total_steps=8).fit(
+        X, Y, epochs=8, verbose=0, callbacks=callbacks())
+    np.testing.assert_allclose(history.history["learning_rate"],
+                               [0.02 * lr, 0.02 * lr], rtol=1e-5)
 
 
 def test_optimizer_state_and_config_survive_keras_file(tmp_path):

@@ -52,11 +52,16 @@ rows (the code's `src/models`, read at branch lra-paper):
   1e-8 (PyTorch's); weight decay on the kernels of linear and
   convolution layers only, never on embeddings, norms or biases
   (`weight_decay_on="kernels"`, `src/utils/weight_decay_param_filter.py`).
+The cooldown (`final_decay_style="reset"`, the default of
+`hparams.COMMON_KEYS`): `SequentialLR` of two `ConstantLR`s sets the rate
+to 0.1 x its initial value at the milestone, whatever the plateau had
+made of it, and `ReduceLROnPlateau` goes on reducing from there
+(`src/training/scheduler_builder.py` lines 66-87).
+
 Not representable here yet: the binary tasks' single logit with a BCE
 loss (`classification_task.py` lines 14-17; ours: two logits and
-softmax cross-entropy, the same model class), the cooldown's reset of the
-rate to 0.1 x its initial value (SequentialLR; ours multiplies the current
-rate by 0.1), early stopping (patience 20, CIFAR 100), text's SWA from
+softmax cross-entropy, the same model class), early stopping (patience
+20, CIFAR 100), text's SWA from
 75% of training (text_classification/base.yaml lines 9-18; its averaged
 weights are never tested, `train.py` line 66, so the published number is
 the best checkpoint's) and Pathfinder's random split and flips + affine

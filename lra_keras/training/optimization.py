@@ -28,11 +28,14 @@ decays more than matrices (not "kernels").
 Schedules: constant or cosine decay after a linear warmup (the cosine
 reaching 0 at `schedule_steps`, by default the run's last step), or
 YCTFS's "plateau" (A.2): the rate lowered on training-loss plateaus, then
-multiplied by `final_decay_factor` over the last `final_decay_fraction` of
-the steps. `schedule_style="s5"` counts the steps of "constant" and
-"cosine" as S5's training loop does (`optimizers.S5Schedule`: the first
-step at the peak, the cosine's phase counted from step 0); "linear" and
-"plateau" ignore it.
+over the last `final_decay_fraction` of the steps `final_decay_factor`
+times the schedule's rate, the earlier reductions forgotten
+(`final_decay_style="reset"`, the YCTFS code's cooldown) or kept
+(`"multiply"`), later plateaus lowering it further.
+`schedule_style="s5"` counts the steps of "constant" and "cosine" as
+S5's training loop does (`optimizers.S5Schedule`: the first step at the
+peak, the cosine's phase counted from step 0); "linear" and "plateau"
+ignore it.
 """
 
 from pathlib import Path
@@ -236,6 +239,7 @@ def make_optimizer(hp, total_steps):
         final_decay_step=final_decay_step,
         final_decay_factor=float(hp.get("final_decay_factor", 0.1))
         if final_decay_step is not None else 1.0,
+        final_decay_resets=hp.get("final_decay_style", "reset") == "reset",
         weight_decay_excluded=excluded,
     )
 
