@@ -140,12 +140,9 @@ LAYER_TENSORS = {
     "out2/bias": ("output_dense/bias",),
 }
 # Differences that lra_keras documents, by our variable name: reported,
-# not failed.
-KNOWN = {
-    "embeddings": "the encoder is a Dense on one-hot tokens "
-    "(seq_model.py:39): kernel row + a shared bias, each its own Adam "
-    "step; ours one embedding row (presets/s5.py 'Not representable')",
-}
+# not failed. (None left: the one-hot encoder's kernel rows and bias are
+# the preset's `BiasedEmbedding`, each with its own Adam step.)
+KNOWN = {}
 
 # === The reference ===
 
@@ -427,8 +424,9 @@ def convert_reference_weights(variables, num_layers, vocabulary_size):
     """The reference's variables as ours: {path: array}.
 
     - `encoder/encoder` (Dense(H) on one-hot tokens over in_dim 20): our
-      `token_embedding` row i is kernel row i + bias; the rows past our
-      vocabulary (one-hot positions no token of ours takes) are dropped.
+      `token_embedding` (the preset's `BiasedEmbedding`): row i is kernel
+      row i, its bias the Dense's bias; the rows past our vocabulary
+      (one-hot positions no token of ours takes) are dropped.
     - Per `encoder/layers_i`, our `s5_mixer_i`: `seq/Lambda_re`,
       `Lambda_im` (P/2,) as `ssm_Lambda_real`, `ssm_Lambda_imag`;
       `log_step` (P/2, 1) as `ssm_log_dt` (dt = exp on both sides);
@@ -451,8 +449,8 @@ def convert_reference_weights(variables, num_layers, vocabulary_size):
     if kernel.shape[0] < vocabulary_size:
         raise ValueError(f"One-hot width {kernel.shape[0]} < vocabulary "
                          f"{vocabulary_size}")
-    out = {"token_embedding/embeddings": kernel[:vocabulary_size]
-           + array("params/encoder/encoder/bias")}
+    out = {"token_embedding/embeddings": kernel[:vocabulary_size],
+           "token_embedding/bias": array("params/encoder/encoder/bias")}
     for i in range(num_layers):
         layer = f"params/encoder/layers_{i}"
         seq, mixer, norm = f"{layer}/seq", f"s5_mixer_{i}", f"s5_norm_{i}"
@@ -488,7 +486,8 @@ def reference_tensor_paths(name):
     if parts[0] == "decoder":
         return [f"logits/{parts[-1]}"]
     if parts[1] == "encoder":
-        return ["token_embedding/embeddings"]
+        return ["token_embedding/" + {"kernel": "embeddings",
+                                      "bias": "bias"}[parts[-1]]]
     index = parts[1].split("_")[-1]
     if parts[2] == "norm":
         return [f"s5_norm_{index}/"
@@ -623,7 +622,9 @@ def part_a(reference, hp):
     table(GROUP_COLUMNS, rows)
     print("\n".join(notes))
     print("\n(parameters: the reference's encoder kernel has in_dim = 20 "
-          f"rows and a bias; ours {hp['vocabulary_size']} embedding rows)")
+          f"rows and a bias; ours {hp['vocabulary_size']} embedding rows "
+          "and the bias: the one-hot positions no token of ours takes are "
+          "never trained there)")
     return ok
 
 
@@ -704,7 +705,7 @@ def part_b(args, reference):
             variants.append((
                 f"{label}, reference groups",
                 reference_group_optimizer(step_hp, model, ref_group_of),
-                True, {"embeddings"}))
+                True, set(KNOWN)))
     for label, optimizer, gated, excused in variants:
         load_ours(model, weights)
         loss = our_step(model, optimizer, tokens, mask, labels)

@@ -11,6 +11,7 @@ import contextlib
 
 import keras
 
+from lra_keras.layers import BiasedEmbedding
 from lra_keras.layers import LearnedPositionEmbedding
 from lra_keras.layers import PixelEncoder
 from lra_keras.layers import SequencePooling
@@ -76,17 +77,21 @@ def _position_embedding(arch):
 
 
 
-def _embedding_initializer(kind, hidden_dim):
-    """`embedding_init` (`families.SHARED_KEYS`) as a Keras initializer."""
+def _embedding_initializer(kind, hidden_dim, fan_in):
+    """`embedding_init` (`families.SHARED_KEYS`) as a Keras initializer;
+    `fan_in` is the one-hot width of "lecun"."""
     if kind == "uniform":
         return "uniform"  # Keras's Embedding default, U(-0.05, 0.05)
     if kind == "normal":
         return keras.initializers.RandomNormal(stddev=1.0)
     if kind == "scaled_normal":
         return keras.initializers.RandomNormal(stddev=hidden_dim**-0.5)
+    if kind == "lecun":
+        # flax's lecun_normal of the Dense's (fan_in, hidden_dim) kernel
+        return dense_initializers("lecun", fan_in)["kernel_initializer"]
     raise ValueError(
-        "`embedding_init` must be 'uniform', 'normal' or 'scaled_normal'. "
-        f"Received: embedding_init={kind!r}"
+        "`embedding_init` must be 'uniform', 'normal', 'scaled_normal' or "
+        f"'lecun'. Received: embedding_init={kind!r}"
     )
 
 
@@ -160,10 +165,13 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
             initializer=arch["input_encoder_init"], name="token_embedding",
         )
     else:
-        embedding = keras.layers.Embedding(
+        embedding_class = (BiasedEmbedding if arch["embedding_bias"]
+                           else keras.layers.Embedding)
+        embedding = embedding_class(
             vocabulary_size, arch["hidden_dim"], name="token_embedding",
             embeddings_initializer=_embedding_initializer(
-                arch["embedding_init"], arch["hidden_dim"]),
+                arch["embedding_init"], arch["hidden_dim"],
+                arch["embedding_fan_in"] or vocabulary_size),
         )
     positions = (_position_embedding(arch)
                  if "position_embedding" in arch else None)

@@ -110,9 +110,15 @@ HEAD_KEYS = tuple(HEAD_DEFAULTS)
 # library's; the preset rows set the sources' values.
 SHARED_KEYS = dict(
     # token embedding: "uniform" (Keras's U(+-0.05)), "normal" (N(0, 1),
-    # PyTorch's nn.Embedding: the S4 and YCTFS code) or "scaled_normal"
-    # (N(0, 1 / hidden_dim), fairseq's MEGA LRA encoder)
+    # PyTorch's nn.Embedding: the S4 and YCTFS code), "scaled_normal"
+    # (N(0, 1 / hidden_dim), fairseq's MEGA LRA encoder) or "lecun" (flax's
+    # lecun_normal of a Dense on one-hot tokens, fan-in `embedding_fan_in`,
+    # None: the vocabulary size; the S5 code)
     embedding_init="uniform",
+    embedding_fan_in=None,
+    # a learned vector added to every token's embedding (a Dense on one-hot
+    # tokens is an embedding plus its bias: the S5 code's text encoder)
+    embedding_bias=False,
     # the dense projections of the blocks and the head: "keras" (glorot
     # kernel, zero bias), "torch" (PyTorch's Linear/Conv1d: U(+-1/sqrt(
     # fan_in)) kernel and bias; the S4, YCTFS and NTFS code) or "lecun"

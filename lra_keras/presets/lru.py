@@ -48,6 +48,7 @@ PAPER = {
         embedding_dropout=0.0, weight_decay_on="all_but_dynamics",
         head="linear", B_learning_rate="global", B_weight_decay=True,
         schedule_style="s5",
+        embedding_init="lecun", embedding_fan_in=20, embedding_bias=True,
         source=derived("listops"),
     ),
     ("text", "lru"): dict(
@@ -59,6 +60,7 @@ PAPER = {
         norm="batch", batch_norm_momentum=0.95, tie_dropout=True,
         final_norm=False, embedding_dropout=0.0,
         weight_decay_on="all_but_dynamics", head="linear", schedule_style="s5",
+        embedding_init="lecun", embedding_fan_in=135, embedding_bias=True,
         source=derived("text"),
     ),
     ("retrieval", "lru"): dict(
@@ -71,6 +73,7 @@ PAPER = {
         final_norm=False, embedding_dropout=0.0,
         weight_decay_on="all_but_dynamics", head="mlp", head_activation="gelu",
         pair_features="nli", schedule_style="s5",
+        embedding_init="lecun", embedding_fan_in=98, embedding_bias=True,
         source=derived("retrieval"),
     ),
     ("image", "lru"): dict(

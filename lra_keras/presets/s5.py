@@ -52,12 +52,19 @@ at the peak (`create_train_state` injects lr, train_helpers.py line 163,
 and the cosine counted from step 0 (s5/train.py lines 167-180), so that
 it reaches 0 `warmup_steps` early.
 
-Not representable here yet: the text tasks' encoder (a Dense on one-hot
-tokens, seq_model.py line 39: an embedding with a shared bias; the pixel
-tasks' Dense on the normalised grey value is `input_encoder="linear"` with
-flax's lecun normal init, `s5/dataloaders/basic.py` line 114 and `lra.py`
-line 458), the BatchNorm statistics over padding (ours: real tokens only)
-and ListOps's 2048 tokens with EOS.
+The text tasks' encoder is a Dense on one-hot tokens (seq_model.py line
+39, `prep_batch`'s one-hot over `in_dim`): an embedding table plus one
+bias, `embedding_bias=True` (`layers.BiasedEmbedding`), its kernel flax's
+lecun normal at the one-hot width, `embedding_init="lecun"` with
+`embedding_fan_in` = `in_dim`: ListOps 20 (`s5/dataloading.py` line 110),
+IMDB 135 (line 81, hard-coded), AAN `len(vocab)` (line 238), 98 by the
+comment of `s5/dataloaders/lra.py` line 563 ("Full size 98"). The pixel
+tasks' Dense on the normalised grey value is `input_encoder="linear"`
+with flax's lecun normal init (`s5/dataloaders/basic.py` line 114 and
+`lra.py` line 458).
+
+Not representable here yet: the BatchNorm statistics over padding (ours:
+real tokens only) and ListOps's 2048 tokens with EOS.
 
 PathX-256 (no S5 run): the Path-X row with max pooling, as NTFS C.1.2 runs
 PathX-256.
@@ -83,6 +90,7 @@ PAPER = {
         # first step at the peak, cosine counted from step 0 (s5/train.py
         # lines 167-180; s5/train_helpers.py lines 49-65, 218, 355-356)
         schedule_style="s5",
+        embedding_init="lecun", embedding_fan_in=20, embedding_bias=True,
         source="S5 LRA run script run_lra_listops.sh (Smith et al. 2023)",
     ),
     ("text", "s5"): dict(
@@ -105,6 +113,7 @@ PAPER = {
         # first step at the peak, cosine counted from step 0 (s5/train.py
         # lines 167-180; s5/train_helpers.py lines 49-65, 163, 355-356)
         schedule_style="s5",
+        embedding_init="lecun", embedding_fan_in=135, embedding_bias=True,
         source="S5 LRA run script run_lra_imdb.sh (Smith et al. 2023)",
     ),
     ("retrieval", "s5"): dict(
@@ -128,6 +137,7 @@ PAPER = {
         # first step at the peak, cosine counted from step 0 (s5/train.py
         # lines 167-180; s5/train_helpers.py lines 49-65, 163, 355-356)
         schedule_style="s5",
+        embedding_init="lecun", embedding_fan_in=98, embedding_bias=True,
         source="S5 LRA run script run_lra_aan.sh (Smith et al. 2023)",
     ),
     ("image", "s5"): dict(

@@ -229,6 +229,35 @@ def test_embedding_init_draws_the_sources_distribution(init, std):
     assert table.std() == pytest.approx(std, rel=0.05)
 
 
+def test_s5_encoder_is_a_dense_on_one_hot_tokens():
+    # S5's text encoder (seq_model.py:39): Dense(D) on one-hot tokens over
+    # in_dim, flax's lecun_normal kernel (std 1/sqrt(in_dim), truncated at
+    # 2 std) and a zero bias: our BiasedEmbedding with embedding_init
+    # "lecun" at embedding_fan_in, equal to one_hot(x) @ E + b.
+    net = build_encoder("s5", vocabulary_size=600, hidden_dim=32,
+                        num_layers=1, state_dim=4, num_blocks=1,
+                        embedding_init="lecun", embedding_fan_in=20,
+                        embedding_bias=True)
+    embedding = net.get_layer("token_embedding")
+    table = to_numpy(embedding.embeddings)
+    std = 1 / math.sqrt(20)
+    assert table.std() == pytest.approx(std, rel=0.05)
+    assert np.abs(table).max() <= 2 * std / 0.87962566 + 1e-6
+    np.testing.assert_array_equal(to_numpy(embedding.bias), np.zeros(32))
+    embedding.bias.assign(np.arange(32, dtype="float32"))
+    tokens = np.array([[3, 0, 599]])
+    expected = np.eye(600)[tokens] @ table + np.arange(32)
+    np.testing.assert_allclose(to_numpy(embedding(tokens)), expected,
+                               rtol=1e-6, atol=1e-5)
+    # Without a fan-in: the vocabulary's.
+    net = build_encoder("s5", vocabulary_size=400, hidden_dim=32,
+                        num_layers=1, state_dim=4, num_blocks=1,
+                        embedding_init="lecun")
+    table = to_numpy(net.get_layer("token_embedding").embeddings)
+    assert table.std() == pytest.approx(1 / math.sqrt(400), rel=0.05)
+    assert not hasattr(net.get_layer("token_embedding"), "bias")
+
+
 def test_linear_head_and_no_final_norm_are_one_dense_on_the_pool():
     hp = tiny_hparams("listops", "transformer")
     hp.update(head="linear", final_norm=False)
