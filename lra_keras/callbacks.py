@@ -163,6 +163,61 @@ class ReduceOnTrainingPlateau(keras.callbacks.Callback):
         logs["learning_rate"] = _value(optimizer.learning_rate)
 
 
+class StopWithoutImprovement(keras.callbacks.Callback):
+    """Stops training after `patience` epochs without a better `monitor`.
+
+    PyTorch Lightning's `EarlyStopping` (mode "max", `min_delta` 0), which
+    the YCTFS code puts on its tracked validation accuracy
+    (long-transformers@lra-paper `src/training/callback_builder.py` lines
+    24-25; `configs/experiment/lra/<task>/base.yaml`: patience 20): an
+    epoch improves when its value is above the best so far; after
+    `patience` epochs in a row that do not, training stops at that epoch's
+    end. At the start of every `fit` the count starts again from
+    `history()`, the values of the epochs already logged (a resumed run's
+    `metrics.csv`, read after the resume cut it to the backup), so an
+    interrupted run stops where an uninterrupted one would.
+
+    Args:
+        monitor: str. The logged quantity, larger is better.
+        patience: int >= 1.
+        history: callable returning the values of the epochs before this
+            `fit`. Defaults to none.
+    """
+
+    def __init__(self, monitor, patience, history=tuple):
+        super().__init__()
+        if int(patience) != patience or patience < 1:
+            raise ValueError(
+                f"`patience` must be an integer >= 1. Received: "
+                f"patience={patience}"
+            )
+        self.monitor = monitor
+        self.patience = int(patience)
+        self.history = history
+
+    def on_train_begin(self, logs=None):
+        self.best, self.wait = float("-inf"), 0
+        for value in self.history():
+            self._update(float(value))
+
+    def _update(self, value):
+        if value > self.best:
+            self.best, self.wait = value, 0
+        else:
+            self.wait += 1
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self.monitor not in logs:
+            raise KeyError(
+                f"StopWithoutImprovement monitors {self.monitor!r}, which "
+                f"is not logged. Logged: {sorted(logs)}"
+            )
+        self._update(float(_value(logs[self.monitor])))
+        if self.wait >= self.patience:
+            self.model.stop_training = True
+
+
 class NonFiniteLossError(RuntimeError):
     """A run's loss became NaN or infinite; the run stopped there."""
 

@@ -124,6 +124,10 @@ COMMON_KEYS = dict(
     # multiplies the reduced rate
     final_decay_style="reset",
     gradient_clipnorm=None,
+    # stop after this many epochs in a row without a better validation
+    # accuracy (PyTorch Lightning's EarlyStopping, the YCTFS runs); None:
+    # never
+    early_stopping_patience=None,
     # Keras's dtype policy for the run: "float32", or "mixed_bfloat16" /
     # "mixed_float16" (float32 weights, output layers, FFTs and SSM
     # kernels; models.dtype_policy_scope)

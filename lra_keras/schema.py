@@ -170,6 +170,7 @@ RULES = dict(
     final_decay_fraction=_fraction(),
     final_decay_style=Rule(str, choices=("reset", "multiply")),
     gradient_clipnorm=Rule(float, positive=True, optional=True),
+    early_stopping_patience=_count(optional=True),
     dtype_policy=Rule(str, choices=DTYPE_POLICIES),
     # --- techniques (their owners check how the keys combine) ---
     multitask_loss_weight=Rule(float, minimum=0),

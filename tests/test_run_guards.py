@@ -318,3 +318,28 @@ def test_a_run_from_before_a_new_common_key_still_matches(tmp_path):
     assert prepare(out, _hp(), seed=0) == dict(test_accuracy=0.5)
     with pytest.raises(RunDirectoryError, match="differing: dtype_policy"):
         prepare(out, _hp(dtype_policy="mixed_bfloat16"), seed=0)
+
+
+def test_early_stopping_stops_where_an_uninterrupted_run_would(tmp_path):
+    # A rate of 1e-12 keeps the validation accuracy at epoch 0's: patience
+    # 2 stops after epoch 3 of 6 (epochs 2 and 3 no better). A run
+    # interrupted after epoch 2 counts again from its metrics.csv and
+    # stops there too.
+    data_dir = _write_listops(tmp_path / "data")
+    hp = _hp(epochs=6, learning_rate=1e-12, early_stopping_patience=2)
+    kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0)
+    _, metrics = run("listops", hp, out_dir=tmp_path / "a", **kwargs)
+    assert metrics["epochs_run"] == 3
+    assert len(_epoch_rows(tmp_path / "a")) == 3
+    with pytest.raises(KeyboardInterrupt):
+        run("listops", hp, out_dir=tmp_path / "b",
+            callbacks=[_InterruptAfterEpoch(1)], **kwargs)
+    assert len(_epoch_rows(tmp_path / "b")) == 2
+    keras.utils.clear_session()
+    _, resumed = run("listops", hp, out_dir=tmp_path / "b", **kwargs)
+    assert resumed["epochs_run"] == 3
+    assert resumed["test_accuracy"] == metrics["test_accuracy"]
+    # Without it, every epoch runs.
+    _, full = run("listops", dict(hp, early_stopping_patience=None),
+                  out_dir=tmp_path / "c", **kwargs)
+    assert full["epochs_run"] == 6

@@ -123,6 +123,7 @@ PAPER = {
         embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal",
+        early_stopping_patience=20,
         source=derived("listops", LINEAR),
     ),
     ("listops", "performer"): dict(
@@ -134,6 +135,7 @@ PAPER = {
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal", num_random_features=2,
         orthogonal_scaling=0,
+        early_stopping_patience=20,
         source=derived("listops", PERFORMER),
     ),
     ("listops", "linformer"): dict(
@@ -144,6 +146,7 @@ PAPER = {
         embedding_init="normal", embedding_dropout=0.0, adam_beta_2=0.98,
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal", projection_dim=16,
+        early_stopping_patience=20,
         source=derived("listops", LINFORMER),
     ),
     ("text", "linear_transformer"): dict(
@@ -154,6 +157,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", final_decay_factor=1.0,
         position_embedding="sinusoidal",
+        early_stopping_patience=20,
         source=derived("text", LINEAR),
     ),
     ("text", "performer"): dict(
@@ -165,6 +169,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0,
         position_embedding="sinusoidal", num_random_features=256,
         orthogonal_scaling=0,
+        early_stopping_patience=20,
         source=derived("text", PERFORMER),
     ),
     ("text", "linformer"): dict(
@@ -175,6 +180,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", final_decay_factor=1.0,
         position_embedding="sinusoidal", projection_dim=16,
+        early_stopping_patience=20,
         source=derived("text", LINFORMER),
     ),
     ("retrieval", "linear_transformer"): dict(
@@ -185,6 +191,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat", position_embedding="sinusoidal",
+        early_stopping_patience=20,
         source=derived("retrieval", LINEAR),
     ),
     ("retrieval", "performer"): dict(
@@ -196,6 +203,7 @@ PAPER = {
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat", position_embedding="sinusoidal",
         num_random_features=256, orthogonal_scaling=0,
+        early_stopping_patience=20,
         source=derived("retrieval", PERFORMER),
     ),
     ("retrieval", "linformer"): dict(
@@ -207,6 +215,7 @@ PAPER = {
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat", position_embedding="sinusoidal",
         projection_dim=16,
+        early_stopping_patience=20,
         source=derived("retrieval", LINFORMER),
     ),
     ("image", "linear_transformer"): dict(
@@ -217,6 +226,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", final_decay_factor=1.0,
         plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
+        early_stopping_patience=100,
         source=derived("image", LINEAR),
     ),
     ("image", "performer"): dict(
@@ -228,6 +238,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0,
         plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
         num_random_features=256, orthogonal_scaling=0,
+        early_stopping_patience=100,
         source=derived("image", PERFORMER),
     ),
     ("image", "linformer"): dict(
@@ -239,6 +250,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0,
         plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
         projection_dim=16,
+        early_stopping_patience=100,
         source=derived("image", LINFORMER),
     ),
     ("pathfinder", "linear_transformer"): dict(
@@ -248,6 +260,7 @@ PAPER = {
         schedule="plateau", final_norm=False, embedding_init="normal",
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal",
+        early_stopping_patience=20,
         source=derived("pathfinder", LINEAR),
     ),
     ("pathfinder", "performer"): dict(
@@ -258,6 +271,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal",
         num_random_features=256, orthogonal_scaling=0,
+        early_stopping_patience=20,
         source=derived("pathfinder", PERFORMER),
     ),
     ("pathfinder", "linformer"): dict(
@@ -267,6 +281,7 @@ PAPER = {
         schedule="plateau", final_norm=False, embedding_init="normal",
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal", projection_dim=16,
+        early_stopping_patience=20,
         source=derived("pathfinder", LINFORMER),
     ),
     ("pathx", "linear_transformer"): dict(
@@ -342,6 +357,7 @@ PAPER = {
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal", local_block_size=50,
         local_layout="strided",
+        early_stopping_patience=20,
         source=derived("listops", LOCAL),
     ),
     ("text", "local"): dict(
@@ -353,6 +369,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0,
         position_embedding="sinusoidal", local_block_size=50,
         local_layout="strided",
+        early_stopping_patience=20,
         source=derived("text", LOCAL),
     ),
     ("retrieval", "local"): dict(
@@ -364,6 +381,7 @@ PAPER = {
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat", position_embedding="sinusoidal",
         local_block_size=50, local_layout="strided",
+        early_stopping_patience=20,
         source=derived("retrieval", LOCAL),
     ),
     ("image", "local"): dict(
@@ -375,6 +393,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0,
         plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
         local_block_size=50, local_layout="strided",
+        early_stopping_patience=100,
         source=derived("image", LOCAL),
     ),
     ("pathfinder", "local"): dict(
@@ -385,6 +404,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal", local_block_size=50,
         local_layout="strided",
+        early_stopping_patience=20,
         source=derived("pathfinder", LOCAL),
     ),
     ("pathx", "local"): dict(
@@ -418,6 +438,7 @@ PAPER = {
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal", synthesizer_mode="random",
         synthesizer_dot_product=True,
+        early_stopping_patience=20,
         source=derived("listops", SYNTHESIZER),
     ),
     ("text", "synthesizer"): dict(
@@ -429,6 +450,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0,
         position_embedding="sinusoidal", synthesizer_mode="random",
         synthesizer_dot_product=True,
+        early_stopping_patience=20,
         source=derived("text", SYNTHESIZER),
     ),
     ("retrieval", "synthesizer"): dict(
@@ -440,6 +462,7 @@ PAPER = {
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat", position_embedding="sinusoidal",
         synthesizer_mode="random", synthesizer_dot_product=True,
+        early_stopping_patience=20,
         source=derived("retrieval", SYNTHESIZER),
     ),
     ("image", "synthesizer"): dict(
@@ -451,6 +474,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0,
         plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
         synthesizer_mode="random", synthesizer_dot_product=True,
+        early_stopping_patience=100,
         source=derived("image", SYNTHESIZER),
     ),
     ("pathfinder", "synthesizer"): dict(
@@ -461,6 +485,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal",
         synthesizer_mode="random", synthesizer_dot_product=True,
+        early_stopping_patience=20,
         source=derived("pathfinder", SYNTHESIZER),
     ),
     ("pathx", "synthesizer"): dict(
@@ -494,6 +519,7 @@ PAPER = {
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal", sparse_block_size=128,
         sparse_summary_size=32,
+        early_stopping_patience=20,
         source=derived("listops", SPARSE),
     ),
     ("listops", "longformer"): dict(
@@ -505,6 +531,7 @@ PAPER = {
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal", longformer_window=512,
         longformer_global_tokens=0,
+        early_stopping_patience=20,
         source=derived("listops", LONGFORMER),
     ),
     ("listops", "bigbird"): dict(
@@ -516,6 +543,7 @@ PAPER = {
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal", bigbird_block_size=64,
         bigbird_random_blocks=3,
+        early_stopping_patience=20,
         source=derived("listops", BIGBIRD),
     ),
     ("text", "sparse_transformer"): dict(
@@ -526,6 +554,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", final_decay_factor=1.0, position_embedding="sinusoidal",
         sparse_block_size=128, sparse_summary_size=32,
+        early_stopping_patience=20,
         source=derived("text", SPARSE),
     ),
     ("text", "longformer"): dict(
@@ -536,6 +565,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", final_decay_factor=1.0, position_embedding="sinusoidal",
         longformer_window=512, longformer_global_tokens=0,
+        early_stopping_patience=20,
         source=derived("text", LONGFORMER),
     ),
     ("text", "bigbird"): dict(
@@ -546,6 +576,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", final_decay_factor=1.0, position_embedding="sinusoidal",
         bigbird_block_size=64, bigbird_random_blocks=3,
+        early_stopping_patience=20,
         source=derived("text", BIGBIRD),
     ),
     ("retrieval", "sparse_transformer"): dict(
@@ -557,6 +588,7 @@ PAPER = {
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat", position_embedding="sinusoidal",
         sparse_block_size=128, sparse_summary_size=32,
+        early_stopping_patience=20,
         source=derived("retrieval", SPARSE),
     ),
     ("retrieval", "longformer"): dict(
@@ -568,6 +600,7 @@ PAPER = {
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat", position_embedding="sinusoidal",
         longformer_window=512, longformer_global_tokens=0,
+        early_stopping_patience=20,
         source=derived("retrieval", LONGFORMER),
     ),
     ("retrieval", "bigbird"): dict(
@@ -579,6 +612,7 @@ PAPER = {
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat", position_embedding="sinusoidal",
         bigbird_block_size=64, bigbird_random_blocks=3,
+        early_stopping_patience=20,
         source=derived("retrieval", BIGBIRD),
     ),
     ("image", "sparse_transformer"): dict(
@@ -590,6 +624,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
         position_embedding="sinusoidal", sparse_block_size=128,
         sparse_summary_size=32,
+        early_stopping_patience=100,
         source=derived("image", SPARSE),
     ),
     ("image", "longformer"): dict(
@@ -601,6 +636,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
         position_embedding="sinusoidal", longformer_window=512,
         longformer_global_tokens=0,
+        early_stopping_patience=100,
         source=derived("image", LONGFORMER),
     ),
     ("image", "bigbird"): dict(
@@ -612,6 +648,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
         position_embedding="sinusoidal", bigbird_block_size=64,
         bigbird_random_blocks=3,
+        early_stopping_patience=100,
         source=derived("image", BIGBIRD),
     ),
     ("pathfinder", "sparse_transformer"): dict(
@@ -622,6 +659,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal", sparse_block_size=128,
         sparse_summary_size=32,
+        early_stopping_patience=20,
         source=derived("pathfinder", SPARSE),
     ),
     ("pathfinder", "longformer"): dict(
@@ -632,6 +670,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal", longformer_window=512,
         longformer_global_tokens=0,
+        early_stopping_patience=20,
         source=derived("pathfinder", LONGFORMER),
     ),
     ("pathfinder", "bigbird"): dict(
@@ -642,6 +681,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal", bigbird_block_size=64,
         bigbird_random_blocks=3,
+        early_stopping_patience=20,
         source=derived("pathfinder", BIGBIRD),
     ),
     ("pathx", "sparse_transformer"): dict(
@@ -719,6 +759,7 @@ PAPER = {
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal", reformer_buckets=10,
         reformer_hashes=1, reformer_chunk_size=None,
+        early_stopping_patience=20,
         source=derived("listops", REFORMER),
     ),
     ("text", "reformer"): dict(
@@ -729,6 +770,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", final_decay_factor=1.0, position_embedding="sinusoidal",
         reformer_buckets=10, reformer_hashes=1, reformer_chunk_size=None,
+        early_stopping_patience=20,
         source=derived("text", REFORMER),
     ),
     ("retrieval", "reformer"): dict(
@@ -740,6 +782,7 @@ PAPER = {
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat", position_embedding="sinusoidal",
         reformer_buckets=10, reformer_hashes=1, reformer_chunk_size=None,
+        early_stopping_patience=20,
         source=derived("retrieval", REFORMER),
     ),
     ("image", "reformer"): dict(
@@ -751,6 +794,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
         position_embedding="sinusoidal", reformer_buckets=10,
         reformer_hashes=1, reformer_chunk_size=None,
+        early_stopping_patience=100,
         source=derived("image", REFORMER),
     ),
     ("pathfinder", "reformer"): dict(
@@ -761,6 +805,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal", reformer_buckets=10,
         reformer_hashes=1, reformer_chunk_size=None,
+        early_stopping_patience=20,
         source=derived("pathfinder", REFORMER),
     ),
     ("pathx", "reformer"): dict(
@@ -794,6 +839,7 @@ PAPER = {
         weight_decay_on="kernels", head="linear",
         position_embedding="sinusoidal", local_block_size=50,
         local_layout="strided", sinkhorn_sort="softmax", sinkhorn_iterations=1,
+        early_stopping_patience=20,
         source=derived("listops", SINKHORN),
     ),
     ("text", "sinkhorn"): dict(
@@ -805,6 +851,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0, position_embedding="sinusoidal",
         local_block_size=50, local_layout="strided", sinkhorn_sort="softmax",
         sinkhorn_iterations=1,
+        early_stopping_patience=20,
         source=derived("text", SINKHORN),
     ),
     ("retrieval", "sinkhorn"): dict(
@@ -817,6 +864,7 @@ PAPER = {
         pair_features="concat", position_embedding="sinusoidal",
         local_block_size=50, local_layout="strided", sinkhorn_sort="softmax",
         sinkhorn_iterations=1,
+        early_stopping_patience=20,
         source=derived("retrieval", SINKHORN),
     ),
     ("image", "sinkhorn"): dict(
@@ -828,6 +876,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
         position_embedding="sinusoidal", local_block_size=50,
         local_layout="strided", sinkhorn_sort="softmax", sinkhorn_iterations=1,
+        early_stopping_patience=100,
         source=derived("image", SINKHORN),
     ),
     ("pathfinder", "sinkhorn"): dict(
@@ -838,6 +887,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal", local_block_size=50,
         local_layout="strided", sinkhorn_sort="softmax", sinkhorn_iterations=1,
+        early_stopping_patience=20,
         source=derived("pathfinder", SINKHORN),
     ),
     ("pathx", "sinkhorn"): dict(

@@ -58,10 +58,18 @@ to 0.1 x its initial value at the milestone, whatever the plateau had
 made of it, and `ReduceLROnPlateau` goes on reducing from there
 (`src/training/scheduler_builder.py` lines 66-87).
 
+Early stopping (`early_stopping_patience`, `callbacks.
+StopWithoutImprovement`): Lightning's `EarlyStopping` on the validation
+accuracy, patience 20 in every task's `base.yaml`
+(`configs/experiment/lra/<task>/base.yaml`, `callback.early_stopping`),
+100 in CIFAR's `rotary_transformer_augment.yaml` line 36; the test runs on
+the best checkpoint (`train.py` line 66, `ckpt_path="best"`), as ours.
+Set on the Transformer rows, whose configs these are (the branch has no
+gMLP or conv config).
+
 Not representable here yet: the binary tasks' single logit with a BCE
 loss (`classification_task.py` lines 14-17; ours: two logits and
-softmax cross-entropy, the same model class), early stopping (patience
-20, CIFAR 100), text's SWA from
+softmax cross-entropy, the same model class), text's SWA from
 75% of training (text_classification/base.yaml lines 9-18; its averaged
 weights are never tested, `train.py` line 66, so the published number is
 the best checkpoint's) and Pathfinder's random split and flips + affine
@@ -126,6 +134,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98,
         weight_decay_on="kernels",
         head="linear",
+        early_stopping_patience=20,
         source=(
             "You Can Train from Scratch, Table 5 (ListOps, Transformer), "
             "as long-transformers@lra-paper configs/experiment/lra/listops/"
@@ -145,6 +154,7 @@ PAPER = {
         weight_decay_on="kernels",
         head="linear",
         final_decay_factor=1.0, plateau_min_learning_rate=1e-8,
+        early_stopping_patience=100,
         source=(
             "You Can Train from Scratch, Table 5 (CIFAR10, Transformer); "
             "rotary base 1000, batch 64 and weight decay 0.01 from "
@@ -164,6 +174,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98,
         weight_decay_on="kernels",
         head="linear",
+        early_stopping_patience=20,
         source=(
             "You Can Train from Scratch, Table 5 (Pathfinder, "
             "Transformer; 200 epochs: hard set only); disable half true "
@@ -185,6 +196,7 @@ PAPER = {
         weight_decay_on="kernels",
         head="linear",
         final_decay_factor=1.0,
+        early_stopping_patience=20,
         source=(
             "You Can Train from Scratch, Table 5 (Text classification, "
             "Transformer); weight decay 0.1 from "
@@ -206,6 +218,7 @@ PAPER = {
         weight_decay_on="kernels",
         head="mlp", head_hidden_dim=512, head_activation="relu",
         pair_features="concat",
+        early_stopping_patience=20,
         source=(
             "You Can Train from Scratch, Table 5 (Retrieval, Transformer); "
             "weight decay 0 from long-transformers@lra-paper configs/"

@@ -20,6 +20,7 @@ import numpy as np
 from lra_keras import techniques
 from lra_keras._atomic import write_json
 from lra_keras.callbacks import NonFiniteLossError
+from lra_keras.callbacks import StopWithoutImprovement
 from lra_keras.distribute import batch_multiple
 from lra_keras.distribute import distribution_scope
 from lra_keras.distribute import single_device
@@ -189,6 +190,13 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     # replace the best checkpoint.
     best_so_far = max(val_accuracies(out_dir, f"val_{accuracy_key}"),
                       default=None)
+    if hp.get("early_stopping_patience"):
+        # After the backup and the log: the epoch that stops is in both,
+        # and a resumed run counts again from the log.
+        callbacks = [StopWithoutImprovement(
+            f"val_{accuracy_key}", hp["early_stopping_patience"],
+            lambda: val_accuracies(out_dir, f"val_{accuracy_key}")),
+            *callbacks]
     run_callbacks = fit_callbacks(
         hp, out_dir, train, val,
         f"Nothing was saved or exported. The state after the last backup, "
