@@ -238,7 +238,7 @@ def test_ntfs_spt_rows_share_the_table_4_and_5_conventions():
         if model == "transformer":
             assert (row["position_embedding"], row["rotary_disable_half"],
                     row["dropout"], row["epochs"], row["schedule"]) == (
-                "rotary", False, 0.0, 200, "constant")
+                "rotary+sinusoidal", False, 0.0, 200, "constant")
         if task in ("pathx", "pathx256"):
             assert row["pooling"] == "max"
     assert _without_source(TECHNIQUE[("pathx256", "transformer", "spt")]) \

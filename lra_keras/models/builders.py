@@ -63,15 +63,16 @@ def _position_embedding(arch):
         return LearnedPositionEmbedding(
             arch["sequence_length"], name="position_embedding"
         )
-    if kind == "sinusoidal":
+    if kind in ("sinusoidal", "rotary+sinusoidal"):
         return SinusoidalPositionEmbedding(
             arch["max_wavelength"], name="position_embedding"
         )
     if kind in ("rotary", "none"):
         return None
     raise ValueError(
-        "`position_embedding` must be 'rotary', 'learned', 'sinusoidal' or "
-        f"'none'. Received: position_embedding={kind!r}"
+        "`position_embedding` must be 'rotary', 'learned', 'sinusoidal', "
+        f"'rotary+sinusoidal' or 'none'. Received: position_embedding="
+        f"{kind!r}"
     )
 
 

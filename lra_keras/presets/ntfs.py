@@ -32,9 +32,10 @@ lra-<task>.yaml`), the same for every row:
   sin/cos interleaved, base 10000, dropout = the model's dropout:
   `embedding_dropout=None`) in every run; the files all say `rotary:
   false`, the rotary runs setting it on the command line. Section 3.2
-  "replace[s] the positional embeddings with ... rotary": the rotary rows
-  here have no summed sinusoids; the code as committed would add both
-  (see "Not representable").
+  "replace[s] the positional embeddings with ... rotary", but the code
+  that produced the numbers adds both: `position_embedding=
+  "rotary+sinusoidal"` (the summed sinusoids, then rotary in every
+  attention).
 - Dense layers: PyTorch `nn.Linear`s at `reset_parameters` (the
   attention's projections, the feed-forward block, DLR's output, the
   decoders), kernel and bias U(+-1/sqrt(fan_in)): `dense_init="torch"`,
@@ -209,8 +210,6 @@ pretraining plus fine-tuning fixed, a share of them pretraining;
 `results[share][model]` is the accuracy (percent).
 
 Not representable here yet (new keys or code):
-- Rotary together with the summed sinusoids the NTFS model encoder always
-  adds (a `position_embedding` value such as "rotary+sinusoidal").
 - Separate pretraining schedules: NTFS pretrains with `constant_warmup`
   and its own warmups (Transformer -mlm files: ListOps 2000, Text 5000,
   Retrieval 2000, Image 2500, Pathfinder 2500, PathX 5000; DLR Text 1000,
@@ -241,7 +240,8 @@ PAPER = {
     ("pathx", "transformer"): dict(
         dense_init="torch",
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
-        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        activation="gelu", position_embedding="rotary+sinusoidal",
+        max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="max", learning_rate=5e-4, batch_size=32, weight_decay=0.0,
         epochs=200, schedule="constant", warmup_steps=5000,
@@ -260,7 +260,8 @@ PAPER = {
     ("pathx256", "transformer"): dict(
         dense_init="torch",
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
-        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        activation="gelu", position_embedding="rotary+sinusoidal",
+        max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="max", learning_rate=5e-4, batch_size=32, weight_decay=0.0,
         epochs=200, schedule="constant", warmup_steps=5000,
@@ -410,7 +411,8 @@ PAPER = {
 TECHNIQUE = {
     ("listops", "transformer", "spt"): dict(
         hidden_dim=512, num_layers=6, num_heads=8, intermediate_dim=1024,
-        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        activation="gelu", position_embedding="rotary+sinusoidal",
+        max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=1e-4, pretrain_learning_rate=0.001,
         batch_size=64, pretrain_batch_size=256, weight_decay=0.05, epochs=200,
@@ -427,7 +429,8 @@ TECHNIQUE = {
     ),
     ("text", "transformer", "spt"): dict(
         hidden_dim=512, num_layers=6, num_heads=8, intermediate_dim=1024,
-        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        activation="gelu", position_embedding="rotary+sinusoidal",
+        max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=5e-4, pretrain_learning_rate=5e-4,
         batch_size=64, pretrain_batch_size=8, weight_decay=0.1, epochs=200,
@@ -445,7 +448,8 @@ TECHNIQUE = {
     ),
     ("retrieval", "transformer", "spt"): dict(
         hidden_dim=128, num_layers=6, num_heads=4, intermediate_dim=512,
-        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        activation="gelu", position_embedding="rotary+sinusoidal",
+        max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=5e-4, pretrain_learning_rate=0.005,
         batch_size=16, pretrain_batch_size=32, weight_decay=0.0, epochs=200,
@@ -464,7 +468,8 @@ TECHNIQUE = {
     ),
     ("image", "transformer", "spt"): dict(
         hidden_dim=256, num_layers=6, num_heads=4, intermediate_dim=512,
-        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        activation="gelu", position_embedding="rotary+sinusoidal",
+        max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=0.001, pretrain_learning_rate=0.001,
         batch_size=64, pretrain_batch_size=32, weight_decay=0.0, epochs=200,
@@ -485,7 +490,8 @@ TECHNIQUE = {
     ),
     ("pathfinder", "transformer", "spt"): dict(
         hidden_dim=128, num_layers=6, num_heads=4, intermediate_dim=512,
-        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        activation="gelu", position_embedding="rotary+sinusoidal",
+        max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="mean", learning_rate=5e-4, pretrain_learning_rate=0.001,
         batch_size=64, pretrain_batch_size=32, weight_decay=0.0, epochs=200,
@@ -504,7 +510,8 @@ TECHNIQUE = {
     ),
     ("pathx", "transformer", "spt"): dict(
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
-        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        activation="gelu", position_embedding="rotary+sinusoidal",
+        max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="max", learning_rate=5e-4, pretrain_learning_rate=0.001,
         batch_size=32, pretrain_batch_size=8, weight_decay=0.0, epochs=200,
@@ -523,7 +530,8 @@ TECHNIQUE = {
     ),
     ("pathx256", "transformer", "spt"): dict(
         hidden_dim=128, num_layers=5, num_heads=4, intermediate_dim=512,
-        activation="gelu", position_embedding="rotary", max_wavelength=10000,
+        activation="gelu", position_embedding="rotary+sinusoidal",
+        max_wavelength=10000,
         rotary_disable_half=False, rotary_scope="head", dropout=0.0,
         pooling="max", learning_rate=5e-4, pretrain_learning_rate=0.001,
         batch_size=32, pretrain_batch_size=8, weight_decay=0.0, epochs=200,

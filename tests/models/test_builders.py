@@ -258,6 +258,35 @@ def test_s5_encoder_is_a_dense_on_one_hot_tokens():
     assert not hasattr(net.get_layer("token_embedding"), "bias")
 
 
+def test_rotary_plus_sinusoidal_adds_the_sinusoids_and_keeps_rotary():
+    # The NTFS code's Transformer: its encoder always adds the interleaved
+    # sinusoids (src/tasks/encoders.py:82-131), and the rotary runs also
+    # rotate queries and keys in every attention.
+    hp = tiny_hparams("listops", "transformer")
+    hp.update(position_embedding="rotary+sinusoidal", max_wavelength=10000)
+    net = build_classifier(**classifier_kwargs(hp))
+    encoder = net.get_layer("encoder")
+    blocks = [layer for layer in encoder.layers
+              if layer.name.startswith("transformer_block")]
+    assert blocks and all(block.use_rotary for block in blocks)
+    x, _ = _batch(hp)
+    embedded = to_numpy(encoder.get_layer("token_embedding")(
+        x["token_ids"]))
+    d = embedded.shape[-1]
+    pos, i = np.arange(embedded.shape[1])[:, None], np.arange(d)[None]
+    angle = pos / 10000 ** ((i // 2 * 2) / d)
+    pe = np.where(i % 2 == 0, np.sin(angle), np.cos(angle))
+    added = to_numpy(encoder.get_layer("position_embedding")(embedded))
+    np.testing.assert_allclose(added, embedded + pe, atol=1e-5)
+    # Without the sinusoids (the same weights), other outputs.
+    rotary = build_classifier(**classifier_kwargs(
+        dict(hp, position_embedding="rotary")))
+    rotary.set_weights(net.get_weights())
+    assert "position_embedding" not in [
+        layer.name for layer in rotary.get_layer("encoder").layers]
+    assert np.abs(to_numpy(net(x)) - to_numpy(rotary(x))).max() > 1e-4
+
+
 def test_linear_head_and_no_final_norm_are_one_dense_on_the_pool():
     hp = tiny_hparams("listops", "transformer")
     hp.update(head="linear", final_norm=False)
