@@ -11,6 +11,7 @@ from lra_keras.callbacks import format_duration
 from lra_keras.optimizers import ScheduledAdamW
 from lra_keras.training import make_callbacks
 from lra_keras.training import make_optimizer
+from tests.test_run_guards import _InterruptAfterEpoch
 from tests.testing import to_numpy
 
 
@@ -228,16 +229,6 @@ def test_plateau_state_survives_backup_and_restore(tmp_path):
                                [0.04 * lr, 0.04 * lr], rtol=1e-5)
 
 
-class _InterruptAfter(keras.callbacks.Callback):
-    def __init__(self, epoch):
-        super().__init__()
-        self.epoch = epoch
-
-    def on_epoch_end(self, epoch, logs=None):
-        if epoch == self.epoch:
-            raise KeyboardInterrupt
-
-
 def test_a_reset_final_decay_survives_backup_and_restore(tmp_path):
     # Interrupted after epoch 5, whose step reached the final decay (the
     # scale reset then): resumed, epochs 6 and 7 run as without the
@@ -255,7 +246,7 @@ def test_a_reset_final_decay_survives_backup_and_restore(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         _constant_loss_model(hp, total_steps=8).fit(
             X, Y, epochs=8, verbose=0,
-            callbacks=callbacks() + [_InterruptAfter(5)])
+            callbacks=callbacks() + [_InterruptAfterEpoch(5)])
     keras.utils.clear_session()
     history = _constant_loss_model(hp, total_steps=8).fit(
         X, Y, epochs=8, verbose=0, callbacks=callbacks())

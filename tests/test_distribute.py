@@ -21,6 +21,7 @@ from lra_keras.distribute import distribution_scope
 from tests.test_recipes import _write_fixture
 from tests.test_resume import _RUN
 from tests.test_resume import _rows
+from tests.test_resume import write_killed_run_data
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKEND = keras.backend.backend()
@@ -97,12 +98,7 @@ def test_distributed_run_killed_mid_epoch_resumes_to_the_same_result(
         tmp_path):
     # test_resume's SIGKILL in epoch 2 between two backups, on two
     # devices: resumed, the run ends as the one never killed.
-    data_dir = tmp_path / "data"
-    rows = listops.generate(240, seed=4, min_length=10, max_length=60,
-                            num_workers=1)
-    for split, part in (("train", rows[:200]), ("val", rows[200:220]),
-                        ("test", rows[220:])):
-        listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
+    data_dir = write_killed_run_data(tmp_path / "data")
     script = tmp_path / "run.py"
     script.write_text(_RUN)
 

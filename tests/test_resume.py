@@ -242,17 +242,23 @@ def _rows(out):
         return list(csv.DictReader(f))
 
 
-def test_run_killed_mid_epoch_by_sigkill_resumes_to_the_same_result(
-        tmp_path):
-    # As a user's run dies: SIGKILL, no exception, no clean-up, in the
-    # middle of an epoch and between two backups. Started again, it
-    # resumes at its last backup and ends as the run never killed.
-    data_dir = tmp_path / "data"
+def write_killed_run_data(data_dir):
+    """The ListOps release files of the SIGKILL tests: 200 / 20 / 20
+    short trees."""
     rows = listops.generate(240, seed=4, min_length=10, max_length=60,
                             num_workers=1)
     for split, part in (("train", rows[:200]), ("val", rows[200:220]),
                         ("test", rows[220:])):
         listops.write_tsv(data_dir / f"basic_{split}.tsv", part)
+    return data_dir
+
+
+def test_run_killed_mid_epoch_by_sigkill_resumes_to_the_same_result(
+        tmp_path):
+    # As a user's run dies: SIGKILL, no exception, no clean-up, in the
+    # middle of an epoch and between two backups. Started again, it
+    # resumes at its last backup and ends as the run never killed.
+    data_dir = write_killed_run_data(tmp_path / "data")
     straight = _run_process(data_dir, tmp_path / "a")
     assert straight.returncode == 0, straight.stderr[-3000:]
 

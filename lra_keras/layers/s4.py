@@ -86,7 +86,7 @@ from lra_keras.layers.s4d import add_dt_weight
 from lra_keras.layers.s4d import check_B_clip
 from lra_keras.layers.s4d import check_dt_range
 from lra_keras.layers.s4d import check_dt_transform
-from lra_keras.layers.s4d import check_num_ssms
+from lra_keras.layers.s4d import check_optional_count
 from lra_keras.layers.s4d import clip_B
 from lra_keras.layers.s4d import complex_normal_part
 from lra_keras.layers.s4d import ssm_copies
@@ -396,21 +396,13 @@ class S4(StateSpaceLayer):
         check_dt_range(dt_min, dt_max)
         check_dt_transform(dt_transform)
         check_B_clip(B_clip)
-        check_num_ssms(num_ssms)
+        check_optional_count("num_ssms", num_ssms)
         if C_parameterization not in C_PARAMETERIZATIONS:
             raise ValueError(
                 f"`C_parameterization` must be one of {C_PARAMETERIZATIONS}."
                 f" Received: C_parameterization={C_parameterization!r}"
             )
-        if kernel_length is not None and (
-            isinstance(kernel_length, bool)
-            or not isinstance(kernel_length, (int, np.integer))
-            or kernel_length < 1
-        ):
-            raise ValueError(
-                "`kernel_length` must be an int >= 1 or None. Received: "
-                f"kernel_length={kernel_length!r}"
-            )
+        check_optional_count("kernel_length", kernel_length)
         if C_parameterization == "c_tilde" and kernel_length is None:
             raise ValueError(
                 "`kernel_length` is required with C_parameterization="

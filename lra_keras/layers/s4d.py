@@ -100,15 +100,16 @@ def clip_B(b, B_clip):
     return b.real + 1j * np.clip(b.imag, -B_clip, B_clip)
 
 
-def check_num_ssms(num_ssms):
-    if num_ssms is not None and (
-        isinstance(num_ssms, bool)
-        or not isinstance(num_ssms, (int, np.integer))
-        or num_ssms < 1
+def check_optional_count(name, value):
+    """Raises unless `value` is None or an int >= 1."""
+    if value is not None and (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < 1
     ):
         raise ValueError(
-            "`num_ssms` must be an int >= 1 or None. Received: "
-            f"num_ssms={num_ssms!r}"
+            f"`{name}` must be an int >= 1 or None. Received: "
+            f"{name}={value!r}"
         )
 
 
@@ -236,7 +237,7 @@ class S4D(StateSpaceLayer):
         check_dt_range(dt_min, dt_max)
         check_dt_transform(dt_transform)
         check_B_clip(B_clip)
-        check_num_ssms(num_ssms)
+        check_optional_count("num_ssms", num_ssms)
         self.init = init
         self.dt_min = dt_min
         self.dt_max = dt_max
