@@ -182,6 +182,8 @@ RULES = dict(
     pretrain_loss=_TEXT,
     pretrain_epochs=Rule(int, minimum=0, optional=True),
     pretrain_batch_size=_count(optional=True),
+    pretrain_schedule=Rule(str, choices=SCHEDULES, optional=True),
+    pretrain_warmup_steps=Rule(int, minimum=0, optional=True),
     pretrain_learning_rate=_rate(optional=True),
     pretrain_share=Rule(float, minimum=0, maximum=1, optional=True),
     compute_tied_epochs=_count(optional=True),

@@ -869,3 +869,28 @@ def test_multitask_augmented_run_saves_a_single_output_classifier(tmp_path):
     loaded = keras.saving.load_model(out / "model.keras", safe_mode=True)
     np.testing.assert_allclose(_outputs(loaded, inputs),
                                expected, atol=1e-5, rtol=1e-5)
+
+
+def test_pretraining_takes_its_own_schedule_and_warmup():
+    # NTFS's -mlm files pretrain with constant_warmup and their own warmup
+    # where fine-tuning is cosine (s4-lra-imdb-mlm.yaml line 48: 1000;
+    # the fine-tuning file's cosine warms up 5000).
+    from lra_keras.training.optimization import make_schedule
+    from lra_keras.training.pretraining import pretraining_hparams
+
+    hp = get_hparams("text", "s4", technique="spt")
+    assert (hp["schedule"], hp["warmup_steps"]) == ("cosine", 5000)
+    pt = pretraining_hparams(hp)
+    assert (pt["schedule"], pt["warmup_steps"]) == ("constant", 1000)
+    assert pt["learning_rate"] == hp["pretrain_learning_rate"]
+    peak = pt["learning_rate"]
+    schedule = make_schedule(pt, 100000)
+    rates = [float(keras.ops.convert_to_numpy(schedule(t)))
+             for t in (500, 1000, 60000)]
+    np.testing.assert_allclose(rates, [peak / 2, peak, peak], rtol=1e-5)
+    # Unset, the fine-tuning's (and the quick preset keeps its own).
+    plain = pretraining_hparams(dict(hp, pretrain_schedule=None,
+                                     pretrain_warmup_steps=None))
+    assert (plain["schedule"], plain["warmup_steps"]) == ("cosine", 5000)
+    quick = get_hparams("text", "s4", "quick", technique="spt")
+    assert quick["pretrain_schedule"] is None

@@ -209,13 +209,17 @@ COMPUTE_TIED: Table 8 (appendix D), compute-tied SPT, the total epochs of
 pretraining plus fine-tuning fixed, a share of them pretraining;
 `results[share][model]` is the accuracy (percent).
 
+Pretraining schedules (`pretrain_schedule`, `pretrain_warmup_steps`): every
+NTFS -mlm file overrides its scheduler with `constant_warmup`
+(`configs/experiment/lra/*-mlm.yaml` line 5), a constant rate after its
+own warmup, also where fine-tuning is cosine: Transformer ListOps 2000,
+Text 5000, Retrieval 2000, Image 2500, Pathfinder 2500, PathX and
+PathX-256 5000; S4 ListOps 2000, Text 1000, Retrieval 2500, Image 1000
+(unset: `configs/scheduler/constant_warmup.yaml`'s), Pathfinder 2500,
+PathX 5000 (PathX-256 the PathX file's); DLR ListOps 2000, Text 1000,
+Image 1000, PathX 5000 (`num_warmup_steps` in each file).
+
 Not representable here yet (new keys or code):
-- Separate pretraining schedules: NTFS pretrains with `constant_warmup`
-  and its own warmups (Transformer -mlm files: ListOps 2000, Text 5000,
-  Retrieval 2000, Image 2500, Pathfinder 2500, PathX 5000; DLR Text 1000,
-  PathX 5000 constant where fine-tuning is cosine; S4 constant where
-  fine-tuning is cosine); here pretraining reuses `schedule`,
-  `warmup_steps` and `schedule_steps`.
 - The pixel tasks' masked input (a mask flag channel into a Linear(2, D),
   zeroed value): `PixelEncoder` swaps in a learned mask vector (zero at
   start) instead; and the L1 target, normalised by `pixel_mean` /
@@ -420,6 +424,7 @@ TECHNIQUE = {
         final_norm=True, embedding_init="normal", embedding_dropout=None,
         adam_beta_2=0.999, weight_decay_on="all", head="linear",
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=2000,
         source=(
             "Never Train from Scratch, Table 4 (ListOps, Transformer + "
             "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
@@ -439,6 +444,7 @@ TECHNIQUE = {
         adam_beta_2=0.999, weight_decay_on="all", head="mlp",
         head_hidden_dim=None, head_activation="relu",
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, Table 4 (Text, Transformer + "
             "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
@@ -458,6 +464,7 @@ TECHNIQUE = {
         adam_beta_2=0.999, weight_decay_on="all", head="mlp",
         head_hidden_dim=None, head_activation="gelu", pair_features="nli",
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=2000,
         source=(
             "Never Train from Scratch, Table 4 (Retrieval, Transformer + "
             "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
@@ -480,6 +487,7 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="l1",
+        pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 4 (Image, Transformer + "
             "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
@@ -501,6 +509,7 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 4 (Pathfinder, Transformer +"
             " Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
@@ -521,6 +530,7 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, Table 4 (PathX, Transformer + "
             "Rotary + Masked SPT) and C.1 (200-epoch caps); IdoAmos/not-"
@@ -541,6 +551,7 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "derived: Never Train from Scratch Table 4 PathX row "
             "(Transformer + Rotary + Masked SPT) at 256x256"
@@ -551,6 +562,7 @@ TECHNIQUE = {
         pretrain_batch_size=128, pretrain_epochs=200,
         schedule="constant", warmup_steps=2000, schedule_steps=None,
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=2000,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, ListOps); "
             "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
@@ -562,6 +574,7 @@ TECHNIQUE = {
         pretrain_batch_size=8, pretrain_epochs=200,
         schedule="cosine", warmup_steps=5000, schedule_steps=50000,
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=1000,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, Text); "
             "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
@@ -573,6 +586,7 @@ TECHNIQUE = {
         pretrain_batch_size=8, pretrain_epochs=200,
         schedule="constant", warmup_steps=2500, schedule_steps=None,
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, Retrieval); "
             "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
@@ -584,6 +598,7 @@ TECHNIQUE = {
         pretrain_batch_size=32, pretrain_epochs=200,
         schedule="cosine", warmup_steps=1000, schedule_steps=200000,
         pretrain_objective="masked", pretrain_loss="l1",
+        pretrain_schedule="constant", pretrain_warmup_steps=1000,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, Image); "
             "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
@@ -596,6 +611,7 @@ TECHNIQUE = {
         pretrain_batch_size=8, pretrain_epochs=200,
         schedule="constant", warmup_steps=2500, schedule_steps=None,
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, Pathfinder); "
             "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
@@ -607,6 +623,7 @@ TECHNIQUE = {
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
         schedule="cosine", warmup_steps=10000, schedule_steps=500000,
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, PathX); "
             "IdoAmos/not-from-scratch configs/experiment/lra/s4-lra-"
@@ -617,18 +634,21 @@ TECHNIQUE = {
         learning_rate=5e-4, pretrain_learning_rate=0.001, batch_size=16,
         pretrain_batch_size=128, pretrain_epochs=200,
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=2000,
         source="Never Train from Scratch, Table 5 (DLR + SPT, ListOps)",
     ),
     ("text", "dlr", "spt"): dict(
         learning_rate=0.001, pretrain_learning_rate=5e-4, batch_size=16,
         pretrain_batch_size=8, pretrain_epochs=200,
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=1000,
         source="Never Train from Scratch, Table 5 (DLR + SPT, Text)",
     ),
     ("image", "dlr", "spt"): dict(
         learning_rate=0.001, pretrain_learning_rate=0.001, batch_size=64,
         pretrain_batch_size=32, pretrain_epochs=200,
         pretrain_objective="masked", pretrain_loss="l1",
+        pretrain_schedule="constant", pretrain_warmup_steps=1000,
         source=(
             "Never Train from Scratch, Table 5 (DLR + SPT, Image); "
             "IdoAmos/not-from-scratch configs/experiment/lra/dlr-lra-"
@@ -639,6 +659,7 @@ TECHNIQUE = {
         pooling="max", learning_rate=5e-4, pretrain_learning_rate=5e-4,
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source="Never Train from Scratch, Table 5 (DLR + SPT, PathX)",
     ),
     ("pathx256", "s4", "spt"): dict(
@@ -646,6 +667,7 @@ TECHNIQUE = {
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
         schedule="cosine", warmup_steps=10000, schedule_steps=500000,
         pretrain_objective="masked", pretrain_loss="ce",
+        pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, C.1.2 (PathX-256, S4 + SPT: the "
             "PathX configuration, IdoAmos/not-from-scratch configs/"

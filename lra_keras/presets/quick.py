@@ -39,6 +39,8 @@ QUICK = dict(
     pretrain_learning_rate=None,
     pretrain_batch_size=None,
     pretrain_epochs=1,
+    pretrain_schedule=None,
+    pretrain_warmup_steps=None,
     source="quick preset: the paper row scaled down, for smoke runs",
 )
 QUICK_TASK = {

@@ -38,6 +38,11 @@ class SelfPretraining(Technique):
         pretrain_learning_rate=None,  # None: learning_rate
         pretrain_batch_size=None,  # None: batch_size
         pretrain_epochs=None,  # None: epochs
+        # the pretraining's schedule and warmup (NTFS's -mlm files:
+        # constant_warmup with their own warmups); None: schedule and
+        # warmup_steps
+        pretrain_schedule=None,
+        pretrain_warmup_steps=None,
         # Compute-tied SPT (NTFS Table 8): a total epoch budget of which
         # `pretrain_share` pretrains; sets pretrain_epochs and epochs.
         compute_tied_epochs=None,

@@ -46,6 +46,20 @@ def compile_pretrainer(model, hp, total_steps):
     )
 
 
+def pretraining_hparams(hp):
+    """The row the pretraining phase optimises with: `hp` with its
+    `pretrain_learning_rate`, `pretrain_schedule` and
+    `pretrain_warmup_steps` in place of the fine-tuning's where set."""
+    pt_hp = dict(hp)
+    pt_hp["learning_rate"] = (hp.get("pretrain_learning_rate")
+                              or hp["learning_rate"])
+    if hp.get("pretrain_schedule") is not None:
+        pt_hp["schedule"] = hp["pretrain_schedule"]
+    if hp.get("pretrain_warmup_steps") is not None:
+        pt_hp["warmup_steps"] = hp["pretrain_warmup_steps"]
+    return pt_hp
+
+
 def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
                   verbose="auto", backup_seconds=300.0, backup_steps=None):
     """Self-pretrains the encoder on the task's own inputs (NTFS §2).
@@ -54,7 +68,8 @@ def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
     the masked (`spt_mask_rate` of the real tokens become the mask token;
     loss at those positions) or causal (next token; `causal=True`)
     objective of `hp["pretrain_objective"]`, for `pretrain_epochs` epochs
-    at `pretrain_learning_rate` and `pretrain_batch_size` (None: the
+    at `pretrain_learning_rate` and `pretrain_batch_size`, with the
+    schedule `pretrain_schedule` and `pretrain_warmup_steps` (None: the
     fine-tuning values). `pretrain_loss="l1"` regresses the pixel values
     of a pixel task. Retrieval pretrains on the documents one by one. With
     `augment`, the training batches are augmented as the classifier's.
@@ -85,9 +100,7 @@ def self_pretrain(task, hp, x_train, x_val, out_dir, *, seed=0,
         x_train = x_train.reshape(-1, x_train.shape[-1])
         x_val = x_val.reshape(-1, x_val.shape[-1])
     objective = hp.get("pretrain_objective", "masked")
-    pt_hp = dict(hp)
-    pt_hp["learning_rate"] = (hp.get("pretrain_learning_rate")
-                              or hp["learning_rate"])
+    pt_hp = pretraining_hparams(hp)
     batch_size = hp.get("pretrain_batch_size") or hp["batch_size"]
     transform = techniques.SPT.pretraining_transform(hp["task"], hp)
     augment = (techniques.get_augmentation(task).make(hp, seed)
