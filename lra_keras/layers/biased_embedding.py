@@ -49,6 +49,13 @@ class BiasedEmbedding(keras.layers.Embedding):
             initializer=self.bias_initializer,
         )
 
+    @property
+    def variable_serialization_spec(self):
+        # Embedding saves only the variables its spec names; the bias goes
+        # last in every mode, so a .keras file holds and restores it.
+        return {mode: [*names, "bias"] for mode, names
+                in super().variable_serialization_spec.items()}
+
     def call(self, inputs):
         y = super().call(inputs)
         return y + ops.cast(self.bias, y.dtype)

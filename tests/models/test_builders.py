@@ -229,7 +229,7 @@ def test_embedding_init_draws_the_sources_distribution(init, std):
     assert table.std() == pytest.approx(std, rel=0.05)
 
 
-def test_s5_encoder_is_a_dense_on_one_hot_tokens():
+def test_s5_encoder_is_a_dense_on_one_hot_tokens(tmp_path):
     # S5's text encoder (seq_model.py:39): Dense(D) on one-hot tokens over
     # in_dim, flax's lecun_normal kernel (std 1/sqrt(in_dim), truncated at
     # 2 std) and a zero bias: our BiasedEmbedding with embedding_init
@@ -249,6 +249,12 @@ def test_s5_encoder_is_a_dense_on_one_hot_tokens():
     expected = np.eye(600)[tokens] @ table + np.arange(32)
     np.testing.assert_allclose(to_numpy(embedding(tokens)), expected,
                                rtol=1e-6, atol=1e-5)
+    # The bias travels in a .keras file (Embedding saves only the variables
+    # its serialization spec names).
+    loaded = assert_saving_round_trip(
+        net, token_inputs(np.array([[3, 5, 599]]), 0), tmp_path)
+    np.testing.assert_array_equal(
+        to_numpy(loaded.get_layer("token_embedding").bias), np.arange(32))
     # Without a fan-in: the vocabulary's.
     net = build_encoder("s5", vocabulary_size=400, hidden_dim=32,
                         num_layers=1, state_dim=4, num_blocks=1,
