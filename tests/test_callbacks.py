@@ -419,6 +419,7 @@ def test_an_epoch_resumed_in_its_middle_is_left_out_of_the_mean(capsys):
     assert progress.epoch_seconds == [40.0, 40.0]
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("seconds, text", [
     (0.4, "0 s"), (41, "41 s"), (59.6, "1 min 0 s"), (190, "3 min 10 s"),
     (4920, "1 h 22 min"), (90061, "25 h 1 min"),
@@ -480,6 +481,7 @@ def _s5_group(opt_config, dt_global, name, lr, ssm_lr, wd):
     return lr, wd * lr
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("dt_global", [False, True])
 @pytest.mark.parametrize("opt_config", list(OPT_CONFIGS))
 def test_s5_weights_train_and_decay_as_s5s_opt_config_says(opt_config,
@@ -525,6 +527,7 @@ S5_SCRIPTS = {"listops": ("BfastandCdecay", False),
               "pathx": ("BandCdecay", False)}
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("task", list(S5_SCRIPTS))
 def test_s5_rows_set_their_scripts_opt_config(task):
     from lra_keras.hparams import get_hparams
@@ -589,6 +592,7 @@ def _s5_loop_rates(peak, steps_per_epoch, epochs, warmup_end, cosine):
     return np.array(rates)
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("cosine", [True, False])
 @pytest.mark.parametrize("warmup_end", [0, 1, 2])
 def test_s5_schedule_style_is_s5s_loop(warmup_end, cosine):

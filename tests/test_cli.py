@@ -30,6 +30,7 @@ def test_a_key_given_twice_is_refused(capsys):
     assert "--set gives epochs twice" in err
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("pair, expected", [
     ("epochs=0", "epochs=0 (from override): expected an int >= 1"),
     ("epochs=-1", "epochs=-1 (from override): expected an int >= 1"),
@@ -192,6 +193,7 @@ def test_tensorboard_logs_beside_each_seed_run(tmp_path, monkeypatch):
                                     "tensorboard")
 
 
+@pytest.mark.one_backend
 def test_two_seeds_train_resume_log_and_report(tmp_path, capsys):
     from lra_keras import report
     from lra_keras.data import listops

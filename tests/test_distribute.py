@@ -36,6 +36,7 @@ def _two_device_env():
     return dict(os.environ, KERAS_BACKEND=BACKEND, PYTHONPATH=str(ROOT))
 
 
+@pytest.mark.one_backend("jax", "tensorflow")
 @DISTRIBUTED
 @pytest.mark.parametrize("model", ["transformer", "s4d"])
 def test_a_step_on_two_devices_equals_one_device(model):
@@ -61,6 +62,7 @@ def test_a_step_on_two_devices_equals_one_device(model):
             evaluated["one_device"][key], rel=1e-6)
 
 
+@pytest.mark.one_backend("jax", "tensorflow")
 @DISTRIBUTED
 def test_recipe_trains_with_distribute_on_two_devices(tmp_path):
     data_dir = tmp_path / "data"
@@ -93,6 +95,7 @@ def test_recipe_trains_with_distribute_on_two_devices(tmp_path):
             / "saved_model.pb").exists()
 
 
+@pytest.mark.one_backend("jax", "tensorflow")
 @DISTRIBUTED
 def test_distributed_run_killed_mid_epoch_resumes_to_the_same_result(
         tmp_path):

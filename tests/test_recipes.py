@@ -42,6 +42,7 @@ def _write_fixture(directory):
     write_listops_release(directory, rows)
 
 
+@pytest.mark.one_backend
 def test_listops_recipe_trains_evaluates_saves_and_exports(tmp_path):
     data_dir = tmp_path / "data"
     _write_fixture(data_dir)
@@ -166,6 +167,7 @@ TINY_FAMILY = {"transformer": ["intermediate_dim=16", "num_heads=2"],
                "s4d": ["state_dim=4"]}
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize(
     "task, writer, extra",
     [
@@ -211,6 +213,7 @@ def test_reader_recipes_train_evaluate_and_save(task, writer, extra,
                                    to_numpy(model(inputs)), atol=1e-4)
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize(
     "task, model, num_samples",
     [("pathfinder", "transformer", 40), ("pathx", "s4d", 10),
@@ -242,6 +245,7 @@ def test_pathfinder_recipes_generate_train_evaluate_and_save(
     assert model.output_shape == (None, 2)
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize(
     "task, flags, extra",
     [

@@ -152,6 +152,7 @@ class _InterruptAtTrainEnd(keras.callbacks.Callback):
         raise KeyboardInterrupt
 
 
+@pytest.mark.one_backend
 def test_run_killed_after_fit_resumes_without_training_again(tmp_path):
     # Killed during its final evaluation or save, a run used to train from
     # scratch when started again (Keras deleted its backup at the end of
@@ -253,6 +254,7 @@ def write_killed_run_data(data_dir):
     return data_dir
 
 
+@pytest.mark.one_backend
 def test_run_killed_mid_epoch_by_sigkill_resumes_to_the_same_result(
         tmp_path):
     # As a user's run dies: SIGKILL, no exception, no clean-up, in the

@@ -48,6 +48,7 @@ class _PoisonWeights(keras.callbacks.Callback):
             weight.assign(np.full(weight.shape, np.nan, "float32"))
 
 
+@pytest.mark.one_backend
 def test_non_finite_loss_stops_the_run_and_saves_nothing(tmp_path):
     data_dir = _write_listops(tmp_path / "data")
     out, saved = tmp_path / "run", tmp_path / "saved"
@@ -69,6 +70,7 @@ def test_non_finite_loss_stops_the_run_and_saves_nothing(tmp_path):
     assert np.isfinite(metrics["test_loss"])
 
 
+@pytest.mark.one_backend
 def test_an_exploding_learning_rate_is_stopped(tmp_path):
     data_dir = _write_listops(tmp_path / "data")
     out = tmp_path / "run"
@@ -79,6 +81,7 @@ def test_an_exploding_learning_rate_is_stopped(tmp_path):
     assert not (out / "model.keras").exists()
 
 
+@pytest.mark.one_backend
 def test_finished_run_is_reported_not_trained_again(tmp_path, capsys):
     data_dir = _write_listops(tmp_path / "data")
     out = tmp_path / "run"
@@ -181,6 +184,7 @@ def _epoch_rows(out):
         return list(csv.DictReader(f))
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("technique", ["none", "multitask"])
 def test_resumed_run_equals_an_uninterrupted_one(tmp_path, technique):
     # The shuffle and the technique's masks follow Keras's epoch: a run
@@ -226,6 +230,7 @@ class _InterruptAtStep(keras.callbacks.Callback):
             raise KeyboardInterrupt
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("technique, bucket_step", [("none", 16),
                                                     ("multitask", None)])
 def test_resumed_mid_epoch_equals_an_uninterrupted_run(tmp_path, technique,
@@ -269,6 +274,7 @@ def test_resumed_mid_epoch_equals_an_uninterrupted_run(tmp_path, technique,
     assert not (out / "backup").exists()
 
 
+@pytest.mark.one_backend
 def test_self_pretraining_resumed_mid_epoch_equals_an_uninterrupted_run(
         tmp_path, monkeypatch):
     # The SPT phase resumes the same way (its own backup in pretrain/).
@@ -320,6 +326,7 @@ def test_a_run_from_before_a_new_common_key_still_matches(tmp_path):
         prepare(out, _hp(dtype_policy="mixed_bfloat16"), seed=0)
 
 
+@pytest.mark.one_backend
 def test_early_stopping_stops_where_an_uninterrupted_run_would(tmp_path):
     # A rate of 1e-12 keeps the validation accuracy at epoch 0's: patience
     # 2 stops after epoch 3 of 6 (epochs 2 and 3 no better). A run

@@ -506,6 +506,7 @@ def test_multitask_token_targets_stay_ids_whatever_the_pretrain_loss():
 # === 3. SPT carries the encoder into the classifier ===
 
 
+@pytest.mark.one_backend
 def test_spt_run_fine_tunes_from_the_pretrained_encoder_and_reuses_it(
         tmp_path, monkeypatch, capsys):
     spy = _Spy(build_pretrainer)
@@ -557,6 +558,7 @@ def test_spt_run_fine_tunes_from_the_pretrained_encoder_and_reuses_it(
 # === 4. Causal SPT ===
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("model", ["transformer", "s4d"])
 def test_causal_pretrainer_output_ignores_later_tokens(model):
     sizes = dict(sequence_length=32, hidden_dim=16, num_layers=1)
@@ -588,6 +590,7 @@ def test_causal_pretrainer_output_ignores_later_tokens(model):
 # === 5. Pretraining losses ===
 
 
+@pytest.mark.one_backend
 def test_l1_pixel_pretraining_runs_and_its_loss_is_the_weighted_mae(
         tmp_path, monkeypatch):
     spy = _Spy(build_pretrainer)
@@ -834,6 +837,7 @@ def test_image_augment_feeds_grayscale_training_batches(tmp_path):
 # === 8. Multitask end to end ===
 
 
+@pytest.mark.one_backend
 def test_multitask_augmented_run_saves_a_single_output_classifier(tmp_path):
     data_dir = _write_listops(tmp_path / "data")
     out = tmp_path / "run"

@@ -26,6 +26,7 @@ def _easy_listops(n, seed=1):
     return x, np.array([r[1] for r in rows], np.int32)
 
 
+@pytest.mark.one_backend
 def test_model_learns_easy_listops():
     x, y = _easy_listops(3500)
     hp = get_hparams("listops", preset="quick", sequence_length=64,
@@ -100,6 +101,7 @@ class _StopAfterFirstEpoch(keras.callbacks.Callback):
         raise KeyboardInterrupt
 
 
+@pytest.mark.one_backend
 def test_interrupted_run_resumes_from_last_epoch(tmp_path, capsys):
     data_dir = tmp_path / "data"
     rows = listops.generate(60, seed=2, min_length=10, max_length=60,

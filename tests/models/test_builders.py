@@ -47,6 +47,7 @@ def _batch(hp, batch=4, seed=0):
     return token_inputs(x, hp["padding_id"]), rng.integers(0, 10, batch)
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_one_training_step_changes_weights(task, model):
     hp = tiny_hparams(task, model)
@@ -70,6 +71,7 @@ def test_one_training_step_changes_weights(task, model):
     assert sum(changed) >= len(changed) - 1  # all but a padding row
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_padded_tokens_do_not_change_logits(task, model):
     hp = tiny_hparams(task, model)
@@ -81,6 +83,7 @@ def test_padded_tokens_do_not_change_logits(task, model):
                                atol=1e-5)
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_keras_file_round_trip(task, model, tmp_path):
     hp = tiny_hparams(task, model)
@@ -117,6 +120,7 @@ class _TwoLengths(keras.utils.PyDataset):
         return self.batches[index]
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_fit_on_batches_of_different_lengths(task, model):
     hp = tiny_hparams(task, model)
@@ -207,6 +211,7 @@ def test_builders_reject_hyperparameters_they_do_not_use(builder):
         builder(**hp, learning_rate=1e-3)  # not an architecture key
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_declared_dynamics_are_weights_of_the_family(family):
     # The registry's explicit list, checked against what the layers build:
@@ -386,6 +391,7 @@ def test_batch_norm_stack_trains_and_ignores_padding():
                                atol=1e-5)
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize(
     "model, options, layer_type, attribute",
     [

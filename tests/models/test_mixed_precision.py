@@ -59,6 +59,7 @@ def _assert_near(got, expected, policy):
         error, np.abs(expected).max())
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_mixed_bfloat16_logits_stay_near_float32(task, model):
     got, expected, _ = _mixed_and_float32_logits(task, model,
@@ -66,6 +67,7 @@ def test_mixed_bfloat16_logits_stay_near_float32(task, model):
     _assert_near(got, expected, "mixed_bfloat16")
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("model", ["transformer", "s4d", "mega"])
 @pytest.mark.parametrize("policy", list(TOLERANCE))
 def test_mixed_precision_trains_with_a_finite_loss(policy, model):
