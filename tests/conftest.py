@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-BACKENDS = ("jax", "tensorflow", "torch")
+from tests.run_all_backends import BACKENDS
 
 # Exact float32 matmuls on GPUs, as Keras's own conftest does.
 os.environ.setdefault("NVIDIA_TF32_OVERRIDE", "0")
