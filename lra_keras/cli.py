@@ -218,6 +218,7 @@ def main(task, argv=None):
                 callbacks=callbacks,
                 saved_name=saved_name,
                 distribute=args.distribute,
+                overrides=overrides,
             )
         except Exception as error:  # one line at the command line
             if args.debug:

@@ -5,8 +5,8 @@
 reads every run directory given or found below the arguments (a directory
 holding `config.json` or `metrics.json`; see
 `training.run_directory`), groups the finished ones (those with
-`metrics.json`) by (task, model, technique, augment, preset), and writes
-into `DIR` (default `report/`):
+`metrics.json`) by (task, model, technique, augment, preset, overrides),
+and writes into `DIR` (default `report/`):
 
 - `results.md` and `results.csv`: one row per group, the test and best
   validation accuracy as mean ± the half-width of the 95% confidence
@@ -24,9 +24,13 @@ with s the sample standard deviation (n − 1 in its denominator); one seed
 has no interval ("n/a"). Like `lra_keras.hparams`, this module imports no
 Keras backend, so it answers in a second.
 
-A group mixing runs with other hyperparameters (say `--set epochs=3` and
-the preset's epochs) is reported as one row and named in a note; give
-such runs separate reports.
+Runs trained with keys set by hand over the preset (the recipes' `--set`,
+kept in `config.json` as `overrides`; older runs: read from the recorded
+command line) form their own groups: their preset cell reads `quick, set
+A`, and a note under the table says what set A is. A group whose runs
+differ in some other hyperparameter (say a preset changed between two
+commits) is reported as one row and named in a note; give such runs
+separate reports.
 """
 
 import argparse
@@ -53,10 +57,11 @@ T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
          2.048, 2.045, 2.042)
 NORMAL_975 = 1.96
 
-GROUP_KEYS = ("task", "model", "technique", "augment", "preset")
+GROUP_KEYS = ("task", "model", "technique", "augment", "preset",
+              "overrides")
 
 CSV_COLUMNS = (
-    "task", "model", "technique", "augment", "preset", "seeds",
+    "task", "model", "technique", "augment", "preset", "overrides", "seeds",
     "seed_list", "test_accuracy_pct", "test_accuracy_pct_ci95",
     "best_val_accuracy_pct", "best_val_accuracy_pct_ci95", "epochs",
     "wall_seconds", "backend", "device", "paper_accuracy_pct",
@@ -165,10 +170,37 @@ def read_run(run_dir):
         technique=metrics.get("technique", "none"),
         augment=bool(metrics.get("augment", False)),
         preset=metrics.get("preset", "paper"),
+        overrides=overrides_text(config),
     )
     return dict(path=run_dir, metrics=metrics, config=config,
                 seed=config.get("seed"), group=group,
                 curves=read_curves(run_dir / "metrics.csv"))
+
+
+def overrides_text(config):
+    """The keys a run set over its preset, as `"key=value ..."` sorted by
+    key ("" for none): `config["overrides"]`, or for a run from before that
+    record the `--set` arguments of its recorded command line."""
+    if "overrides" in config:
+        overrides = config["overrides"] or {}
+    else:
+        from lra_keras.cli import parse_overrides
+
+        argv, pairs, taking = config.get("argv") or [], [], False
+        for token in argv:
+            if token.startswith("--"):
+                taking = token == "--set"
+                if token.startswith("--set="):
+                    pairs.append(token[len("--set="):])
+            elif taking:
+                pairs.append(token)
+        try:
+            overrides = parse_overrides(pairs)
+        except ValueError:
+            overrides = {"--set": " ".join(pairs)}
+    return " ".join(
+        f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+        for key, value in sorted(overrides.items()))
 
 
 def read_curves(path):
@@ -222,9 +254,30 @@ def group_runs(runs):
     }
 
 
-def group_name(key):
-    """The group's runs' default name (`hparams.run_name`)."""
-    return run_name(dict(zip(GROUP_KEYS, key)))
+def group_name(key, label=None):
+    """The group's runs' default name (`hparams.run_name`), `_set<label>`
+    appended for runs with overrides."""
+    name = run_name(dict(zip(GROUP_KEYS, key)))
+    return f"{name}_set{label}" if label else name
+
+
+def override_labels(keys):
+    """{overrides text: "A", "B", ...} in order of first appearance."""
+    labels = {}
+    for key in keys:
+        text = dict(zip(GROUP_KEYS, key))["overrides"]
+        if text and text not in labels:
+            labels[text] = _label(len(labels))
+    return labels
+
+
+def _label(i):
+    letters = ""
+    while True:
+        letters = chr(ord("A") + i % 26) + letters
+        i = i // 26 - 1
+        if i < 0:
+            return letters
 
 
 def summarize(groups):
@@ -233,6 +286,7 @@ def summarize(groups):
     Accuracies are in percent, as the papers give them.
     """
     rows = []
+    labels = override_labels(groups)
     for key, runs in groups.items():
         metrics = [run["metrics"] for run in runs]
         test = mean_ci([100.0 * m["test_accuracy"] for m in metrics])
@@ -242,9 +296,11 @@ def summarize(groups):
         epochs = sorted({m.get("epochs_run") for m in metrics} - {None})
         walls = [m["wall_seconds"] for m in metrics if "wall_seconds" in m]
         paper = expected_accuracy(key[0], key[1], key[2], key[3])
+        label = labels.get(dict(zip(GROUP_KEYS, key))["overrides"])
         rows.append(dict(
             zip(GROUP_KEYS, key),
-            name=group_name(key),
+            set_label=label,
+            name=group_name(key, label),
             seeds=[run["seed"] for run in runs],
             test_accuracy=test[0],
             test_accuracy_ci95=test[1],
@@ -313,7 +369,7 @@ def markdown_table(rows):
     for row in rows:
         cells = [
             row["task"], row["model"], row["technique"],
-            "yes" if row["augment"] else "no", row["preset"],
+            "yes" if row["augment"] else "no", _preset_text(row),
             _with_ci(row["test_accuracy"], row["test_accuracy_ci95"]),
             _with_ci(row["best_val_accuracy"],
                      row["best_val_accuracy_ci95"]),
@@ -336,6 +392,13 @@ def markdown_table(rows):
     lines += [f"- {row['name']}: {row['paper_source']}" for row in sources]
     if not sources:
         lines.append("- none of these rows has one.")
+    sets = {row["set_label"]: row["overrides"] for row in rows
+            if row["set_label"]}
+    if sets:
+        lines.append("")
+        lines += [f"Set {label}: the preset with `--set {text}`."
+                  for label, text in sorted(sets.items(),
+                                            key=lambda i: (len(i[0]), i[0]))]
     mixed = [row for row in rows if row["differing"]]
     if mixed:
         lines.append("")
@@ -345,6 +408,12 @@ def markdown_table(rows):
             for row in mixed
         ]
     return "\n".join(lines) + "\n"
+
+
+def _preset_text(row):
+    if row["set_label"]:
+        return f"{row['preset']}, set {row['set_label']}"
+    return row["preset"]
 
 
 def _first(names, count=8):
@@ -364,7 +433,8 @@ def csv_text(rows):
     for row in rows:
         writer.writerow([
             row["task"], row["model"], row["technique"],
-            str(row["augment"]).lower(), row["preset"], len(row["seeds"]),
+            str(row["augment"]).lower(), row["preset"], row["overrides"],
+            len(row["seeds"]),
             " ".join("?" if s is None else str(s) for s in row["seeds"]),
             number(row["test_accuracy"]), number(row["test_accuracy_ci95"]),
             number(row["best_val_accuracy"]),
@@ -507,7 +577,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m lra_keras.report",
         description="Tabulate and plot finished runs: mean ± 95% CI over "
-        "seeds per (task, model, technique, augment, preset), beside the "
+        "seeds per (task, model, technique, augment, preset, --set "
+        "overrides), beside the "
         "papers' accuracies.",
     )
     parser.add_argument(

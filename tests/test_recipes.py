@@ -65,6 +65,10 @@ def test_listops_recipe_trains_evaluates_saves_and_exports(tmp_path):
     config = json.loads((out / "config.json").read_text())
     assert config["backend"] == keras.backend.backend()
     assert config["hparams"]["sequence_length"] == 64
+    # What --set gave, for the report (a run apart from the preset's).
+    assert config["overrides"] == dict(
+        sequence_length=64, epochs=2, batch_size=8, hidden_dim=16,
+        num_layers=1, intermediate_dim=32, bucket_step=16)
     csv_lines = (out / "metrics.csv").read_text().strip().splitlines()
     assert len(csv_lines) == 3 and "val_accuracy" in csv_lines[0]
     metrics = json.loads((out / "metrics.json").read_text())

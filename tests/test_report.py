@@ -23,15 +23,17 @@ HALF_WIDTH_3 = 100 * 4.303 * 0.1 / math.sqrt(3)
 def _write_run(path, *, task="listops", model="transformer",
                technique="none", augment=False, preset="quick", seed=0,
                test=0.5, best_val=0.55, epochs=2, wall=30.0, backend="jax",
-               devices=("cpu:0",), output="", hparams=None, finished=True):
+               devices=("cpu:0",), output="", hparams=None, finished=True,
+               **config):
     """A run directory as `training.run` leaves it; `output` is the
     prefix Keras gives the classifier's metrics in a multi-output model
-    (`"logits_"`)."""
+    (`"logits_"`); `config` adds entries to config.json (`overrides`,
+    `argv`)."""
     path.mkdir(parents=True)
     hparams = dict(task=task, model=model, epochs=epochs, **(hparams or {}))
     (path / "config.json").write_text(json.dumps(
         dict(hparams=hparams, seed=seed, backend=backend,
-             devices=list(devices))))
+             devices=list(devices), **config)))
     columns = ["epoch", f"{output}accuracy", "loss",
                f"val_{output}accuracy", "val_loss"]
     if output:
@@ -129,7 +131,8 @@ def test_known_runs_give_the_known_table(tmp_path, capsys):
     rows = _csv_rows(tmp_path / "report" / "results.csv")
     assert rows == [
         dict(task="listops", model="transformer", technique="none",
-             augment="false", preset="quick", seeds="3", seed_list="0 1 2",
+             augment="false", preset="quick", overrides="", seeds="3",
+             seed_list="0 1 2",
              test_accuracy_pct="60.0000",
              test_accuracy_pct_ci95=f"{HALF_WIDTH_3:.4f}",
              best_val_accuracy_pct="65.0000",
@@ -139,7 +142,8 @@ def test_known_runs_give_the_known_table(tmp_path, capsys):
              paper_source="You Can Train from Scratch, Table 4 (Rotary, "
              "no training techniques)"),
         dict(task="text", model="s4", technique="multitask",
-             augment="false", preset="paper", seeds="1", seed_list="0",
+             augment="false", preset="paper", overrides="", seeds="1",
+             seed_list="0",
              test_accuracy_pct="91.0000", test_accuracy_pct_ci95="",
              best_val_accuracy_pct="90.0000",
              best_val_accuracy_pct_ci95="", epochs="3",
@@ -195,6 +199,44 @@ def test_groups_split_by_technique_augment_and_preset(tmp_path, capsys):
     # The YCTFS row for ListOps is its augmented run; SPT is NTFS's row.
     assert [r["paper_accuracy"] for r in rows] == [59.6, 43.9, 43.9, 62.9,
                                                    61.49]
+
+
+def test_runs_with_overrides_are_a_group_of_their_own(tmp_path, capsys):
+    # The preset's runs, two seeds with the same --set (one recorded as
+    # `overrides`, one only on its command line, as runs made before
+    # `overrides` was recorded), and one with another --set.
+    short = dict(sequence_length=128, pooling="mean", learning_rate=0.004)
+    _write_run(tmp_path / "runs" / "preset", test=0.2, overrides={})
+    _write_run(tmp_path / "runs" / "short0", test=0.4, overrides=short)
+    _write_run(tmp_path / "runs" / "short1", seed=1, test=0.5,
+               argv=["recipes/listops.py", "--preset", "quick", "--set",
+                     "sequence_length=128", "pooling=mean", "--seeds", "1",
+                     "--set", "learning_rate=0.004"])
+    _write_run(tmp_path / "runs" / "long", test=0.3,
+               overrides=dict(epochs=5))
+    code, _ = _report([tmp_path / "runs", "--out", tmp_path / "report"],
+                      capsys)
+    assert code == 0
+    markdown = (tmp_path / "report" / "results.md").read_text()
+    lines = markdown.splitlines()
+    assert [line.split(" | ")[4:6] for line in lines[2:5]] == [
+        ["quick", "20.00 ± n/a"],
+        ["quick, set A", "30.00 ± n/a"],
+        ["quick, set B", "45.00 ± 63.53"],
+    ]
+    assert "Set A: the preset with `--set epochs=5`." in lines
+    assert ("Set B: the preset with `--set learning_rate=0.004 pooling=mean "
+            "sequence_length=128`.") in lines
+    assert "Note:" not in markdown  # each group's runs agree
+    rows = _csv_rows(tmp_path / "report" / "results.csv")
+    assert [(r["overrides"], r["seed_list"]) for r in rows] == [
+        ("", "0"),
+        ("epochs=5", "0"),
+        ("learning_rate=0.004 pooling=mean sequence_length=128", "0 1"),
+    ]
+    for name in ("quick", "quick_setA", "quick_setB"):
+        assert (tmp_path / "report"
+                / f"curves_listops_transformer_{name}.png").is_file()
 
 
 def test_unfinished_runs_are_skipped_with_a_note(tmp_path, capsys):

@@ -58,6 +58,7 @@ def run(
     backup_steps=None,
     saved_name=None,
     distribute=False,
+    overrides=None,
 ):
     """Trains, evaluates and saves one model. Returns (model, metrics).
 
@@ -95,6 +96,11 @@ def run(
     afterwards. `distribute=True` trains data-parallel on every visible
     device (`lra_keras.distribute`; JAX and TensorFlow, an error naming the
     reason under PyTorch).
+
+    `overrides` (a dict, or None) records which of `hp`'s values were set
+    by hand over the preset (the recipes' `--set`): `config.json` keeps it
+    for `lra_keras.report`, which reports such runs apart from the
+    preset's. It changes nothing in training.
     """
     hp = dict(hp) if hp is not None else get_hparams(task)
     with dtype_policy_scope(hp.get("dtype_policy", "float32")):
@@ -105,6 +111,7 @@ def run(
                 seed=seed, verbose=verbose, callbacks=callbacks,
                 overwrite=overwrite, backup_seconds=backup_seconds,
                 backup_steps=backup_steps, saved_name=saved_name,
+                overrides=overrides,
             )
         if export_to is not None:
             # Outside the distribution: a SavedModel traced inside a
@@ -117,7 +124,7 @@ def run(
 
 def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
          verbose, callbacks, overwrite, backup_seconds, backup_steps,
-         saved_name):
+         saved_name, overrides):
     technique = techniques.get_technique(hp.get("technique", "none"))
     augmentation = (techniques.get_augmentation(task) if hp.get("augment")
                     else None)
@@ -145,7 +152,8 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     env = environment()
     write_json(
         out_dir / "config.json",
-        dict(hparams=hp, seed=seed, data_dir=data_dir, argv=sys.argv, **env),
+        dict(hparams=hp, seed=seed, data_dir=data_dir, argv=sys.argv,
+             overrides=dict(overrides or {}), **env),
     )
 
     started = time.time()
