@@ -198,8 +198,9 @@ def overrides_text(config):
             overrides = parse_overrides(pairs)
         except ValueError:
             overrides = {"--set": " ".join(pairs)}
+    # As they are typed after --set: strings bare, the rest as literals.
     return " ".join(
-        f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+        f"{key}={value if isinstance(value, str) else repr(value)}"
         for key, value in sorted(overrides.items()))
 
 

@@ -228,8 +228,12 @@ def test_two_seeds_train_resume_log_and_report(tmp_path, capsys):
                for k in (0, 1))
 
     rows, _ = report.write_report([out], tmp_path / "report")
+    # One row, of the runs with the --set keys (set A).
     assert [(r["name"], r["seeds"], r["epochs"]) for r in rows] == [
-        ("listops_transformer_quick", [0, 1], [2])]
+        ("listops_transformer_quick_setA", [0, 1], [2])]
+    assert rows[0]["overrides"] == (
+        "batch_size=10 bucket_step=None epochs=2 hidden_dim=8 "
+        "intermediate_dim=16 num_heads=2 num_layers=1 sequence_length=64")
     accuracies = [json.loads(finished[k])["test_accuracy"] for k in (0, 1)]
     assert rows[0]["test_accuracy"] == pytest.approx(
         50 * sum(accuracies), abs=1e-9)
