@@ -393,13 +393,13 @@ def markdown_table(rows):
     lines += [f"- {row['name']}: {row['paper_source']}" for row in sources]
     if not sources:
         lines.append("- none of these rows has one.")
+    # Labels were given in row order (`override_labels`): A, B, ... here.
     sets = {row["set_label"]: row["overrides"] for row in rows
             if row["set_label"]}
     if sets:
         lines.append("")
         lines += [f"Set {label}: the preset with `--set {text}`."
-                  for label, text in sorted(sets.items(),
-                                            key=lambda i: (len(i[0]), i[0]))]
+                  for label, text in sets.items()]
     mixed = [row for row in rows if row["differing"]]
     if mixed:
         lines.append("")
