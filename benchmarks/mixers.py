@@ -55,6 +55,10 @@ SIZES = dict(
     # attention would make MEGA quadratic like the Transformer.
     mega=dict(key_dim=64, intermediate_dim=256, ffn_intermediate_dim=256,
               ema_dim=16, chunk_size=1024),
+    # MEGALODON at MEGA's sizes and chunks; the code's 32 norm groups.
+    megalodon=dict(key_dim=64, intermediate_dim=256,
+                   ffn_intermediate_dim=256, ema_dim=16, chunk_size=1024,
+                   norm_groups=32),
     gmlp=dict(intermediate_dim=256, num_kernel_channels=2),
     conv=dict(intermediate_dim=256, kernel_size=31),
 )

@@ -219,7 +219,7 @@ RULES = dict(
     causal=Rule(bool),
     prenorm=Rule(bool),
     # lra_keras.layers.sequence_norm.NORMS
-    norm=Rule(str, choices=("layer", "batch", "scale")),
+    norm=Rule(str, choices=("layer", "batch", "scale", "timestep")),
     batch_norm_momentum=_fraction(),
     batch_norm_unbiased=Rule(bool),
     tie_dropout=Rule(bool),
@@ -248,6 +248,13 @@ RULES = dict(
     r_max=Rule(float, positive=True, maximum=1),
     max_phase=Rule(float, positive=True),
     recurrence=Rule(str, choices=("convolution", "scan")),
+    # MEGALODON (`lra_keras.layers.MegalodonEncoder`): the timestep
+    # norms' groups, the SwiGLU FFN, the code's `rescale_nffn`, dropout on
+    # the normalised EMA output and the gated attention
+    norm_groups=_count(),
+    swiglu=Rule(bool),
+    rescale_ffn=Rule(bool),
+    hidden_dropout=Rule(float, minimum=0, maximum=1),
     # RTF (`lra_keras.layers.RTF`; its `truncation` is MEGA's key)
     num_denominators=_count(optional=True),
     rotary_disable_half=Rule(bool),

@@ -23,6 +23,10 @@ table and the export matrix:
     python tests/backend_parity_worker.py all [DIR]     # run, then report
     python tests/backend_parity_worker.py report DIR
 
+`LRA_KERAS_PARITY_FAMILIES=megalodon,mega` restricts the cases to those
+families (for checking a new family without the whole matrix; the suite
+runs them all).
+
 Only numpy and the family registry (which imports no Keras backend) are
 imported at module level: the parent test must not fix a backend.
 """
@@ -41,8 +45,11 @@ from lra_keras.models.families import FAMILIES as REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ("jax", "tensorflow", "torch")
-# Every registered family (the registry imports no backend).
-FAMILIES = tuple(REGISTRY)
+# Every registered family (the registry imports no backend), or those
+# named in LRA_KERAS_PARITY_FAMILIES.
+_ONLY = os.environ.get("LRA_KERAS_PARITY_FAMILIES")
+FAMILIES = tuple(f for f in REGISTRY
+                 if not _ONLY or f in _ONLY.split(","))
 
 # Tiny models: every family's own architecture keys at small sizes. Dropout
 # is off so that a training step is deterministic (each backend draws its
@@ -58,7 +65,7 @@ FAMILIES = tuple(REGISTRY)
 TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
             sequence_length=32, state_dim=8, num_blocks=2, key_dim=8, ema_dim=2,
             ffn_intermediate_dim=16, kernel_size=5, num_kernel_channels=2,
-            chunk_size=None, dropout=0.0, attention_dropout=0.0,
+            norm_groups=4, chunk_size=None, dropout=0.0, attention_dropout=0.0,
             head_dropout=0.0, warmup_steps=0, learning_rate=1e-3,
             ssm_learning_rate=None,
             adam_epsilon=1e-6, kernel_initializer="glorot_uniform",
@@ -82,6 +89,7 @@ CLASSIFIER_OPTIONS = {
     "s4d": {"pooling": "last"},
     "dlr": {"pooling": "max"},
     "mega": {"chunk_size": 8},
+    "megalodon": {"chunk_size": 8},
     "conv": {"groups": 2},
 }
 VARIANTS = {
@@ -92,6 +100,7 @@ VARIANTS = {
                                           "sinusoidal"}),
     "transformer/token_head": ("transformer", "text", {"token_head": True}),
 }
+VARIANTS = {case: row for case, row in VARIANTS.items() if row[0] in FAMILIES}
 
 
 def _head_options(family, head, options):
@@ -116,7 +125,8 @@ CASES = {
 # signature, the same encoder) for an attention and an SSM family. When
 # every family exported both heads, exporting took 208 s of a backend's
 # 355 s of work (one run of the suite), before the serving calls.
-RETRIEVAL_EXPORTED = ("transformer", "s4d")
+RETRIEVAL_EXPORTED = tuple(f for f in ("transformer", "s4d")
+                           if f in FAMILIES)
 EXPORTED = (tuple(f"{family}/classifier" for family in FAMILIES)
             + tuple(f"{family}/retrieval_token_head"
                     for family in RETRIEVAL_EXPORTED))

@@ -615,3 +615,25 @@ def test_rtf_rows_are_the_s4d_rows_with_the_rtf_cells():
             if k not in s4d_only}, task
     assert PAPER[("listops", "rtf")]["truncation"] == 2048
     assert PAPER[("pathx", "rtf")]["state_dim"] == 2048
+
+
+def test_megalodon_rows_are_the_mega_rows_with_the_megalodon_cells():
+    # presets.megalodon: the MEGA row of the task without the cells that
+    # MEGALODON's block replaced, with timestep-norm groups dividing the
+    # width.
+    mega_only = {"attention_activation", "max_positions", "prenorm", "norm",
+                 "batch_norm_momentum", "batch_norm_unbiased", "source"}
+    for task in TASKS:
+        row = PAPER[(task, "megalodon")]
+        assert row["source"].startswith("derived:"), task
+        assert {k: v for k, v in row.items()
+                if k not in ("norm_groups", "source")} == {
+            k: v for k, v in PAPER[(task, "mega")].items()
+            if k not in mega_only}, task
+        width, groups = row["hidden_dim"], row["norm_groups"]
+        assert width % groups == 0 and groups <= 32, task
+        assert all(width % g for g in range(groups + 1, 33)), task
+    assert PAPER[("listops", "megalodon")]["norm_groups"] == 20
+    hp = get_hparams("listops", "megalodon")
+    assert (hp["norm"], hp["num_heads"], hp["weight_decay_on"]) == (
+        "timestep", 1, "all")

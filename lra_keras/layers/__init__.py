@@ -14,6 +14,10 @@ from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.gated_long_convolution import GatedLongConvolution
 from lra_keras.layers.lru import LRU
 from lra_keras.layers.masked_batch_normalization import MaskedBatchNormalization
+from lra_keras.layers.megalodon import ComplexEMA
+from lra_keras.layers.megalodon import MegalodonAttention
+from lra_keras.layers.megalodon import MegalodonEncoder
+from lra_keras.layers.megalodon import TimestepNorm
 from lra_keras.layers.moving_average_gated_attention import MegaEncoder
 from lra_keras.layers.moving_average_gated_attention import (
     MovingAverageGatedAttention,

@@ -156,6 +156,15 @@ class MultiHeadEMA(keras.layers.Layer):
         delta = ops.sigmoid(self.ema_delta[..., 0])  # (rows, N)
         return ops.log1p(-alpha * delta)  # (rows, N)
 
+    def _kernel_terms(self):
+        """`(coeff_real, coeff_imag, log_q_real, log_q_imag)`, each (rows,
+        N): the kernel is `Re(sum_n coeff_n q_n^l)` (`vandermonde_kernel`).
+        """
+        b, _, c = self.coefficients()
+        log_q = self._log_decay()  # (rows, N)
+        zeros = ops.zeros_like(log_q)
+        return b * c, zeros, log_q, zeros
+
     def kernel(self, length):
         """EMA kernel `k[d, l] = sum_n b c q^l` for lags `l < length`.
 
@@ -165,10 +174,7 @@ class MultiHeadEMA(keras.layers.Layer):
         Returns:
             float32 tensor (rows, length); rows as in `coefficients`.
         """
-        b, _, c = self.coefficients()
-        log_q = self._log_decay()  # (rows, N)
-        zeros = ops.zeros_like(log_q)
-        k = vandermonde_kernel(b * c, zeros, log_q, zeros, length)
+        k = vandermonde_kernel(*self._kernel_terms(), length)
         if self.truncation is not None:
             # Same as a kernel of length min(truncation, L), zero-padded.
             lags = ops.arange(length)
@@ -217,8 +223,16 @@ class MultiHeadEMA(keras.layers.Layer):
             y = self._fft_path(u, ops.shape(u)[1])  # (B, L, D)
         else:
             y = self._step_path(u)  # (B, L, D)
-        omega = ops.cast(self.ema_omega, u.dtype)  # (D,)
-        return ops.silu(y + omega * u)
+        omega = ops.cast(self._omega(), u.dtype)  # (D,)
+        return self._activate(y + omega * u)
+
+    def _omega(self):
+        return self.ema_omega
+
+    @staticmethod
+    def _activate(x):
+        # MEGA's EMA output: silu(EMA(x) + omega x).
+        return ops.silu(x)
 
     def step(self, inputs, state=None):
         """One step of the causal recurrence, for decoding.

@@ -193,6 +193,7 @@ def make_norm(arch, name):
         arch.get("norm", "layer"), name,
         momentum=arch.get("batch_norm_momentum", 0.9),
         unbiased=arch.get("batch_norm_unbiased", False),
+        num_groups=arch.get("norm_groups"),
     )
     return lambda x, mask: layer("normalize")(norm, x, mask)
 
@@ -635,6 +636,57 @@ register(Family(
     dynamics=("ema_delta", "ema_alpha", "ema_beta", "ema_gamma",
               "ema_omega"),
     paper="Ma et al. 2023, Mega: Moving Average Equipped Gated Attention",
+))
+
+# === MEGALODON ===
+register(Family(
+    name="megalodon",
+    keys=dict(
+        hidden_dim=128,
+        num_layers=4,
+        key_dim=64,  # z_dim, split over the heads
+        num_heads=1,
+        intermediate_dim=256,  # value width (value_dim)
+        ffn_intermediate_dim=256,
+        ema_dim=16,  # cema_ndim
+        chunk_size=None,  # None: full attention
+        truncation=None,  # CEMA kernel length cap
+        # the timestep norms' groups (norm_num_groups, 32 in the code's
+        # models); the stack's final norm is one (MegaOutputLayer.final_norm)
+        norm="timestep",
+        norm_groups=32,
+        max_wavelength=10000,  # rope_base
+        swiglu=False,
+        # the code's rescale_nffn: block i's FFN branch scaled, from
+        # 0.1 * 0.5^i
+        rescale_ffn=False,
+        dropout=0.0,
+        attention_dropout=0.0,
+        hidden_dropout=0.0,
+        causal=False,
+    ),
+    block=_layer_block(lambda a, i: layer("MegalodonEncoder")(
+        key_dim=a["key_dim"],
+        intermediate_dim=a["intermediate_dim"],
+        ffn_intermediate_dim=a["ffn_intermediate_dim"],
+        num_heads=a["num_heads"],
+        ema_dim=a["ema_dim"],
+        causal=a["causal"],
+        chunk_size=a["chunk_size"],
+        truncation=a["truncation"],
+        norm_groups=a["norm_groups"],
+        max_wavelength=a["max_wavelength"],
+        dropout=a["dropout"],
+        attention_dropout=a["attention_dropout"],
+        hidden_dropout=a["hidden_dropout"],
+        swiglu=a["swiglu"],
+        ffn_rescale=0.1 * 0.5**i if a["rescale_ffn"] else None,
+        name=f"megalodon_block_{i}",
+    )),
+    dynamics=("cema_alpha", "cema_delta", "cema_theta", "cema_gamma",
+              "cema_omega"),
+    paper="Ma et al. 2024, Megalodon: Efficient LLM Pretraining and "
+    "Inference with Unlimited Context Length",
 ))
 
 # === Convolutions ===

@@ -14,6 +14,7 @@
   (derived).
 - `mega`: facebookresearch/mega `README.lra.md` and
   `fairseq/models/lra/model.py`: MEGA.
+- `megalodon`: the MEGA rows with the MEGALODON block (derived).
 - `quick`: this library's `quick` preset (an installation check).
 - `small`: this library's `small` preset (every family at one CPU-sized
   budget, full sequence lengths).
@@ -58,6 +59,7 @@ intermediate_dim, "(FT, PT)" -> (learning_rate, pretrain_learning_rate) and
 from lra_keras.presets import lra
 from lra_keras.presets import lru
 from lra_keras.presets import mega
+from lra_keras.presets import megalodon
 from lra_keras.presets import ntfs
 from lra_keras.presets import rtf
 from lra_keras.presets import s4
@@ -102,6 +104,6 @@ def _merge(*tables):
 
 
 PAPER = _merge(yctfs.PAPER, ntfs.PAPER, s4.PAPER, s5.PAPER, mega.PAPER,
-               lra.PAPER, lru.PAPER, rtf.PAPER)
+               lra.PAPER, lru.PAPER, rtf.PAPER, megalodon.PAPER)
 TECHNIQUE = _merge(yctfs.TECHNIQUE, ntfs.TECHNIQUE)
 AUGMENT = _merge(yctfs.AUGMENT)

@@ -77,6 +77,9 @@ QUICK_FAMILY = {
     "rtf": dict(state_dim=16, prenorm=True),
     "mega": dict(key_dim=32, intermediate_dim=128, ffn_intermediate_dim=128,
                  ema_dim=8, dropout=0.0, head_dropout=0.0),
+    "megalodon": dict(key_dim=32, intermediate_dim=128,
+                      ffn_intermediate_dim=128, ema_dim=8, norm_groups=16,
+                      dropout=0.0, head_dropout=0.0),
     "gmlp": dict(intermediate_dim=128, num_kernel_channels=4),
     "conv": dict(intermediate_dim=128),
 }

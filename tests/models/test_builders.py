@@ -18,7 +18,7 @@ from tests.testing import token_inputs
 
 TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
             sequence_length=32, state_dim=8, num_blocks=2, key_dim=8,
-            ema_dim=2, ffn_intermediate_dim=16, kernel_size=5,
+            ema_dim=2, ffn_intermediate_dim=16, kernel_size=5, norm_groups=4,
             num_kernel_channels=2,
             # patterned attentions: several blocks within the 32 tokens
             local_block_size=8, sparse_block_size=8, sparse_summary_size=2,
@@ -405,6 +405,11 @@ def test_batch_norm_stack_trains_and_ignores_padding():
          "gate_norm"),
         ("transformer", dict(rotary_scope="head"),
          "RotaryMultiHeadAttention", "rotary_scope"),
+        # MEGALODON's timestep-norm groups and chunks.
+        ("megalodon", dict(norm_groups=2), "MegalodonAttention",
+         "norm_groups"),
+        ("megalodon", dict(chunk_size=8), "MegalodonAttention",
+         "chunk_size"),
     ],
 )
 def test_family_keys_reach_their_layer(model, options, layer_type,
