@@ -94,7 +94,8 @@ class ComplexEMA(MultiHeadEMA):
     `k[d, l] = Re(sum_n alpha gamma q^l) / sqrt(ema_dim)`
     (`vandermonde_kernel`, the CUDA op `ema_parameters` of the code).
 
-    Initialisation as `_reset_parameters` of the code: alpha, delta ~
+    Initialisation as `_reset_parameters` of the code (lines 18-39; the
+    coefficients as `_calc_coeffs`, lines 100-117): alpha, delta ~
     N(0, 0.2); theta the logit of the frequencies `exp(-k log(D) / D)`,
     k = 1 .. D, in a random order over the channels (D the channels; D = 1
     would give logit(1) = inf and is clipped); gamma ~ N(0, 1) with a zero
@@ -410,8 +411,10 @@ class MegalodonAttention(keras.layers.Layer):
     scale, softmax over the real keys of a chunk (`chunk_size`, None: the
     whole sequence; future keys too when not causal). As
     `MovingAverageGatedAttention` in `megalodon/modules/
-    moving_average_gated_attention.py` (lines 216-254, 330-387), the
-    projections He-normal (`init_mode='he'`) with zero biases.
+    moving_average_gated_attention.py` (`__init__` lines 150-245,
+    `forward` lines 275-348; the chunked softmax in `_InnerAttention`,
+    lines 72-140), the projections He-normal (`init_mode='he'`) with zero
+    biases.
 
     Args:
         key_dim: int. Width of z (the code's `zdim`), split over the heads;
@@ -616,8 +619,8 @@ class MegalodonEncoder(keras.layers.Layer):
     `out = x + s * dropout(W_2 dropout(silu(W_1 LN(y))))`: the FFN reads
     the attention's output but adds back the block's *input* x, the
     "pre-norm with two-hop residual" of the paper (section 3.4; `MegaBlock.
-    forward` calls `self.nffn(y, x)`, `megalodon/model/mega.py`). The
-    LayerNorm's gain is `weight + 1` (zeros at init); W_1, W_2 (and W_3 of
+    forward` calls `self.nffn(y, x)`, `megalodon/model/mega.py` line 87).
+    The LayerNorm's gain is `weight + 1` (zeros at init); W_1, W_2 (and W_3 of
     the SwiGLU variant, `silu(W_1 y) * W_3 y`) have no bias; `s` is the
     optional per-channel rescale (`ffn_rescale`, started at the given
     value: the code's `rescale_nffn` starts block i at 0.1 * 0.5^i).
