@@ -26,6 +26,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from lra_keras.layers.efficient_attention import pad_to_blocks
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
 from lra_keras.layers.rotary_attention import apply_rotary_across_heads
 
@@ -524,10 +525,7 @@ class MegalodonAttention(keras.layers.Layer):
         self.built = True
 
     def _split(self, x, chunk, width):
-        """(B, L, heads * width) -> (B * K, C, heads, width), K chunks."""
-        length = ops.shape(x)[1]
-        pad = (chunk - length % chunk) % chunk
-        x = ops.pad(x, [[0, 0], [0, pad], [0, 0]])
+        """(B, K * C, heads * width) -> (B * K, C, heads, width)."""
         return ops.reshape(x, (-1, chunk, self.num_heads, width))
 
     def _rotate(self, x):
@@ -543,17 +541,14 @@ class MegalodonAttention(keras.layers.Layer):
     def _attend(self, q, k, v, padding_mask, training):
         batch, length = ops.shape(v)[0], ops.shape(v)[1]
         chunk = self.chunk_size or length
-        if padding_mask is None:
-            key_mask = ops.ones_like(v[..., :1], dtype="float32")
-        else:
-            key_mask = ops.cast(padding_mask, "float32")[..., None]  # B,L,1
-        q = self._rotate(self._split(ops.cast(q, "float32"), chunk,
-                                     self.head_dim))  # (N, C, H, d)
-        k = self._rotate(self._split(ops.cast(k, "float32"), chunk,
-                                     self.head_dim))
+        # The last chunk completed with positions that are not real keys.
+        (q, k, v), real, _ = pad_to_blocks(
+            (ops.cast(q, "float32"), ops.cast(k, "float32"), v),
+            padding_mask, chunk)
+        q = self._rotate(self._split(q, chunk, self.head_dim))  # (N,C,H,d)
+        k = self._rotate(self._split(k, chunk, self.head_dim))
         v = self._split(v, chunk, self.hdim // self.num_heads)
-        pad = (chunk - length % chunk) % chunk
-        allowed = ops.reshape(ops.pad(key_mask[..., 0], [[0, 0], [0, pad]]),
+        allowed = ops.reshape(ops.cast(real, "float32"),
                               (-1, 1, 1, chunk))  # (N, 1, 1, C)
         if self.causal:
             positions = ops.arange(chunk)
