@@ -8,6 +8,28 @@ from tests.run_all_backends import BACKENDS
 os.environ.setdefault("NVIDIA_TF32_OVERRIDE", "0")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# Most of the JAX pass's time is XLA compiling: every eager op and every
+# jitted step, once per shape, on small arrays (a test of a layer compiles
+# hundreds of programs, 30-70 ms each). Two of XLA's CPU options cut
+# that: LLVM at -O0 instead of -O2, and the classic loop emitters instead
+# of the newer MLIR fusion emitters. The same programs then compile about
+# 2.5x sooner (60 distinct small eager ops: 74 -> 28 ms each; tests/
+# models/test_builders.py and tests/layers/test_rotary_attention.py on
+# one core: 307 s, 197 s with -O0 alone, 138 s with both) and compute the
+# same operations, rounded differently within the tests' tolerances.
+# TensorFlow's pass does not change (135 s either way). Only the JAX
+# pass (and the processes its tests start) compiles so; the
+# cross-backend pass compares the backends as users run them, at XLA's
+# defaults (its one-step comparisons, an Adam step from gradients near
+# epsilon, moved past their tolerance in 2 of 201 cases at -O0).
+TEST_XLA_FLAGS = ("--xla_backend_optimization_level=0",
+                  "--xla_cpu_use_fusion_emitters=false")
+if os.environ.get("KERAS_BACKEND") == "jax":
+    _set = os.environ.get("XLA_FLAGS", "")
+    os.environ["XLA_FLAGS"] = " ".join(filter(None, [_set, *(
+        flag for flag in TEST_XLA_FLAGS
+        if flag.split("=")[0] not in _set)]))
+
 
 def pytest_report_header(config):
     backend = os.environ.get("KERAS_BACKEND", "tensorflow (Keras default)")

@@ -28,7 +28,10 @@ if os.environ.get("KERAS_BACKEND", "jax") == "tensorflow":
         [tf.config.LogicalDeviceConfiguration()] * 2,
     )
 else:
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    # Added to the flags the suite sets (tests/conftest.py).
+    os.environ["XLA_FLAGS"] = " ".join(filter(None, [
+        os.environ.get("XLA_FLAGS"),
+        "--xla_force_host_platform_device_count=2"]))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

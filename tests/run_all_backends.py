@@ -6,9 +6,11 @@ The backend is fixed when Keras is imported, so each backend gets its own
 pytest process with KERAS_BACKEND set. Tests marked `numpy_only` touch no
 backend and run in the first pass only. Tests marked `cross_backend` start a
 process per backend themselves: they run once, in their own pytest process.
-The passes run in two lanes, one per core: the JAX pass in one, the
-cross-backend, TensorFlow and PyTorch passes in the other; each pass's log
-is printed when it ends. Any
+Each pass is cut by
+test paths into pieces (GROUPS), queued longest first (ORDER) for two
+workers, one per core; each piece's log is printed when it ends, and the
+last lines give every piece's time. Extra arguments go to every pytest
+call; when they name test paths, each pass runs whole on those. Any
 failure, a missing backend, or a pass that runs no test makes the exit
 status non-zero. The last line is the total, "N passed, N failed".
 """
@@ -24,6 +26,18 @@ from pathlib import Path
 
 BACKENDS = ("jax", "tensorflow", "torch")
 ROOT = Path(__file__).resolve().parents[1]
+WORKERS = 2  # CI's cores
+# Each backend's pass in two pieces, the layers' tests and the others.
+GROUPS = {
+    "layers": ["tests/layers"],
+    "rest": ["tests", "--ignore=tests/layers"],
+}
+# Longest first, from the pieces' times in a clean-clone run (printed at
+# the end of every run). The cross-backend piece goes first: it starts a
+# process per backend, which the other worker's pieces then share the
+# cores with.
+ORDER = ("cross_backend", "tensorflow_rest", "jax_layers", "jax_rest",
+         "tensorflow_layers", "torch_layers", "torch_rest")
 
 
 def _counts(junit_path):
@@ -42,6 +56,27 @@ def _counts(junit_path):
 def _pytest(marks, junit, argv):
     return [sys.executable, "-m", "pytest", "-m", marks,
             f"--junitxml={junit}", "--durations=10", *argv]
+
+
+def _pieces(argv):
+    """(title, name, marks, paths, env, required) in the order taken."""
+    named = any((ROOT / arg.split("::")[0]).exists()
+                for arg in argv if not arg.startswith("-"))
+    groups = {"all": []} if named else GROUPS
+    pieces = {"cross_backend": ("cross-backend", "cross_backend",
+                                "cross_backend and not large", [], {},
+                                False)}
+    for i, backend in enumerate(BACKENDS):
+        marks = "not large and not cross_backend"
+        if i > 0:
+            marks += " and not numpy_only"
+        for group, paths in groups.items():
+            name = f"{backend}_{group}"
+            pieces[name] = (f"KERAS_BACKEND={backend} ({group})", name,
+                            marks, paths, {"KERAS_BACKEND": backend}, True)
+    rank = {name: i for i, name in enumerate(ORDER)}
+    return sorted(pieces.values(),
+                  key=lambda piece: rank.get(piece[1], len(rank)))
 
 
 def main(argv):
@@ -66,30 +101,27 @@ def main(argv):
         if code != 0:
             problems.append(f"{name}: pytest exit {code}")
 
-    # Two lanes on the CI's two cores: the JAX pass, the longest (its eager
-    # first calls compile op by op on one thread), in one; the
-    # cross-backend tests (a process per backend, mostly single-threaded
-    # compilation), then the TensorFlow and PyTorch passes in the other.
-    # Each pass's log is printed whole when it ends.
-    passes = []
-    for i, backend in enumerate(BACKENDS):
-        marks = "not large and not cross_backend"
-        if i > 0:
-            marks += " and not numpy_only"
-        passes.append((f"KERAS_BACKEND={backend}", backend, marks,
-                       {"KERAS_BACKEND": backend}, True))
-    cross = ("cross-backend", "cross_backend", "cross_backend and not large",
-             {}, False)
-    lanes = [passes[:1], [cross, *passes[1:]]]
+    # The work is cut into pieces queued longest first (ORDER); two
+    # workers, one per CI core, each take the next piece when theirs ends,
+    # so neither core idles while the other has a long queue. Each pass is
+    # split by test paths (GROUPS), the same way under every backend, so
+    # the `one_backend` sharing (conftest.py) stays a partition. Each
+    # piece's log is printed whole when it ends.
+    queue = _pieces(argv)
     printing = threading.Lock()
-    results = []
+    taking = threading.Lock()
+    results, times = [], {}
 
     with tempfile.TemporaryDirectory() as tmp:
 
-        def run_lane(lane):
-            for title, name, marks, env, required in lane:
+        def worker():
+            while True:
+                with taking:
+                    if not queue:
+                        return
+                    title, name, marks, paths, env, required = queue.pop(0)
                 junit = Path(tmp) / f"{name}.xml"
-                cmd = _pytest(marks, junit, argv)
+                cmd = _pytest(marks, junit, [*paths, *argv])
                 with open(Path(tmp) / f"{name}.log", "w+") as log:
                     started = time.monotonic()
                     code = subprocess.run(
@@ -97,20 +129,22 @@ def main(argv):
                         stdout=log, stderr=subprocess.STDOUT,
                     ).returncode
                     log.seek(0)
+                    times[name] = time.monotonic() - started
                     with printing:
                         print(f"\n===== {title}: {' '.join(cmd[1:])} "
-                              f"({time.monotonic() - started:.0f} s)\n"
+                              f"({times[name]:.0f} s)\n"
                               f"{log.read()}", flush=True)
                 results.append((name, junit, code, required))
 
-        threads = [threading.Thread(target=run_lane, args=(lane,))
-                   for lane in lanes]
+        threads = [threading.Thread(target=worker) for _ in range(WORKERS)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         for name, junit, code, required in results:
             count(name, junit, code, required)
+    print("pieces (s): " + ", ".join(
+        f"{name} {seconds:.0f}" for name, seconds in times.items()))
     for problem in problems:
         print(f"FAILED: {problem}")
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
