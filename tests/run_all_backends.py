@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 BACKENDS = ("jax", "tensorflow", "torch")
@@ -107,40 +108,33 @@ def main(argv):
     # split by test paths (GROUPS), the same way under every backend, so
     # the `one_backend` sharing (conftest.py) stays a partition. Each
     # piece's log is printed whole when it ends.
-    queue = _pieces(argv)
     printing = threading.Lock()
-    taking = threading.Lock()
     results, times = [], {}
 
     with tempfile.TemporaryDirectory() as tmp:
 
-        def worker():
-            while True:
-                with taking:
-                    if not queue:
-                        return
-                    title, name, marks, paths, env, required = queue.pop(0)
-                junit = Path(tmp) / f"{name}.xml"
-                cmd = _pytest(marks, junit, [*paths, *argv])
-                with open(Path(tmp) / f"{name}.log", "w+") as log:
-                    started = time.monotonic()
-                    code = subprocess.run(
-                        cmd, cwd=ROOT, env={**os.environ, **env},
-                        stdout=log, stderr=subprocess.STDOUT,
-                    ).returncode
-                    log.seek(0)
-                    times[name] = time.monotonic() - started
-                    with printing:
-                        print(f"\n===== {title}: {' '.join(cmd[1:])} "
-                              f"({times[name]:.0f} s)\n"
-                              f"{log.read()}", flush=True)
-                results.append((name, junit, code, required))
+        def run_piece(piece):
+            title, name, marks, paths, env, required = piece
+            junit = Path(tmp) / f"{name}.xml"
+            cmd = _pytest(marks, junit, [*paths, *argv])
+            with open(Path(tmp) / f"{name}.log", "w+") as log:
+                started = time.monotonic()
+                code = subprocess.run(
+                    cmd, cwd=ROOT, env={**os.environ, **env},
+                    stdout=log, stderr=subprocess.STDOUT,
+                ).returncode
+                log.seek(0)
+                times[name] = time.monotonic() - started
+                with printing:
+                    print(f"\n===== {title}: {' '.join(cmd[1:])} "
+                          f"({times[name]:.0f} s)\n"
+                          f"{log.read()}", flush=True)
+            results.append((name, junit, code, required))
 
-        threads = [threading.Thread(target=worker) for _ in range(WORKERS)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        # The pool's workers take the pieces in order, each the next one
+        # when its own ends.
+        with ThreadPoolExecutor(WORKERS) as pool:
+            list(pool.map(run_piece, _pieces(argv)))
         for name, junit, code, required in results:
             count(name, junit, code, required)
     print("pieces (s): " + ", ".join(
