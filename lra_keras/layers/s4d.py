@@ -160,8 +160,11 @@ class S4D(StateSpaceLayer):
     Args:
         state_dim: int. State size N (N/2 complex modes). Defaults to 64.
         init: `"legs"` (S4D-LegS), `"lin"` (S4D-Lin) or `"inv"` (S4D-Inv),
-            the paper's diag-legs / diag-lin / diag-inv. Defaults to
-            `"legs"`.
+            the paper's diag-legs / diag-lin / diag-inv, or `"dfout"`
+            (S4D-DFouT, Solozabal et al. 2025: each channel's poles on a
+            discrete Fourier grid, `hippo.dfout_poles`, which says what of
+            it is this library's reading; it places poles per channel, so
+            it takes no `num_ssms`). Defaults to `"legs"`.
         dt_min: float. Smallest initial step. Defaults to 0.001.
         dt_max: float. Largest initial step. Defaults to 0.1.
         dt_transform: how the weight `ssm_log_dt` gives dt: `"exp"` (it
@@ -230,9 +233,16 @@ class S4D(StateSpaceLayer):
                 "`state_dim` must be even (conjugate pairs). Received: "
                 f"state_dim={state_dim}"
             )
-        if init not in hippo.INITS:
+        inits = hippo.INITS + hippo.DISCRETE_INITS
+        if init not in inits:
             raise ValueError(
-                f"`init` must be one of {hippo.INITS}. Received: init={init!r}"
+                f"`init` must be one of {inits}. Received: init={init!r}"
+            )
+        if init in hippo.DISCRETE_INITS and num_ssms is not None:
+            raise ValueError(
+                f"`init={init!r}` places each channel's poles from its own "
+                "step, so the (A, B) sets cannot be shared: `num_ssms` must "
+                f"be None. Received: num_ssms={num_ssms!r}"
             )
         check_dt_range(dt_min, dt_max)
         check_dt_transform(dt_transform)
@@ -248,11 +258,17 @@ class S4D(StateSpaceLayer):
 
     def build_ssm(self, hidden_dim):
         half = self.state_dim // 2
-        a, b = hippo.diagonal_init(self.init, self.state_dim)  # (N/2,)
-        b = clip_B(b, self.B_clip)
         self.log_dt = add_dt_weight(
             self, hidden_dim, self.dt_transform, self.dt_min, self.dt_max
         )
+        if self.init in hippo.DISCRETE_INITS:
+            # Placed from the step each channel just drew (as DLR's
+            # structured init does), one row of A per channel.
+            dt = ops.convert_to_numpy(step_size(self))
+            a, b = hippo.dfout_poles(self.state_dim, dt)  # (H, N/2)
+        else:
+            a, b = hippo.diagonal_init(self.init, self.state_dim)  # (N/2,)
+        b = clip_B(b, self.B_clip)
 
         shape = (ssm_copies(self.num_ssms, hidden_dim), half)
 

@@ -61,7 +61,7 @@ def _inputs(length=24, hidden=4, batch=2, seed=0):
     return rng.normal(size=(batch, length, hidden)).astype("float32")
 
 
-@pytest.mark.parametrize("init", ["legs", "lin", "inv"])
+@pytest.mark.parametrize("init", ["legs", "lin", "inv", "dfout"])
 @pytest.mark.parametrize("causal", [True, False])
 def test_s4d_kernel_matches_recurrence(init, causal):
     layer = S4D(state_dim=8, init=init, causal=causal)
@@ -159,6 +159,42 @@ def test_initialisations_follow_s4d():
                                atol=1e-6)
 
 
+@pytest.mark.parametrize("dt_transform", ["exp", "softplus"])
+def test_dfout_places_the_discrete_poles_on_a_fourier_grid(dt_transform):
+    # exp(dt_h A_{h,n}) = exp(-dt_h / 2 + i (2 pi n / N + 2 pi h / (N H))):
+    # radius exp(-dt_h / 2), angles a grid of spacing 2 pi / N per channel,
+    # and the channels' offsets interleave into one grid of spacing
+    # 2 pi / (N H) over [0, pi).
+    N, H = 8, 5
+    layer = S4D(state_dim=N, init="dfout", dt_transform=dt_transform,
+                dt_min=0.001, dt_max=0.1)
+    layer.build((None, None, H))
+    w = {v.name: to_numpy(v).astype("float64") for v in layer.weights}
+    dt = numpy_step_size(layer, w)
+    a_bar, _, _ = s4d_system(layer)  # (H, N/2)
+    np.testing.assert_allclose(np.abs(a_bar), np.exp(-dt / 2)[:, None]
+                               * np.ones((1, N // 2)), rtol=1e-6)
+    angle = np.angle(a_bar) % (2 * np.pi)
+    expected = (2 * np.pi * np.arange(N // 2)[None, :] / N
+                + 2 * np.pi * np.arange(H)[:, None] / (N * H))
+    np.testing.assert_allclose(angle, expected, atol=1e-5)
+    np.testing.assert_allclose(np.sort(angle.ravel()),
+                               np.arange(N * H // 2) * 2 * np.pi / (N * H),
+                               atol=1e-5)
+    np.testing.assert_allclose(to_numpy(layer.B_real), 1.0)
+    np.testing.assert_allclose(to_numpy(layer.B_imag), 0.0)
+    # the same poles as hippo.dfout_poles from the layer's own steps
+    a, _ = hippo.dfout_poles(N, dt)
+    np.testing.assert_allclose(w["ssm_A_imag"], a.imag, rtol=1e-6)
+
+
+def test_dfout_takes_no_shared_ssms():
+    with pytest.raises(ValueError, match="num_ssms"):
+        S4D(state_dim=8, init="dfout", num_ssms=2)
+    with pytest.raises(ValueError, match="Received"):
+        hippo.dfout_poles(8, np.array([0.01, 0.0]))
+
+
 def test_legs_nplr_reconstructs_hippo_spectrum():
     lam, p, b = hippo.legs_nplr(8)
     a, b_full = hippo.legs(8)
@@ -206,11 +242,13 @@ def test_s4d_config_and_saving_round_trip(tmp_path):
     assert_saving_round_trip(model, _inputs(length=9), tmp_path, atol=1e-5)
 
 
-def test_s4d_softplus_config_and_saving_round_trip(tmp_path):
+@pytest.mark.parametrize("init", ["legs", "dfout"])
+def test_s4d_softplus_config_and_saving_round_trip(tmp_path, init):
     layer = S4D(state_dim=8, causal=False, dt_transform="softplus",
-                B_clip=2.0)
+                B_clip=2.0, init=init)
     rebuilt = assert_config_round_trip(layer)
-    assert (rebuilt.dt_transform, rebuilt.B_clip) == ("softplus", 2.0)
+    assert (rebuilt.dt_transform, rebuilt.B_clip, rebuilt.init) == (
+        "softplus", 2.0, init)
     model = sequence_model(layer, 4, with_mask=False)
     assert_saving_round_trip(model, _inputs(length=9), tmp_path, atol=1e-5)
 
