@@ -95,11 +95,12 @@ def dfout_poles(state_dim, dt):
     `z_{h,n} = exp(-xi_h^2 + i (2 pi n / N + phi_h))` for the N/2 modes
     n = 0 .. N/2 - 1 (their conjugates are the other half), and mapped back
     through channel h's ZOH step, `A_{h,n} = log(z_{h,n}) / dt_h`, so that
-    `exp(dt_h A_{h,n}) = z_{h,n}` exactly. The pole formula is the one quoted for
-    Solozabal et al. 2025 (in the issue that asked for it, 16); neither
-    that paper's method section nor its code was available offline (the
-    stored copies hold its abstract and introduction; no stored repository
-    holds the code), so two choices are this library's reading:
+    `exp(dt_h A_{h,n}) = z_{h,n}` exactly. The pole formula is the one
+    quoted for Solozabal et al. 2025 (in the issue that asked for it, 16);
+    neither that paper's method section nor its code was available
+    offline (the stored copies hold its abstract and introduction; no
+    stored repository holds the code), so two choices are this library's
+    reading:
     - the decay: `xi_h^2 = dt_h / 2`, the per-step decay of S4D-Lin's real
       part -1/2 at the channel's step (so Re A = -1/2 as in S4D-Lin);
     - the per-channel phase offset: `phi_h = 2 pi h / (N H)` for channel h
