@@ -287,6 +287,7 @@ RULES = dict(
     head_activation=_TEXT,
     head_dropout=Rule(float, minimum=0.0, maximum=0.99),
     logits_bias=Rule(bool),
+    binary_logit=Rule(bool),
     pair_features=Rule(str, choices=("nli", "concat")),
     position_embedding=_TEXT,
     activation=_TEXT,

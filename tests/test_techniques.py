@@ -664,7 +664,7 @@ def test_two_tower_token_head_equals_each_document_encoded_alone():
         transform=MULTITASK.batch_transform("retrieval", hp, training=True),
     )[0]
     out = _outputs(model, inputs)
-    assert out["logits"].shape == (4, 2)
+    assert out["logits"].shape == (4, 1)  # the YCTFS row's binary_logit
     assert out["token_logits"].shape == (4, 2, 32, 258)
     # The model's own encoder and token head on one document at a time.
     encoder = model.get_layer("encoder")

@@ -200,8 +200,8 @@ def build_classifier(task, model="transformer", *, num_classes,
                      vocabulary_size, pooling="mean", head="mlp",
                      head_hidden_dim=None, head_activation="gelu",
                      head_dropout=0.0, logits_bias=True,
-                     pair_features="nli", towers=1, token_head=False,
-                     **arch):
+                     binary_logit=False, pair_features="nli", towers=1,
+                     token_head=False, **arch):
     """Sequence classifier: encoder -> padding-aware pooling -> head.
 
     With `towers=2` (retrieval) both sequences of a pair go through the
@@ -226,6 +226,10 @@ def build_classifier(task, model="transformer", *, num_classes,
             Defaults to 0.
         logits_bias: bool. Whether the logits layer has a bias. Defaults to
             True.
+        binary_logit: bool. With `num_classes=2`, one logit (the log-odds
+            of class 1, for a sigmoid cross-entropy: the YCTFS code's
+            binary tasks) instead of two; `classification_loss` gives the
+            loss and accuracy that read it. Defaults to False.
         pair_features: `"nli"` or `"concat"` (retrieval only).
         towers: 1 or 2. Number of sequences per example.
         token_head: bool. Also return `token_logits`, a linear head on the
@@ -240,7 +244,8 @@ def build_classifier(task, model="transformer", *, num_classes,
 
     Returns:
         A `keras.Model` mapping `{"token_ids", "padding_mask"}` to
-        `logits` (batch, num_classes); with `token_head`, to a dict of
+        `logits` (batch, num_classes), or (batch, 1) with `binary_logit`;
+        with `token_head`, to a dict of
         `logits` and `token_logits` (batch, [towers,] length,
         vocabulary_size).
     """
@@ -252,6 +257,12 @@ def build_classifier(task, model="transformer", *, num_classes,
             "`head` must be 'mlp' or 'linear' and `pair_features` 'nli' or "
             f"'concat'. Received: head={head!r}, "
             f"pair_features={pair_features!r}"
+        )
+    if binary_logit and num_classes != 2:
+        raise ValueError(
+            "`binary_logit=True` gives the log-odds of a two-class task; "
+            f"this task has {num_classes} classes. Received: "
+            f"binary_logit=True, num_classes={num_classes}"
         )
     encoder = build_encoder(model, vocabulary_size=vocabulary_size, **arch)
     hidden_dim = encoder.output.shape[-1]
@@ -283,8 +294,8 @@ def build_classifier(task, model="transformer", *, num_classes,
     if not logits_bias:
         logits_init.pop("bias_initializer", None)
     head_layers.append(keras.layers.Dense(
-        num_classes, name="logits", dtype="float32", use_bias=logits_bias,
-        **logits_init))
+        1 if binary_logit else num_classes, name="logits", dtype="float32",
+        use_bias=logits_bias, **logits_init))
     tokens_head = (
         keras.layers.Dense(vocabulary_size, name="token_logits",
                            dtype="float32",

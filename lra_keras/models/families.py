@@ -99,6 +99,11 @@ HEAD_DEFAULTS = dict(
     # whether the logits layer has a bias (the MEGA code's has none,
     # model.py:62-66)
     logits_bias=True,
+    # two-class tasks: one logit trained with a sigmoid cross-entropy
+    # instead of two with a softmax one (the YCTFS code's classifier,
+    # long-transformers@lra-paper src/tasks/classification_task.py lines
+    # 14-17 and src/tasks/heads/classification_head.py line 162)
+    binary_logit=False,
     # retrieval: "nli" ([u, v, u * v, u - v], LRA and S4) or "concat"
     # ([u, v], YCTFS and MEGA)
     pair_features="nli",

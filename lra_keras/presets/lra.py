@@ -15,6 +15,11 @@ backbone has that these rows do not take yet, so these rows say
   0.05 and weight decay 0.1, 5K-20K steps, batch 32; here the YCTFS row"s
   optimiser and epochs;
 - its widths (ListOps: 4 layers of width 512, 8 heads, MLP 1024).
+One thing of LRA's backbone they do take: its loss, a softmax
+cross-entropy over the logits of every class, two on the two-class tasks
+(`lra_benchmarks/utils/train_utils.py` lines 152-166;
+`matching/train.py` line 84 passes `num_classes=2`), not the YCTFS row's
+single logit (`binary_logit` left at its default, False).
 
 Cells of the attentions themselves, from LRA's code:
 - positions: `AddPositionEmbs` with `posemb_init=None` (`learn_pos_emb`

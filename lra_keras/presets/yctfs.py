@@ -48,6 +48,10 @@ rows (the code's `src/models`, read at branch lra-paper):
   the real tokens (`head="linear"`); retrieval `[u, v]` (`features`
   empty) -> Linear(512) -> ReLU -> Linear (`head_hidden_dim=512`,
   `pair_features="concat"`).
+- Two-class tasks (Pathfinder, Path-X, Text, Retrieval): one logit and
+  `BCEWithLogitsLoss`, accuracy by torchmetrics' binary `Accuracy`
+  (`src/tasks/classification_task.py` lines 14-17, 33-37;
+  `classification_head.py` line 162): `binary_logit=True`.
 - AdamW betas (0.9, 0.98) (`configs/optimizer/adamw.yaml` line 4), eps
   1e-8 (PyTorch's); weight decay on the kernels of linear and
   convolution layers only, never on embeddings, norms or biases
@@ -67,9 +71,7 @@ the best checkpoint (`train.py` line 66, `ckpt_path="best"`), as ours.
 Set on the Transformer rows, whose configs these are (the branch has no
 gMLP or conv config).
 
-Not representable here yet: the binary tasks' single logit with a BCE
-loss (`classification_task.py` lines 14-17; ours: two logits and
-softmax cross-entropy, the same model class), text's SWA from
+Not representable here yet: text's SWA from
 75% of training (text_classification/base.yaml lines 9-18; its averaged
 weights are never tested, `train.py` line 66, so the published number is
 the best checkpoint's) and Pathfinder's random split and flips + affine
@@ -164,6 +166,7 @@ PAPER = {
     ),
     ("pathfinder", "transformer"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, num_heads=4, intermediate_dim=256,
         activation="relu", position_embedding="rotary", max_wavelength=10000,
         rotary_disable_half=True, dropout=0.0, pooling="mean",
@@ -185,6 +188,7 @@ PAPER = {
     ),
     ("text", "transformer"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=256, num_layers=8, num_heads=4, intermediate_dim=512,
         activation="relu", position_embedding="rotary", max_wavelength=10000,
         rotary_disable_half=True, dropout=0.0, pooling="mean",
@@ -207,6 +211,7 @@ PAPER = {
     ),
     ("retrieval", "transformer"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, num_heads=4, intermediate_dim=256,
         activation="relu", position_embedding="rotary", max_wavelength=10000,
         rotary_disable_half=True, dropout=0.0, pooling="mean",
@@ -252,6 +257,7 @@ PAPER = {
     ),
     ("pathfinder", "gmlp"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -268,6 +274,7 @@ PAPER = {
     ),
     ("text", "gmlp"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.1, pooling="mean",
         learning_rate=0.001, batch_size=16, weight_decay=0.2, epochs=80,
@@ -283,6 +290,7 @@ PAPER = {
     ),
     ("retrieval", "gmlp"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.0, pooling="mean", learning_rate=3e-4,
         batch_size=64, weight_decay=0.1, epochs=60, schedule="plateau",
@@ -319,6 +327,7 @@ PAPER = {
     ),
     ("pathfinder", "conv"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="relu",
         kernel_size=61, groups=32, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -335,6 +344,7 @@ PAPER = {
     ),
     ("text", "conv"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=4, intermediate_dim=256, activation="relu",
         kernel_size=7, groups=1, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=16, weight_decay=0.2, epochs=80,
@@ -350,6 +360,7 @@ PAPER = {
     ),
     ("retrieval", "conv"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=4, intermediate_dim=256, activation="relu",
         kernel_size=7, groups=1, dropout=0.0, pooling="mean",
         learning_rate=3e-4, batch_size=64, weight_decay=0.1, epochs=60,
@@ -366,6 +377,7 @@ PAPER = {
     ),
     ("pathx", "gmlp"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -382,6 +394,7 @@ PAPER = {
     ),
     ("pathx256", "gmlp"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="gelu",
         num_kernel_channels=2, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -398,6 +411,7 @@ PAPER = {
     ),
     ("pathx", "conv"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="relu",
         kernel_size=61, groups=32, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,
@@ -414,6 +428,7 @@ PAPER = {
     ),
     ("pathx256", "conv"): dict(
         dense_init="torch",
+        binary_logit=True,
         hidden_dim=128, num_layers=6, intermediate_dim=256, activation="relu",
         kernel_size=61, groups=32, dropout=0.0, pooling="mean",
         learning_rate=0.001, batch_size=128, weight_decay=0.1, epochs=200,

@@ -26,6 +26,24 @@ numpy-only augmentations and masking can import it.
 """
 
 
+def classification_loss(hp):
+    """(loss, accuracy metric) of the classifier's `logits`.
+
+    Softmax cross-entropy over the classes and their argmax; with
+    `hp["binary_logit"]` (one logit, the log-odds of class 1) the sigmoid
+    cross-entropy and `logit > 0`, as the YCTFS code's `BCEWithLogitsLoss`
+    and torchmetrics' binary `Accuracy` (a 0.5 threshold on the sigmoid).
+    The metric is named "accuracy" either way.
+    """
+    import keras
+
+    if hp.get("binary_logit"):
+        return (keras.losses.BinaryCrossentropy(from_logits=True),
+                keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0))
+    return (keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "accuracy")
+
+
 class Technique:
     """A training technique. The defaults train the classifier alone.
 
@@ -72,13 +90,8 @@ class Technique:
     def compile(self, model, optimizer, hp):
         """Compiles `model`; returns the logged classification accuracy
         name."""
-        import keras
-
-        model.compile(
-            optimizer=optimizer,
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            metrics=["accuracy"],
-        )
+        loss, accuracy = classification_loss(hp)
+        model.compile(optimizer=optimizer, loss=loss, metrics=[accuracy])
         return "accuracy"
 
     def classifier(self, model):

@@ -18,6 +18,7 @@ pablomiralles22/long-transformers.
 import numpy as np
 
 from lra_keras.techniques.base import Technique
+from lra_keras.techniques.base import classification_loss
 from lra_keras.techniques.masking import check_loss_positions
 from lra_keras.techniques.masking import denoising_targets
 
@@ -51,19 +52,18 @@ class Multitask(Technique):
         sum(w))."""
         import keras
 
+        loss, accuracy = classification_loss(hp)
         model.compile(
             optimizer=optimizer,
             loss={
-                "logits": keras.losses.SparseCategoricalCrossentropy(
-                    from_logits=True
-                ),
+                "logits": loss,
                 "token_logits": keras.losses.SparseCategoricalCrossentropy(
                     from_logits=True, reduction="mean_with_sample_weight"
                 ),
             },
             loss_weights={"logits": 1.0,
                           "token_logits": float(hp["multitask_loss_weight"])},
-            metrics={"logits": ["accuracy"]},
+            metrics={"logits": [accuracy]},
         )
         # Keras prefixes the output's name.
         return "logits_accuracy"

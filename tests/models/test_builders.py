@@ -339,6 +339,62 @@ def test_mega_head_drops_before_its_activation_and_has_no_logits_bias():
     assert np.abs(train - expected).max() > 1e-3
 
 
+def _binary_batch(hp, batch=8, seed=0):
+    x, _ = _batch(hp, batch=batch, seed=seed)
+    return x, np.random.default_rng(seed + 1).integers(0, 2, batch)
+
+
+def test_binary_logit_trains_on_the_sigmoid_cross_entropy():
+    # The YCTFS code's two-class head: one logit, BCEWithLogitsLoss, and
+    # torchmetrics' binary accuracy (sigmoid > 0.5, i.e. logit > 0).
+    from lra_keras.techniques import get_technique
+
+    hp = tiny_hparams("pathfinder", "transformer")
+    hp.update(binary_logit=True, head="linear")
+    net = build_classifier(**classifier_kwargs(hp))
+    assert net.get_layer("logits").units == 1
+    assert get_technique("none").compile(
+        net, make_optimizer(hp, total_steps=10), hp) == "accuracy"
+    x, y = _binary_batch(hp)
+    z = to_numpy(net(x))[:, 0].astype("float64")
+    assert z.shape == (8,) and np.ptp(z) > 0
+    # log(1 + e^z) - y z, averaged: the closed form of BCE on logits
+    bce = np.mean(np.logaddexp(0.0, z) - y * z)
+    accuracy = np.mean((z > 0) == (y == 1))
+    got = net.evaluate(x, y, batch_size=8, return_dict=True, verbose=0)
+    np.testing.assert_allclose(got["loss"], bce, rtol=1e-5)
+    np.testing.assert_allclose(got["accuracy"], accuracy)
+    before = to_numpy(net.get_layer("logits").kernel).copy()
+    net.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    assert np.abs(to_numpy(net.get_layer("logits").kernel) - before).max() > 0
+
+
+def test_binary_logit_under_the_multitask_loss_names_its_accuracy():
+    from lra_keras.techniques import get_technique
+
+    hp = tiny_hparams("text", "transformer")
+    hp.update(binary_logit=True)
+    technique = get_technique("multitask")
+    net = build_classifier(**classifier_kwargs(hp), token_head=True)
+    key = technique.compile(net, make_optimizer(hp, total_steps=10), hp)
+    x, y = _binary_batch(hp)
+    z = to_numpy(net(x)["logits"])[:, 0]
+    tokens = np.asarray(x["token_ids"])
+    got = net.evaluate(
+        x, {"logits": y, "token_logits": tokens}, batch_size=8,
+        sample_weight={"logits": np.ones(8),
+                       "token_logits": np.asarray(x["padding_mask"], "float32")},
+        return_dict=True, verbose=0)
+    np.testing.assert_allclose(got[key], np.mean((z > 0) == (y == 1)))
+
+
+def test_binary_logit_needs_two_classes():
+    hp = tiny_hparams("listops", "transformer")
+    hp.update(binary_logit=True)
+    with pytest.raises(ValueError, match="10 classes"):
+        build_classifier(**classifier_kwargs(hp))
+
+
 def test_scale_norm_in_a_residual_stack():
     # norm="scale" (MEGA's scalenorm) in any residual family: one gain per
     # norm, the final norm of a pre-norm stack included.
