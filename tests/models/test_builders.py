@@ -380,10 +380,10 @@ def test_binary_logit_under_the_multitask_loss_names_its_accuracy():
     x, y = _binary_batch(hp)
     z = to_numpy(net(x)["logits"])[:, 0]
     tokens = np.asarray(x["token_ids"])
+    real = np.asarray(x["padding_mask"], "float32")
     got = net.evaluate(
         x, {"logits": y, "token_logits": tokens}, batch_size=8,
-        sample_weight={"logits": np.ones(8),
-                       "token_logits": np.asarray(x["padding_mask"], "float32")},
+        sample_weight={"logits": np.ones(8), "token_logits": real},
         return_dict=True, verbose=0)
     np.testing.assert_allclose(got[key], np.mean((z > 0) == (y == 1)))
 
