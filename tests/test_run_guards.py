@@ -350,3 +350,34 @@ def test_early_stopping_stops_where_an_uninterrupted_run_would(tmp_path):
     _, full = run("listops", dict(hp, early_stopping_patience=None),
                   out_dir=tmp_path / "c", **kwargs)
     assert full["epochs_run"] == 6
+
+
+@pytest.mark.numpy_only
+def test_recorded_commit_says_when_tracked_files_were_modified(
+        tmp_path, monkeypatch):
+    # config.json's `commit`: the code that ran is that commit's only when
+    # no tracked file differs from it.
+    import subprocess
+
+    from lra_keras.training.run_directory import _git_commit
+
+    # git looks no further up than tmp_path for a repository
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    assert _git_commit(tmp_path) == ""  # not a checkout
+    git("init", "-q")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "code.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                          cwd=tmp_path, capture_output=True,
+                          text=True).stdout.strip()
+    assert _git_commit(tmp_path) == head
+    (tmp_path / "notes.txt").write_text("untracked\n")
+    assert _git_commit(tmp_path) == head
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert _git_commit(tmp_path) == head + "+modified"

@@ -35,15 +35,22 @@ def default_out_dir(hp):
     return Path("runs") / run_name(hp)
 
 
-def _git_commit():
-    try:
+def _git_commit(where=Path(__file__).parent):
+    """The short commit of the checkout holding `where`, `+modified` when
+    tracked files differ from it (the code that ran is then not that
+    commit's); "" outside git."""
+
+    def git(*args):
         return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).parent,
+            ["git", *args], capture_output=True, text=True, cwd=where,
             timeout=5,
         ).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short", "HEAD")
+        if commit and git("status", "--porcelain", "--untracked-files=no"):
+            commit += "+modified"
+        return commit
     except (OSError, subprocess.SubprocessError):
         return ""
 
