@@ -102,7 +102,12 @@ def dfout_poles(state_dim, dt):
     stored repository holds the code), so two choices are this library's
     reading:
     - the decay: `xi_h^2 = dt_h / 2`, the per-step decay of S4D-Lin's real
-      part -1/2 at the channel's step (so Re A = -1/2 as in S4D-Lin);
+      part -1/2 at the channel's step (so Re A = -1/2 as in S4D-Lin). The
+      DLR code of "Never Train from Scratch" places its discrete poles the
+      same way, `log Lambda_n = -dt_n / 2 + 2 pi i n / N` with dt_n drawn
+      per mode (`Lambda_init="omega"`, IdoAmos/not-from-scratch
+      src/models/sequence/ss/dss.py lines 456-460 at f919137), without the
+      phase offsets;
     - the per-channel phase offset: `phi_h = 2 pi h / (N H)` for channel h
       of H, deterministic, so that the H N/2 poles of a layer tile the
       angles [0, pi) on the finer grid of spacing 2 pi / (N H).
