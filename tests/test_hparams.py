@@ -164,7 +164,8 @@ def test_dlr_rows_are_the_s4_rows_with_the_dlr_layer():
         # LayerNorm"; untied dropout (NTFS configs/model/dlr.yaml) and the
         # schedules of the NTFS DLR files (configs/experiment/lra/
         # dlr-lra-*.yaml; retrieval and Pathfinder from its S4 files).
-        expected = dict(s4, state_dim=1024, init="structured", dt_min=1e-4,
+        # the NTFS code's DLR kernel, Lambda_init omega (layers.DLR)
+        expected = dict(s4, state_dim=1024, init="omega", dt_min=1e-4,
                         dt_max=0.1, ssm_learning_rate=1e-4,
                         learning_rate=lr, batch_size=batch, norm="layer",
                         tie_dropout=False)

@@ -16,6 +16,9 @@ The same for the YCTFS gMLP and rotary Transformer:
 the pablomiralles22/long-transformers checkout (branch lra-paper) at
 `$LRA_YCTFS_REPO`; skipped unless it is set and torch and omegaconf are
 installed.
+
+The DLR kernel against the NTFS code's: `benchmarks/reference_parity_dlr.py`
+against `$LRA_NTFS_REPO` (see its test below).
 """
 
 import os
@@ -158,3 +161,27 @@ def test_s5_matches_the_reference_code():
         "--batch-size", "3", "--parts", "a", "b")
     assert "a. parameter groups (all but the known): PASS" in stdout
     assert "b. forward (full-length batch): PASS" in stdout
+
+
+# The DLR kernel (`init="omega"`) against the NTFS code's `DLRKernel`:
+# `benchmarks/reference_parity_dlr.py` against `dss.py` of the
+# IdoAmos/not-from-scratch checkout at `$LRA_NTFS_REPO` (commit 3e4b6d9:
+# the file does not import at the last commit, see the benchmark); its
+# exit status covers the start (imaginary parts, decay range, W's scale)
+# and the kernels from the same weights. Skipped unless it is set and
+# torch, omegaconf, einops and opt_einsum import.
+NTFS_REPO = os.environ.get("LRA_NTFS_REPO")
+
+
+@pytest.mark.skipif(
+    not NTFS_REPO or not Path(
+        NTFS_REPO, "src/models/sequence/ss/dss.py").exists(),
+    reason="LRA_NTFS_REPO does not point to an IdoAmos/not-from-scratch "
+    "checkout",
+)
+def test_dlr_omega_matches_the_reference_kernel():
+    for module in ("torch", "omegaconf", "einops", "opt_einsum"):
+        pytest.importorskip(module)
+    stdout = run_benchmark(
+        "reference_parity_dlr.py", "--ntfs-repo", NTFS_REPO, "--seeds", "2")
+    assert "all gates passed" in stdout

@@ -17,7 +17,7 @@ from lra_keras.layers.s4d import check_dt_range
 from lra_keras.layers.ssm_kernels import vandermonde_kernel
 from lra_keras.layers.state_space import StateSpaceLayer
 
-INITS = ("structured", "random")
+INITS = ("structured", "random", "omega")
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
@@ -38,9 +38,22 @@ class DLR(StateSpaceLayer):
     N(0, 0.1^2), the random initialisation of "Never Train from Scratch"
     C.1.3.
 
+    `"omega"` is the kernel of the "Never Train from Scratch" code as its
+    LRA configs run it (`DLRKernel` with `Lambda_init: omega`,
+    IdoAmos/not-from-scratch src/models/sequence/ss/dss.py lines 406-537
+    at f919137, configs/model/layer/dlr.yaml): its parameterisation too,
+    not only its start. One Lambda per mode, shared by all channels,
+    `log Lambda_n = -x_n^2 + i theta_n` (weights `ssm_Lambda_x`,
+    `ssm_theta`, shape (N,)), started at `-dt_n / 2 + 2 pi i n / N` with
+    dt_n log-uniform in `[dt_min, dt_max]` per mode (lines 457-466); the
+    output weights W (`ssm_W_real`, `ssm_W_imag`, (directions, H, N)) with
+    real and imaginary parts N(0, 1/N^2) (`W_scale` 1/N, lines 434, 470),
+    named as dynamics so that the family's SSM rate and weight decay act
+    on them as the code's `lr.W` (1e-4) and `wd: 0` do.
+
     Args:
         state_dim: int. Number of complex modes N. The paper uses 1024.
-        init: `"structured"` or `"random"`.
+        init: `"structured"`, `"random"` or `"omega"` (see above).
         dt_min: float. Defaults to 0.0001.
         dt_max: float. Defaults to 0.1.
         causal, activation, output_activation, dropout: see
@@ -90,6 +103,9 @@ class DLR(StateSpaceLayer):
         self.dt_max = dt_max
 
     def build_ssm(self, hidden_dim):
+        if self.init == "omega":
+            self._build_omega(hidden_dim)
+            return
         shape = (hidden_dim, self.state_dim)
         c_shape = (self.directions, hidden_dim, self.state_dim)
         # A new initializer per weight: an unseeded Keras initializer
@@ -127,7 +143,33 @@ class DLR(StateSpaceLayer):
             )
             self.theta.assign((np.pi * n * dt).astype("float32"))
 
+    def _build_omega(self, hidden_dim):
+        n = self.state_dim
+        dt = np.exp(keras.ops.convert_to_numpy(keras.random.uniform(
+            (n,), math.log(self.dt_min), math.log(self.dt_max))))
+        self.Lambda_x = self.add_weight(
+            name="ssm_Lambda_x", shape=(n,), initializer="zeros")
+        self.Lambda_x.assign(np.sqrt(0.5 * dt).astype("float32"))
+        self.theta = self.add_weight(
+            name="ssm_theta", shape=(n,), initializer="zeros")
+        self.theta.assign(
+            ((2 * np.pi * np.arange(n) / n) % (2 * np.pi)).astype("float32"))
+        shape = (self.directions, hidden_dim, n)
+        self.C_real, self.C_imag = (
+            self.add_weight(name=f"ssm_W_{part}", shape=shape,
+                            initializer=keras.initializers.RandomNormal(
+                                stddev=1.0 / n))
+            for part in ("real", "imag"))
+
     def ssm_kernel(self, length):
+        if self.init == "omega":
+            hidden = keras.ops.shape(self.C_real)[1]
+            log_real = keras.ops.broadcast_to(
+                -keras.ops.square(self.Lambda_x), (hidden, self.state_dim))
+            theta = keras.ops.broadcast_to(
+                self.theta, (hidden, self.state_dim))
+            return vandermonde_kernel(
+                self.C_real, self.C_imag, log_real, theta, length)
         log_lambda_real = -keras.ops.exp(self.log_neg_real)  # (H, N)
         return vandermonde_kernel(
             self.C_real, self.C_imag, log_lambda_real, self.theta, length

@@ -528,7 +528,9 @@ register(Family(
     keys=dict(_SSM_KEYS, state_dim=1024, init="structured", dt_min=1e-4),
     block=residual_block("dlr", lambda a, name: layer("DLR")(
         init=a["init"], **_ssm_args(a, name))),
-    dynamics=("ssm_log_neg_real", "ssm_theta"),
+    # init="omega" (the NTFS code's kernel): its shared Lambda and its W
+    dynamics=("ssm_log_neg_real", "ssm_theta", "ssm_Lambda_x", "ssm_W_real",
+              "ssm_W_imag"),
     paper="Gupta et al. 2022 (DLR); Never Train from Scratch eq. 3",
 ))
 register(Family(

@@ -101,7 +101,11 @@ PAPER rows:
   Retrieval and Pathfinder, which Table 5 does not run: derived rows):
   - the layer (`configs/model/layer/dlr.yaml`): state 1024 (line 2),
     dt_min 1e-4 and dt_max 0.1 (lines 8-9), lr 1e-4 for Lambda and W
-    (lines 13-16), no weight decay on W (line 21, `wd: 0`); the
+    (lines 13-16), no weight decay on W (line 21, `wd: 0`), the kernel's
+    own parameterisation and `Lambda_init: omega` (line 19): `init=
+    "omega"` (one Lambda per mode shared by the channels, `-x^2 + i
+    theta`, W ~ N(0, 1/N^2) per part, W among the dynamics so that
+    `ssm_learning_rate` 1e-4 and no decay reach it; `layers.DLR`); the
     experiment files set GELU and `postact: glu` (lines 14-15; GLU
     confirmed) and bidirectional kernels. Their `dt_min: 0.0001, dt_max:
     0.001` sit under `layer.lr` (e.g. `dlr-lra-listops.yaml` lines
@@ -224,14 +228,6 @@ Not representable here yet (new keys or code):
   zeroed value): `PixelEncoder` swaps in a learned mask vector (zero at
   start) instead; and the L1 target, normalised by `pixel_mean` /
   `pixel_std` in NTFS, is `pixel / 255` here.
-- The NTFS DLR kernel (`dss.py` DLRKernel, lines 405-471): one Lambda per
-  mode shared by all channels, initialised `Lambda_init: omega` (real part
-  -dt_n / 2 with dt_n log-uniform per mode, imaginary 2 pi n / N),
-  parameterised as -x^2 + i theta, and W ~ N(0, 1/N^2) (complex,
-  `W_scale` 1/N) trained at the SSM rate 1e-4 without weight decay;
-  `layers.DLR` keeps per-channel Lambda = exp(dt (-1/2 + i pi n)) through
-  -exp(nu), C ~ N(0, 1/2) at the global rate with weight decay
-  (`families` would need C_real/C_imag among the DLR dynamics).
 
 S4's `n_ssm`: the NTFS S4 files set S4's (`configs/experiment/lra/
 s4-lra-*.yaml` and their `-mlm` pretraining files: ListOps and IMDB
@@ -281,7 +277,7 @@ PAPER = {
     ("listops", "dlr"): dict(
         dense_init="torch",
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=1024,
-        init="structured", dt_min=1e-4, dt_max=0.1, output_activation="glu",
+        init="omega", dt_min=1e-4, dt_max=0.1, output_activation="glu",
         dt_transform="softplus", B_clip=2.0,
         dropout=0.0, prenorm=False, pooling="mean", learning_rate=5e-4,
         ssm_learning_rate=1e-4, batch_size=16, weight_decay=0.05, epochs=40,
@@ -297,7 +293,7 @@ PAPER = {
     ),
     ("text", "dlr"): dict(
         dense_init="torch",
-        hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
+        hidden_dim=256, num_layers=6, state_dim=1024, init="omega",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="mean", learning_rate=5e-4,
@@ -314,7 +310,7 @@ PAPER = {
     ),
     ("retrieval", "dlr"): dict(
         dense_init="torch",
-        hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
+        hidden_dim=256, num_layers=6, state_dim=1024, init="omega",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="mean", learning_rate=5e-4,
@@ -334,7 +330,7 @@ PAPER = {
     ),
     ("image", "dlr"): dict(
         dense_init="torch",
-        hidden_dim=512, num_layers=6, state_dim=1024, init="structured",
+        hidden_dim=512, num_layers=6, state_dim=1024, init="omega",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="mean", learning_rate=5e-4,
@@ -354,7 +350,7 @@ PAPER = {
     ),
     ("pathfinder", "dlr"): dict(
         dense_init="torch",
-        hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
+        hidden_dim=256, num_layers=6, state_dim=1024, init="omega",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="last", learning_rate=5e-4,
@@ -375,7 +371,7 @@ PAPER = {
     ),
     ("pathx", "dlr"): dict(
         dense_init="torch",
-        hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
+        hidden_dim=256, num_layers=6, state_dim=1024, init="omega",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="max", learning_rate=5e-4,
@@ -394,7 +390,7 @@ PAPER = {
     ),
     ("pathx256", "dlr"): dict(
         dense_init="torch",
-        hidden_dim=256, num_layers=6, state_dim=1024, init="structured",
+        hidden_dim=256, num_layers=6, state_dim=1024, init="omega",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
         dt_transform="softplus", B_clip=2.0,
         prenorm=True, pooling="max", learning_rate=5e-4,

@@ -15,8 +15,12 @@ def dlr_recurrence(layer, u):
     """x_n = Lambda x_{n-1} + 1 u_n, y_n = Re(C x_n), run step by step
     (and backwards over the future, from lag 1, when not causal)."""
     w = {v.name: to_numpy(v).astype("float64") for v in layer.weights}
-    lam = np.exp(-np.exp(w["ssm_log_neg_real"]) + 1j * w["ssm_theta"])
-    c = w["C_real"] + 1j * w["C_imag"]  # (dirs, H, N)
+    if layer.init == "omega":  # one Lambda per mode, log = -x^2 + i theta
+        lam = np.exp(-w["ssm_Lambda_x"] ** 2 + 1j * w["ssm_theta"])
+        c = w["ssm_W_real"] + 1j * w["ssm_W_imag"]
+    else:
+        lam = np.exp(-np.exp(w["ssm_log_neg_real"]) + 1j * w["ssm_theta"])
+        c = w["C_real"] + 1j * w["C_imag"]  # (dirs, H, N)
     batch, length, hidden = u.shape
     y = np.zeros(u.shape)
     x = np.zeros((batch, hidden, lam.shape[-1]), complex)
@@ -36,7 +40,7 @@ def _inputs(length=20, hidden=3, batch=2, seed=0):
     return rng.normal(size=(batch, length, hidden)).astype("float32")
 
 
-@pytest.mark.parametrize("init", ["structured", "random"])
+@pytest.mark.parametrize("init", ["structured", "random", "omega"])
 @pytest.mark.parametrize("causal", [True, False])
 def test_dlr_convolution_matches_recurrence(init, causal):
     layer = DLR(state_dim=16, init=init, causal=causal,
@@ -57,6 +61,34 @@ def test_structured_init_is_s4d_lin_at_step_dt():
     np.testing.assert_allclose(theta, np.pi * np.arange(8) * dt, rtol=1e-5,
                                atol=1e-6)
     assert np.all(np.exp(real) < 1)  # |Lambda| < 1
+
+
+def test_omega_init_is_the_ntfs_kernels():
+    # dss.py DLRKernel.init: log Lambda_n = -dt_n / 2 + 2 pi i n / N, dt_n
+    # log-uniform per mode, shared by the channels; W parts N(0, 1/N^2).
+    keras.utils.set_random_seed(0)
+    n, hidden = 64, 64
+    layer = DLR(state_dim=n, init="omega", dt_min=1e-3, dt_max=0.1,
+                causal=False)
+    layer.build((None, None, hidden))
+    names = {v.name: v.shape for v in layer.weights}
+    assert names["ssm_Lambda_x"] == (n,) and names["ssm_theta"] == (n,)
+    assert names["ssm_W_real"] == (2, hidden, n)
+    assert "C_real" not in names and "ssm_log_neg_real" not in names
+    dt = 2 * to_numpy(layer.Lambda_x).astype("float64") ** 2
+    assert np.all((dt > 1e-3 * (1 - 1e-5)) & (dt < 0.1 * (1 + 1e-5)))
+    assert np.ptp(np.log(dt)) > 0.5 * np.log(100)  # drawn per mode
+    np.testing.assert_allclose(to_numpy(layer.theta),
+                               2 * np.pi * np.arange(n) / n, rtol=1e-6)
+    for part in (layer.C_real, layer.C_imag):
+        assert to_numpy(part).std() == pytest.approx(1 / n, rel=0.05)
+
+
+def test_omega_config_and_saving_round_trip(tmp_path):
+    layer = DLR(state_dim=8, init="omega", causal=False)
+    assert assert_config_round_trip(layer).init == "omega"
+    model = sequence_model(layer, 3, with_mask=False)
+    assert_saving_round_trip(model, _inputs(length=9), tmp_path, atol=1e-5)
 
 
 def test_causal_dlr_ignores_future():
@@ -94,7 +126,7 @@ def test_invalid_init_raises():
         DLR(init="legs")
 
 
-@pytest.mark.parametrize("init", ["structured", "random"])
+@pytest.mark.parametrize("init", ["structured", "random", "omega"])
 def test_weights_drawn_by_one_initializer_kind_are_independent(init):
     # An unseeded Keras initializer called twice returns the same values:
     # every weight gets its own.

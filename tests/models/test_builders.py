@@ -25,6 +25,9 @@ TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
             longformer_window=8, bigbird_block_size=4, reformer_buckets=4)
 
 
+# Options under which a family builds other dynamics weights.
+DYNAMICS_OPTIONS = {"dlr": [{"init": "structured"}, {"init": "omega"}]}
+
 # One row per registered family: the architecture does not depend on the
 # task beyond the vocabulary, the number of towers and padding, tested
 # separately below.
@@ -214,11 +217,15 @@ def test_builders_reject_hyperparameters_they_do_not_use(builder):
 @pytest.mark.one_backend
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_declared_dynamics_are_weights_of_the_family(family):
-    # The registry's explicit list, checked against what the layers build:
-    # a renamed weight would otherwise silently get weight decay.
-    hp = tiny_hparams("listops", family)
-    net = build_classifier(**classifier_kwargs(hp))
-    names = {w.path.split("/")[-1] for w in net.weights}
+    # The registry's explicit list, checked against what the layers build
+    # (under every option that builds other weights): a renamed weight
+    # would otherwise silently get weight decay.
+    names = set()
+    for options in [{}, *DYNAMICS_OPTIONS.get(family, [])]:
+        hp = tiny_hparams("listops", family)
+        hp.update(options)
+        net = build_classifier(**classifier_kwargs(hp))
+        names |= {w.path.split("/")[-1] for w in net.weights}
     assert set(FAMILIES[family].dynamics) <= names, names
 
 
