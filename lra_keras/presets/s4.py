@@ -114,6 +114,15 @@ S4D: the S4D paper's LRA runs reuse these S4 settings with the diagonal
 kernel (S4D-LegS initialisation); only the kernel differs, so every S4D row
 equals the S4 row of its task (a test checks it).
 
+Not representable here yet: the text tasks' end-of-sequence token. The
+S4 code appends `<eos>`, a vocabulary entry of its own, to every ListOps
+tree, IMDB review and AAN document, after truncating to `l_max` - 1
+(`src/dataloaders/lra.py` at e757cef: ListOps lines 227-229 and 308-333,
+IMDB 29-35 and 108-133, AAN 520-523 and 627-653;
+`configs/dataset/listops.yaml` line 4, `append_eos: True`); ours feeds
+the sequence alone. The S5 code's ListOps loader does the same
+(`presets.s5`).
+
 Conventions of every family, stated once in `lra_keras.presets`:
 warmup + cosine as "cosine".
 """
