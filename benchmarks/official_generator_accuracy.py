@@ -340,6 +340,7 @@ def our_test_split(task, hp, data_dir):
 
 def predict_classes(model, x, y, hp):
     """The model's class per row, through the run's test batches."""
+    from lra_keras.techniques.base import predicted_classes
     from lra_keras.training import make_batches
 
     batches = make_batches(x, y, hp)
@@ -347,7 +348,7 @@ def predict_classes(model, x, y, hp):
     for index in range(len(batches)):
         inputs, _ = batches[index]
         logits = np.asarray(model.predict_on_batch(inputs))
-        predicted[batches.batches[index]] = logits.argmax(axis=-1)
+        predicted[batches.batches[index]] = predicted_classes(logits)
     return predicted
 
 

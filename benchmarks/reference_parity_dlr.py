@@ -3,16 +3,21 @@
     python benchmarks/reference_parity_dlr.py --ntfs-repo /tmp/ntfs
         [--hidden-dim 16] [--state-dim 64] [--length 300] [--seeds 3]
 
-    git clone <mirror of IdoAmos/not-from-scratch> /tmp/ntfs   # f919137
+    git -C <clone of IdoAmos/not-from-scratch> archive 3e4b6d9 \\
+        src/models/sequence/ss/dss.py | tar -x -C /tmp/ntfs
     pip install opt_einsum                                       # its import
     for b in jax tensorflow torch; do KERAS_BACKEND=$b \\
         python benchmarks/reference_parity_dlr.py --ntfs-repo /tmp/ntfs; done
 
-`--ntfs-repo` is a checkout of IdoAmos/not-from-scratch (read at commit
-f919137). Its `src/models/sequence/ss/dss.py` is imported from there, never
-copied: `DLRKernel` (lines 406-537) built as `configs/model/layer/dlr.yaml`
-sets it (`Lambda_init: omega`, `W_scale` 1/N, `version: ''`,
-`kernel_to_real: real`, the DLR LRA files' `lr` of 1e-4 for Lambda and W)
+`--ntfs-repo` is a checkout of IdoAmos/not-from-scratch at commit 3e4b6d9
+(its first). At its last commit, f919137, `dss.py` does not import: line
+432 ends in a stray `////` (a syntax error), added by 86acc52 ("some small
+changes"), the file's one change since 3e4b6d9, so the line numbers below
+hold at both. Its `src/models/sequence/ss/dss.py` is imported from there,
+never copied: `DLRKernel` (lines 406-537) built as
+`configs/model/layer/dlr.yaml` sets it (`Lambda_init: omega`, `W_scale`
+1/N, `version: ''`, `kernel_to_real: real`, the DLR LRA files' `lr` of
+1e-4 for Lambda and W)
 with two channels (the files' `bidirectional: true`). The module imports
 `pytorch_lightning` for one logging decorator, `rank_zero_only`; where
 PyTorch Lightning is not installed an identity stands in for it (the

@@ -342,6 +342,17 @@ def check(hp, origins=None):
                 f"{hp['sequence_length']!r}: with C_parameterization="
                 "'c_tilde' no input may be longer than kernel_length"
             )
+    if hp.get("binary_logit") and hp.get("num_classes", 2) != 2:
+        problems.append(
+            "binary_logit=True gives the log-odds of a two-class task; "
+            f"task={hp.get('task')!r} has {hp['num_classes']} classes"
+        )
+    if (hp.get("init") == "dfout" and hp.get("model") == "s4d"
+            and hp.get("num_ssms") is not None):
+        problems.append(
+            "init='dfout' places each channel's poles from its own step: "
+            f"num_ssms must be None, not {hp['num_ssms']!r}"
+        )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:
             problems.append(

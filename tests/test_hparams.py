@@ -477,6 +477,10 @@ def test_small_preset_keeps_the_lra_setting():
          r"'pathfinder' reads \['difficulty', 'num_samples'\]"),
         (("listops",), {"num_samples": 100}, r"task 'listops' reads "
          r"\['min_length', 'max_depth'\]"),
+        # checked before any data is loaded, not when the model is built
+        (("listops",), {"binary_logit": True},
+         "task='listops' has 10 classes"),
+        (("image", "s4d"), {"init": "dfout"}, "num_ssms must be None"),
     ],
 )
 def test_bad_keys_are_rejected(args, kwargs, match):

@@ -32,7 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _accuracy(model, inputs, y):
     """The classifier's accuracy on whole arrays (one batch)."""
-    predicted = to_numpy(model(inputs)).argmax(-1)
+    from lra_keras.techniques.base import predicted_classes
+
+    predicted = predicted_classes(to_numpy(model(inputs)))
     return float(np.mean(predicted == y))
 
 

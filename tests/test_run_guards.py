@@ -326,6 +326,24 @@ def test_a_run_from_before_a_new_common_key_still_matches(tmp_path):
         prepare(out, _hp(dtype_policy="mixed_bfloat16"), seed=0)
 
 
+def test_a_run_from_before_a_new_family_key_still_matches(tmp_path):
+    # The same for a key of the family's (the head's `binary_logit`).
+    out = tmp_path / "run"
+    out.mkdir()
+    old = _hp()
+    assert old["binary_logit"] is False
+    del old["binary_logit"]
+    (out / "config.json").write_text(json.dumps(dict(
+        hparams=old, seed=0, data_dir=None)))
+    (out / "metrics.json").write_text(json.dumps(dict(test_accuracy=0.5)))
+    assert prepare(out, _hp(), seed=0) == dict(test_accuracy=0.5)
+    old["binary_logit"] = True  # a saved value still counts
+    (out / "config.json").write_text(json.dumps(dict(
+        hparams=old, seed=0, data_dir=None)))
+    with pytest.raises(RunDirectoryError, match="differing: binary_logit"):
+        prepare(out, _hp(), seed=0)
+
+
 @pytest.mark.one_backend
 def test_early_stopping_stops_where_an_uninterrupted_run_would(tmp_path):
     # A rate of 1e-12 keeps the validation accuracy at epoch 0's: patience

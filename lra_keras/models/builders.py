@@ -212,7 +212,8 @@ def build_classifier(task, model="transformer", *, num_classes,
     Args:
         task: task name, used to name the model.
         model: encoder family.
-        num_classes: int. Number of output logits.
+        num_classes: int. Number of classes: of output logits, but one
+            with `binary_logit`.
         vocabulary_size: int. Rows of the token embedding (and outputs of
             the token head).
         pooling: `SequencePooling` mode.

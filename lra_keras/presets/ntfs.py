@@ -141,7 +141,12 @@ PAPER rows:
 TECHNIQUE rows ("spt"):
 - Transformer: Table 4 rows "Transformer + Rotary + Masked SPT"
   (pre-norm LayerNorm, C.1; rotary without disabled halves) with the
-  conventions above. "(FT, PT)" pairs -> (learning_rate,
+  conventions above. Two logits and a softmax cross-entropy on the
+  two-class tasks (`binary_logit=False` over the YCTFS rows' single
+  logit): the S4 code base's `multiclass_classification` task,
+  `loss: cross_entropy` (`configs/task/multiclass_classification.yaml`
+  line 3, taken by `configs/pipeline/imdb.yaml` line 6, which `aan.yaml`
+  extends; Pathfinder through `cifar.yaml`). "(FT, PT)" pairs -> (learning_rate,
   pretrain_learning_rate) and (batch_size, pretrain_batch_size). Epochs:
   C.1 caps pretraining and fine-tuning at "200 epochs or 24h on a single
   GPU" each (5 days on 4 GPUs for PathX); the files' `max_epochs` (ListOps
@@ -438,6 +443,7 @@ TECHNIQUE = {
         pretrain_epochs=200, schedule="constant", warmup_steps=2000,
         final_norm=True, embedding_init="normal", embedding_dropout=None,
         adam_beta_2=0.999, weight_decay_on="all", head="mlp",
+        binary_logit=False,
         head_hidden_dim=None, head_activation="relu",
         pretrain_objective="masked", pretrain_loss="ce",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
@@ -458,6 +464,7 @@ TECHNIQUE = {
         pretrain_epochs=200, schedule="constant", warmup_steps=5000,
         final_norm=True, embedding_init="normal", embedding_dropout=None,
         adam_beta_2=0.999, weight_decay_on="all", head="mlp",
+        binary_logit=False,
         head_hidden_dim=None, head_activation="gelu", pair_features="nli",
         pretrain_objective="masked", pretrain_loss="ce",
         pretrain_schedule="constant", pretrain_warmup_steps=2000,
@@ -502,6 +509,7 @@ TECHNIQUE = {
         pretrain_epochs=200, schedule="constant", warmup_steps=5000,
         final_norm=True, embedding_dropout=None, adam_beta_2=0.999,
         weight_decay_on="all", head="linear",
+        binary_logit=False,
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",

@@ -44,6 +44,17 @@ def classification_loss(hp):
             "accuracy")
 
 
+def predicted_classes(logits):
+    """The class of each row of a classifier's `logits` (numpy): the argmax,
+    or, for one logit (`binary_logit`), 1 where it is > 0."""
+    import numpy as np
+
+    logits = np.asarray(logits)
+    if logits.shape[-1] == 1:
+        return (logits[..., 0] > 0).astype(np.int64)
+    return logits.argmax(axis=-1)
+
+
 class Technique:
     """A training technique. The defaults train the classifier alone.
 

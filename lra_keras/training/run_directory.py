@@ -48,11 +48,16 @@ def _git_commit(where=Path(__file__).parent):
 
     try:
         commit = git("rev-parse", "--short", "HEAD")
-        if commit and git("status", "--porcelain", "--untracked-files=no"):
-            commit += "+modified"
-        return commit
     except (OSError, subprocess.SubprocessError):
         return ""
+    try:
+        # --no-optional-locks: no index lock against a parallel run's git
+        if commit and git("--no-optional-locks", "status", "--porcelain",
+                          "--untracked-files=no"):
+            commit += "+modified"
+    except (OSError, subprocess.SubprocessError):
+        commit += "+unknown"
+    return commit
 
 
 def environment():
@@ -98,11 +103,16 @@ def _settings(hp, seed, data_dir):
 
 def _differing(saved, current):
     # The differing hyperparameters by name, then "seed" and "data_dir". A
-    # common key the saved row lacks (added to lra_keras after that run
-    # started, e.g. dtype_policy) differs only if the current value is not
-    # its default, the behaviour the earlier run had.
+    # common or family key the saved row lacks (added to lra_keras after
+    # that run started, e.g. dtype_policy, binary_logit) differs only if
+    # the current value is not its default, the behaviour the earlier run
+    # had.
+    from lra_keras.models.families import FAMILIES
+
     a, b = saved.get("hparams") or {}, current["hparams"]
-    a = {**{k: COMMON_KEYS[k] for k in b if k in COMMON_KEYS and k not in a},
+    family = FAMILIES.get(b.get("model"))
+    defaults = {**COMMON_KEYS, **(family.keys if family else {})}
+    a = {**{k: defaults[k] for k in b if k in defaults and k not in a},
          **a}
     differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
     return differ + [k for k in ("seed", "data_dir")
