@@ -317,8 +317,14 @@ def official_pathfinder(checkout, num_samples, seed, resolution,
 def official_sample_set(task, checkout, num_samples, seed, hp):
     """The official samples in the form of the run's test split."""
     if task == "listops":
-        return official_listops(checkout, num_samples, seed,
-                                hp["sequence_length"])
+        x, y, note = official_listops(checkout, num_samples, seed,
+                                      hp["sequence_length"])
+        if hp.get("append_eos"):  # as `load_splits` ends the run's trees
+            from lra_keras.tasks import get_task
+            from lra_keras.training.inputs import append_end_token
+
+            x = append_end_token(x, get_task(task).end_id)
+        return x, y, note
     resolution = math.isqrt(hp["sequence_length"])
     difficulty = hp.get("difficulty") or "hard"
     from lra_keras.data.pathfinder import DIFFICULTIES
@@ -374,11 +380,13 @@ def _data_key(task, hp, data_dir):
 
     options = {k: hp.get(k) for k in get_task(task).loader_options}
     return repr((task, str(data_dir), hp["sequence_length"],
-                 hp.get("test_samples"), sorted(options.items())))
+                 hp.get("test_samples"), hp.get("append_eos"),
+                 sorted(options.items())))
 
 
 def _official_key(task, hp):
-    return repr((task, hp["sequence_length"], hp.get("difficulty")))
+    return repr((task, hp["sequence_length"], hp.get("difficulty"),
+                 hp.get("append_eos")))
 
 
 def compare_runs(task, checkout, run_dirs, num_samples=2000, seed=0,

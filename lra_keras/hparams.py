@@ -61,6 +61,11 @@ COMMON_KEYS = dict(
     min_length=None,
     max_depth=None,
     towers=1,  # sequences per example (2: retrieval's two documents)
+    # True: every sequence keeps at most sequence_length - 1 tokens and
+    # ends with an end token of its own (`Task.end_id`; one more embedding
+    # row), as the S4 code's text loaders append `<eos>`
+    # (`lra_keras.training.inputs.append_end_token`)
+    append_eos=False,
     # Batches are trimmed to their longest row, rounded up to a multiple of
     # bucket_step (lra_keras.batching); None feeds full-length batches.
     bucket_step=256,
@@ -251,6 +256,12 @@ def resolve(task, model="transformer", preset="paper", technique="none",
     apply(overrides, "override")
     apply(dict(task=task, model=model, preset=preset, technique=technique,
                augment=augment), "get_hparams arguments")
+    if (hp["append_eos"] is True and spec.end_id is not None
+            and hp["vocabulary_size"] == spec.vocabulary_size):
+        # the end token's row (a vocabulary set by an override stays)
+        hp["vocabulary_size"] = spec.end_id + 1
+        origins["vocabulary_size"] = (
+            f"derived by append_eos (the end token, id {spec.end_id})")
     schema.check(hp, origins)
     for each in techniques.TECHNIQUES.values():
         each.check(hp)

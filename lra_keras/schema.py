@@ -138,6 +138,7 @@ RULES = dict(
     train_difficulty=Rule(str, choices=(*DIFFICULTIES, "all"),
                           optional=True),
     towers=Rule(int, minimum=1, maximum=2),
+    append_eos=Rule(bool),
     bucket_step=_count(optional=True),
     vocabulary_size=_count(),
     num_classes=Rule(int, minimum=2),
@@ -320,6 +321,12 @@ def check(hp, origins=None):
         problems.append(
             "input_encoder='linear' encodes grey values: only the pixel "
             f"tasks (no padding) take it, not task={hp.get('task')!r}"
+        )
+    if (hp.get("append_eos") is True and "padding_id" in hp
+            and hp["padding_id"] is None):
+        problems.append(
+            "append_eos=True ends a token sequence with an end token; the "
+            f"pixel tasks' sequences have none (task={hp.get('task')!r})"
         )
     if hp.get("weight_decay_on") == "kernels":
         for key in ("B_weight_decay", "dt_weight_decay"):

@@ -84,6 +84,16 @@ class Task:
         """Whether the tokens are pixel values (no padding)."""
         return self.padding_id is None
 
+    @property
+    def end_id(self):
+        """The end-of-sequence token of `append_eos`, or None.
+
+        The first id past the vocabulary (a row with `append_eos` has one
+        more embedding row); None for the pixel tasks, whose sequences
+        have no end (`lra_keras.training.inputs.append_end_token`).
+        """
+        return None if self.pixels else self.vocabulary_size
+
     def hparams(self):
         """The task's keys of a resolved hyperparameter row."""
         return dict(

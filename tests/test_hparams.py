@@ -46,8 +46,9 @@ def test_every_task_model_preset_and_technique_resolves():
                     assert hp["technique"] == technique
                     assert (hp["task"], hp["model"], hp["preset"]) == (
                         task, model, preset)
+                    # the end token of `append_eos`: one row more
                     assert hp["vocabulary_size"] == (
-                        TASKS[task].vocabulary_size)
+                        TASKS[task].vocabulary_size + hp["append_eos"])
                     assert hp["num_classes"] == TASKS[task].num_classes
                     # The paper row's citation leads the resolved source.
                     paper = PAPER[(task, model)]["source"]

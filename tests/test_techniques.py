@@ -578,7 +578,9 @@ def test_causal_pretrainer_output_ignores_later_tokens(model):
         pretrainer = build_pretrainer(**pretrainer_kwargs(config))
         a = _outputs(pretrainer, _inputs(x))
         b = _outputs(pretrainer, _inputs(later))
-        assert a.shape == (2, 24, 17)
+        # a logit per token id, the S4 rows' end token included
+        assert config["vocabulary_size"] == 18
+        assert a.shape == (2, 24, 18)
         if causal:
             np.testing.assert_allclose(a[:, :t + 1], b[:, :t + 1],
                                        atol=1e-5, rtol=0)

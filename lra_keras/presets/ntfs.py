@@ -48,6 +48,11 @@ lra-<task>.yaml`), the same for every row:
   `Normalize(122.6 / 255, 61.0 / 255)` (`src/dataloaders/basic.py` lines
   113-117), PathFinder's `Normalize(0.5, 0.5)` (`src/dataloaders/lra.py`
   line 469).
+- Token tasks end with `<eos>`: the S4 code's loaders, kept in the fork
+  (`src/dataloaders/lra.py` lines 44-45, 119-143 (IMDB), 239-240,
+  320-343 (ListOps), 534-535 (AAN); `configs/dataset/{listops,imdb,aan}
+  .yaml`, `append_eos: True`): `append_eos=True` on the ListOps, Text
+  and Retrieval rows (`presets.s4`).
 - Heads (`src/tasks/decoders.py`): `sequence` is one Linear (line 44,
   `head="linear"`): ListOps (`transformer-lra-listops.yaml` lines 46-49),
   Pathfinder (`transformer-lra-pathfinder.yaml` lines 33-35 with
@@ -280,6 +285,7 @@ PAPER = {
         ),
     ),
     ("listops", "dlr"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch",
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=1024,
         init="omega", dt_min=1e-4, dt_max=0.1, output_activation="glu",
@@ -297,6 +303,7 @@ PAPER = {
         ),
     ),
     ("text", "dlr"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=1024, init="omega",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
@@ -314,6 +321,7 @@ PAPER = {
         ),
     ),
     ("retrieval", "dlr"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=1024, init="omega",
         dt_min=1e-4, dt_max=0.1, output_activation="glu", dropout=0.0,
@@ -415,6 +423,7 @@ PAPER = {
 
 TECHNIQUE = {
     ("listops", "transformer", "spt"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         hidden_dim=512, num_layers=6, num_heads=8, intermediate_dim=1024,
         activation="gelu", position_embedding="rotary+sinusoidal",
         max_wavelength=10000,
@@ -434,6 +443,7 @@ TECHNIQUE = {
         ),
     ),
     ("text", "transformer", "spt"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         hidden_dim=512, num_layers=6, num_heads=8, intermediate_dim=1024,
         activation="gelu", position_embedding="rotary+sinusoidal",
         max_wavelength=10000,
@@ -455,6 +465,7 @@ TECHNIQUE = {
         ),
     ),
     ("retrieval", "transformer", "spt"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         hidden_dim=128, num_layers=6, num_heads=4, intermediate_dim=512,
         activation="gelu", position_embedding="rotary+sinusoidal",
         max_wavelength=10000,

@@ -15,6 +15,9 @@ rows take, for each task, this library's S4D row of the same code base
   4000; the others the dataset's length, here `None`: the task's
   `sequence_length`).
 
+The text tasks' end token comes with the code base: its ListOps, IMDB
+and AAN loaders append `<eos>` (`append_eos=True`, as `presets.s4`).
+
 They say "derived": the RTF configs also change the training and model
 cells (ListOps: 6 layers of width 256, lr 0.002, weight decay 0.07,
 batch 32, 12,000 warmup steps; the layer's own rate and decay, or none,
@@ -34,6 +37,7 @@ def derived(task, config):
 
 PAPER = {
     ("listops", "rtf"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch", sequence_length=2000, hidden_dim=128, num_layers=8,
         state_dim=4, num_denominators=1, truncation=2048,
         output_activation="glu", dropout=0.0, prenorm=False, pooling="mean",
@@ -45,6 +49,7 @@ PAPER = {
         source=derived("listops", "rtf-listops.yaml"),
     ),
     ("text", "rtf"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch", hidden_dim=256, num_layers=6, state_dim=4,
         num_denominators=1, truncation=4096, output_activation="glu",
         dropout=0.0, prenorm=True, pooling="mean", learning_rate=0.01,
@@ -56,6 +61,7 @@ PAPER = {
         source=derived("text", "rtf-imdb.yaml"),
     ),
     ("retrieval", "rtf"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch", hidden_dim=256, num_layers=6, state_dim=4,
         num_denominators=1, truncation=4000, output_activation="glu",
         dropout=0.0, prenorm=True, pooling="mean", learning_rate=0.01,

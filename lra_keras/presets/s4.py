@@ -114,14 +114,19 @@ S4D: the S4D paper's LRA runs reuse these S4 settings with the diagonal
 kernel (S4D-LegS initialisation); only the kernel differs, so every S4D row
 equals the S4 row of its task (a test checks it).
 
-Not representable here yet: the text tasks' end-of-sequence token. The
-S4 code appends `<eos>`, a vocabulary entry of its own, to every ListOps
-tree, IMDB review and AAN document, after truncating to `l_max` - 1
-(`src/dataloaders/lra.py` at e757cef: ListOps lines 227-229 and 308-333,
-IMDB 29-35 and 108-133, AAN 520-523 and 627-653;
-`configs/dataset/listops.yaml` line 4, `append_eos: True`); ours feeds
-the sequence alone. The S5 code's ListOps loader does the same
-(`presets.s5`).
+The text tasks' end-of-sequence token: the S4 code appends `<eos>`, a
+vocabulary entry of its own, to every ListOps tree, IMDB review and AAN
+document, after truncating to `l_max` - 1 (`src/dataloaders/lra.py` at
+e757cef: ListOps lines 227-229 and 308-333, IMDB 29-35 and 108-133, AAN
+520-523 and 627-653; `configs/dataset/listops.yaml` line 4,
+`append_eos: True`): `append_eos=True` on the ListOps, Text and
+Retrieval rows, the token `Task.end_id` (one embedding row more),
+`lra_keras.training.inputs.append_end_token`. `l_max` is 2048 for ListOps
+(`listops.yaml` line 2), whose trees are shorter than 2000 tokens, so at
+`sequence_length=2000` every tree keeps all its tokens, as there; 4096
+(IMDB) and 4000 (AAN) are the rows' `sequence_length`. The S5 and NTFS
+code bases load the three tasks with the same code (`presets.s5`,
+`presets.ntfs`).
 
 Conventions of every family, stated once in `lra_keras.presets`:
 warmup + cosine as "cosine".
@@ -129,6 +134,7 @@ warmup + cosine as "cosine".
 
 PAPER = {
     ("listops", "s4"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch",
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=64,
         init="legs", dt_min=0.001, dt_max=0.1, output_activation="glu",
@@ -148,6 +154,7 @@ PAPER = {
         ),
     ),
     ("listops", "s4d"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch",
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=64,
         init="legs", dt_min=0.001, dt_max=0.1, output_activation="glu",
@@ -167,6 +174,7 @@ PAPER = {
         ),
     ),
     ("text", "s4"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
@@ -186,6 +194,7 @@ PAPER = {
         ),
     ),
     ("text", "s4d"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
@@ -205,6 +214,7 @@ PAPER = {
         ),
     ),
     ("retrieval", "s4"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,
@@ -225,6 +235,7 @@ PAPER = {
         ),
     ),
     ("retrieval", "s4d"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="torch",
         hidden_dim=256, num_layers=6, state_dim=64, init="legs", dt_min=0.001,
         dt_max=0.1, output_activation="glu", dropout=0.0, prenorm=True,

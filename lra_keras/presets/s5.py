@@ -63,8 +63,13 @@ tasks' Dense on the normalised grey value is `input_encoder="linear"`
 with flax's lecun normal init (`s5/dataloaders/basic.py` line 114 and
 `lra.py` line 458).
 
+The text tasks' end token: the S5 code loads ListOps, IMDB and AAN with
+the S4 code's loaders (`s5/dataloaders/lra.py` lines 33, 230 and 565,
+`append_eos: True`; `l_max` 4096, 2048 and 4000, lines 27, 228 and 562):
+`append_eos=True` on the three rows, as in `presets.s4`.
+
 Not representable here yet: the BatchNorm statistics over padding (ours:
-real tokens only) and ListOps's 2048 tokens with EOS.
+real tokens only).
 
 PathX-256 (no S5 run): the Path-X row with max pooling, as NTFS C.1.2 runs
 PathX-256.
@@ -72,6 +77,7 @@ PathX-256.
 
 PAPER = {
     ("listops", "s5"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="lecun",
         sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=16,
         num_blocks=8, dt_min=0.001, dt_max=0.1,
@@ -94,6 +100,7 @@ PAPER = {
         source="S5 LRA run script run_lra_listops.sh (Smith et al. 2023)",
     ),
     ("text", "s5"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="lecun",
         hidden_dim=256, num_layers=6, state_dim=192, num_blocks=12,
         dt_min=0.001, dt_max=0.1,
@@ -117,6 +124,7 @@ PAPER = {
         source="S5 LRA run script run_lra_imdb.sh (Smith et al. 2023)",
     ),
     ("retrieval", "s5"): dict(
+        append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="lecun",
         hidden_dim=128, num_layers=6, state_dim=256, num_blocks=16,
         dt_min=0.001, dt_max=0.1, output_activation="half_glu", dropout=0.0,

@@ -27,6 +27,7 @@ preserves LRA's labels exactly.
 import numpy as np
 
 from lra_keras.data import listops
+from lra_keras.tasks import get_task
 from lra_keras.techniques.base import Augmentation
 
 # Kind of each ListOps token id: 0 not a token of an expression (padding,
@@ -274,7 +275,20 @@ class OperandPermutation(Augmentation):
     source = "You Can Train from Scratch, section 3 (ListOps)"
 
     def make(self, hp, seed):
-        return lambda x, rng: permute_listops(x, rng)
+        if not hp.get("append_eos"):
+            return lambda x, rng: permute_listops(x, rng)
+        end_id = get_task(hp["task"]).end_id
+
+        def permute_before_end(x, rng):
+            # The end token (`append_eos`) is no part of the expression:
+            # permute without it; a permutation keeps each row's length,
+            # so the token goes back where it was.
+            ends = x == end_id
+            out = permute_listops(np.where(ends, listops.PAD_ID, x), rng)
+            out[ends] = end_id
+            return out
+
+        return permute_before_end
 
 
 OPERAND_PERMUTATION = OperandPermutation()

@@ -66,6 +66,8 @@ def load_splits(task, hp, data_dir=None):
                 )
             if keep:
                 x, y = x[:keep], y[:keep]
+            if hp.get("append_eos"):
+                x = append_end_token(x, spec.end_id, spec.padding_id)
             xs.append(x)
             ys.append(y)
         if len(xs) == 1:
@@ -73,6 +75,63 @@ def load_splits(task, hp, data_dir=None):
         else:
             splits[split] = (np.concatenate(xs), np.concatenate(ys))
     return splits
+
+
+def append_end_token(x, end_id, padding_id=0):
+    """Ends every right-padded sequence of `x` with `end_id`.
+
+    The S4 code's text loaders (ListOps, IMDB, AAN; state-spaces/s4
+    `src/dataloaders/lra.py` at e757cef, lines 119-143, 320-343 and
+    627-653, `append_eos: True` in `configs/dataset/{listops,imdb,aan}
+    .yaml`) truncate each sequence to `l_max - 1` tokens and append
+    `<eos>`, a vocabulary entry of its own; the S5 and NTFS code bases
+    load the three tasks the same way. Here the last axis of `x` is
+    `l_max`: a sequence keeps at most `x.shape[-1] - 1` tokens, the end
+    token follows its last kept token, padding after it. The generated
+    ListOps trees and LRA's are strictly shorter than 2000 tokens, so at
+    `sequence_length=2000` no tree loses a token (the S4 code's `l_max`
+    2048 keeps them whole too).
+
+    Args:
+        x: int array `(..., length)`, right-padded with `padding_id`
+            (retrieval's `(N, 2, length)` pairs end each document).
+        end_id: int. The end token (`Task.end_id`).
+        padding_id: int. The padding id.
+
+    Returns:
+        A new array of `x`'s shape, in a dtype that holds `end_id`.
+
+    Raises:
+        ValueError: `x` not of an integer dtype, of length 0, or with
+            padding before a real token (rows must be right-padded).
+    """
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.integer):
+        raise ValueError(
+            f"append_end_token takes token ids (an integer array); "
+            f"received dtype {x.dtype}"
+        )
+    if x.shape[-1] < 1:
+        raise ValueError(
+            "append_end_token needs room for the end token: a length of "
+            f"at least 1, received shape {x.shape}"
+        )
+    real = x != padding_id
+    lengths = real.sum(axis=-1)
+    # right-padded: the real tokens are exactly the first `lengths`
+    positions = np.arange(x.shape[-1])
+    if not np.array_equal(real, positions < lengths[..., None]):
+        row = np.argwhere(real != (positions < lengths[..., None]))[0][:-1]
+        raise ValueError(
+            f"Row {tuple(int(i) for i in row)} has padding (id "
+            f"{padding_id}) before a real token: append_end_token takes "
+            "right-padded sequences"
+        )
+    dtype = np.promote_types(x.dtype, np.min_scalar_type(end_id))
+    out = x.astype(dtype, copy=True)
+    ends = np.minimum(lengths, x.shape[-1] - 1)
+    np.put_along_axis(out, ends[..., None], end_id, axis=-1)
+    return out
 
 
 def make_batches(x, y, hp, *, shuffle=False, seed=0, augment=None,

@@ -582,8 +582,15 @@ def test_hyperparameters_min_length_and_max_depth_make_a_variant(
                             max_depth=3)
     x, _ = splits["train"]
     assert x.shape == (40, 64)
-    lengths = (x != listops.PAD_ID).sum(1)  # tokens without parentheses
+    # The S4 rows end every tree with the end token (`append_eos`).
+    assert hp["append_eos"] is True
+    lengths = (x != listops.PAD_ID).sum(1)
+    end_id = listops.VOCABULARY_SIZE
+    np.testing.assert_array_equal(x[np.arange(40), lengths - 1], end_id)
+    assert (x == end_id).sum() == 40
+    lengths -= 1  # tokens without parentheses, before the end token
     assert lengths.min() > 10 and lengths.max() < 64
+    x = np.where(x == end_id, listops.PAD_ID, x)
     # Operators open a level, "]" closes it; an operator is drawn only
     # above max_depth, so operators nest at most max_depth - 1 deep.
     operators = np.isin(x, [listops.VOCABULARY.index(t) for t in

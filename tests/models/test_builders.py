@@ -254,7 +254,12 @@ def test_s5_encoder_is_a_dense_on_one_hot_tokens(tmp_path):
     table = to_numpy(embedding.embeddings)
     std = 1 / math.sqrt(20)
     assert table.std() == pytest.approx(std, rel=0.05)
-    assert np.abs(table).max() <= 2 * std / 0.87962566 + 1e-6
+    # Truncated at 2 std of the untruncated normal. Keras's PyTorch
+    # backend draws 4 candidates per entry and keeps the first in range,
+    # an out-of-range one when none is (probability 0.0455^4 = 4e-6 an
+    # entry; ~8% that one of these 19,200 entries is): a share, not max.
+    beyond = np.abs(table) > 2 * std / 0.87962566 + 1e-6
+    assert beyond.mean() < 1e-3
     np.testing.assert_array_equal(to_numpy(embedding.bias), np.zeros(32))
     embedding.bias.assign(np.arange(32, dtype="float32"))
     tokens = np.array([[3, 0, 599]])

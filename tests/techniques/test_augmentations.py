@@ -309,3 +309,29 @@ def test_d4_keeps_the_pathfinder_label(label):
     assert len({row.tobytes() for row in out}) == 8
     for row in out:
         assert markers_connected(row.reshape(16, 16)) == bool(label)
+
+
+def test_permutation_keeps_the_end_token_of_append_eos(small_trees):
+    # Rows with the S4 code's end token (`append_eos`): the expression is
+    # permuted, the end token stays after it, labels and lengths kept.
+    from lra_keras.hparams import get_hparams
+    from lra_keras.techniques.operand_permutation import OPERAND_PERMUTATION
+    from lra_keras.training.inputs import append_end_token
+
+    x, y = small_trees
+    end_id = listops.VOCABULARY_SIZE
+    ended = append_end_token(x, end_id)
+    hp = get_hparams("listops", "s4", augment=True)
+    assert hp["append_eos"] is True
+    permute = OPERAND_PERMUTATION.make(hp, seed=0)
+    z = permute(ended, np.random.default_rng(5))
+    np.testing.assert_array_equal(z == end_id, ended == end_id)
+    np.testing.assert_array_equal(z == 0, ended == 0)
+    stripped = np.where(z == end_id, 0, z)
+    for before, after, label in zip(x, stripped, y):
+        assert canonical(parse(before)) == canonical(parse(after))
+        assert listops.evaluate(detokenize(after)) == label
+    assert np.mean((z != ended).any(axis=1)) > 0.9
+    # Without the technique's key, the end token is no ListOps token.
+    with pytest.raises(ValueError, match="not a well-formed ListOps"):
+        permute_listops(ended, np.random.default_rng(5))

@@ -1,0 +1,91 @@
+"""The end token of `append_eos` (the S4 code's `<eos>`)."""
+
+import numpy as np
+import pytest
+
+from lra_keras.hparams import get_hparams
+from lra_keras.tasks import TASKS
+from lra_keras.training.inputs import append_end_token
+
+pytestmark = pytest.mark.numpy_only
+
+
+def reference_append(rows, end_id, length):
+    """The S4 loaders' rule, row by row: `tokens[:l_max - 1] + [<eos>]`,
+    right-padded with 0 to `length` (src/dataloaders/lra.py 320-343)."""
+    out = []
+    for row in rows:
+        tokens = [t for t in row if t != 0][:length - 1] + [end_id]
+        out.append(tokens + [0] * (length - len(tokens)))
+    return np.array(out)
+
+
+def test_append_end_token_equals_the_s4_rule():
+    rng = np.random.default_rng(0)
+    length = 12
+    lengths = np.concatenate([[0, 1, length - 1, length], rng.integers(
+        0, length + 1, 60)])
+    x = np.zeros((len(lengths), length), np.uint8)
+    for i, n in enumerate(lengths):
+        x[i, :n] = rng.integers(1, 16, n)
+    out = append_end_token(x, 17)
+    np.testing.assert_array_equal(out, reference_append(x, 17, length))
+    assert out.shape == x.shape
+    np.testing.assert_array_equal(x[0], 0)  # the input is not changed
+    # The byte tasks' end id 258 needs a wider dtype than uint8.
+    wide = append_end_token(x, 258)
+    assert wide.dtype == np.uint16
+    np.testing.assert_array_equal(wide, reference_append(x, 258, length))
+
+
+def test_append_end_token_ends_each_document_of_a_pair():
+    x = np.zeros((2, 2, 5), np.uint16)
+    x[0, 0, :3], x[0, 1, :5], x[1, 1, :1] = 7, 8, 9
+    out = append_end_token(x, 258)
+    np.testing.assert_array_equal(out[0, 0], [7, 7, 7, 258, 0])
+    np.testing.assert_array_equal(out[0, 1], [8, 8, 8, 8, 258])
+    np.testing.assert_array_equal(out[1, 0], [258, 0, 0, 0, 0])
+    np.testing.assert_array_equal(out[1, 1], [9, 258, 0, 0, 0])
+
+
+def test_append_end_token_refuses_what_it_cannot_end():
+    with pytest.raises(ValueError, match=r"Row \(1,\) has padding"):
+        append_end_token(np.array([[1, 2, 0], [0, 3, 0]]), 17)
+    with pytest.raises(ValueError, match="integer array"):
+        append_end_token(np.ones((2, 3), np.float32), 17)
+    with pytest.raises(ValueError, match="a length of at least 1"):
+        append_end_token(np.ones((2, 0), np.int32), 17)
+
+
+@pytest.mark.parametrize("task", ["listops", "text", "retrieval"])
+@pytest.mark.parametrize("model", ["s4", "s4d", "s5", "dlr", "rtf", "lru"])
+def test_the_s4_code_base_rows_end_with_eos(task, model):
+    hp = get_hparams(task, model)
+    spec = TASKS[task]
+    assert hp["append_eos"] is True
+    # one embedding row more, the end token's
+    assert spec.end_id == spec.vocabulary_size
+    assert hp["vocabulary_size"] == spec.vocabulary_size + 1
+    # the quick and small rows keep the paper row's data
+    assert get_hparams(task, model, "quick")["vocabulary_size"] == (
+        spec.vocabulary_size + 1)
+
+
+def test_rows_of_other_code_bases_have_no_end_token():
+    for task, model in [("listops", "transformer"), ("text", "mega"),
+                        ("retrieval", "conv"), ("listops", "gmlp")]:
+        hp = get_hparams(task, model)
+        assert hp["append_eos"] is False
+        assert hp["vocabulary_size"] == TASKS[task].vocabulary_size
+    # NTFS's SPT Transformer rows run in the S4 code base
+    assert get_hparams("listops", "transformer",
+                       technique="spt")["append_eos"] is True
+
+
+def test_append_eos_is_refused_on_pixel_tasks():
+    assert TASKS["image"].end_id is None
+    with pytest.raises(ValueError, match="pixel tasks' sequences have none"):
+        get_hparams("pathfinder", "s4", append_eos=True)
+    # set by hand on a row without it: the vocabulary grows with it
+    hp = get_hparams("listops", "transformer", append_eos=True)
+    assert hp["vocabulary_size"] == TASKS["listops"].vocabulary_size + 1
