@@ -38,7 +38,7 @@ def derived(task):
 
 PAPER = {
     ("listops", "lru"): dict(
-        append_eos=True,  # <eos> ends each sequence (see above)
+        append_eos=True,  # <eos> ends each sequence, as the S5 row
         dense_init="lecun", sequence_length=2000, hidden_dim=128, num_layers=8,
         state_dim=16, r_min=0.0, r_max=0.99, max_phase=2 * math.pi,
         recurrence="convolution", output_activation="glu", dropout=0.0,
@@ -53,7 +53,7 @@ PAPER = {
         source=derived("listops"),
     ),
     ("text", "lru"): dict(
-        append_eos=True,  # <eos> ends each sequence (see above)
+        append_eos=True,  # <eos> ends each sequence, as the S5 row
         dense_init="lecun", hidden_dim=256, num_layers=6, state_dim=192,
         r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="convolution",
         output_activation="glu", dropout=0.1, prenorm=True, pooling="mean",
@@ -66,7 +66,7 @@ PAPER = {
         source=derived("text"),
     ),
     ("retrieval", "lru"): dict(
-        append_eos=True,  # <eos> ends each sequence (see above)
+        append_eos=True,  # <eos> ends each sequence, as the S5 row
         dense_init="lecun", hidden_dim=128, num_layers=6, state_dim=256,
         r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="convolution",
         output_activation="glu", dropout=0.0, prenorm=True, pooling="mean",
