@@ -37,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lra_keras.models.families import FAMILIES  # noqa: E402 (no backend)
+from lra_keras.presets.lra import XFORMERS  # noqa: E402 (no backend)
 
 BACKENDS = ("jax", "tensorflow", "torch")
 MODELS = tuple(FAMILIES)  # every registered family
@@ -61,6 +62,10 @@ SIZES = dict(
                    norm_groups=32),
     gmlp=dict(intermediate_dim=256, num_kernel_channels=2),
     conv=dict(intermediate_dim=256, kernel_size=31),
+    # LRA's xformers at the Transformer's sizes (their ListOps rows take
+    # LRA's 8 heads and MLP 1024, and a class token)
+    **{model: dict(num_heads=4, intermediate_dim=256, cls_token=False,
+                   pooling="mean") for model in XFORMERS},
 )
 
 

@@ -100,7 +100,8 @@ COMMON_KEYS = dict(
     # optax), "keras" before it (Keras, fairseq; optimizers.AdamW)
     adam_epsilon_style="torch",
     warmup_steps=0,
-    schedule="constant",  # "constant" | "cosine" | "linear" | "plateau"
+    # "constant" | "cosine" | "linear" | "plateau" | "rsqrt" (LRA's)
+    schedule="constant",
     # how "constant" and "cosine" count steps: "keras" (step t at the
     # schedule's value at t: warmup from 0, the cosine's phase from the
     # warmup's end) or "s5" (S5's loop: step 0 at the peak, the rate set

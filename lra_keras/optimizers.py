@@ -407,6 +407,48 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
+class RsqrtDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """LRA's `constant * linear_warmup * rsqrt_decay`.
+
+    The rate of step `t` (counted from 0, the first update at 0) is
+    `constant * min(1, t / warmup_steps) / sqrt(max(t, warmup_steps))`:
+    a linear warmup to `constant / sqrt(warmup_steps)`, then a decay as
+    `1 / sqrt(t)` (google-research/long-range-arena
+    `lra_benchmarks/utils/train_utils.py` lines 123-147,
+    `create_learning_rate_scheduler`; the ListOps, Text and Retrieval
+    trainers call it with the step of `optimizer.state.step`, 0 at the
+    first update, `listops/train.py` line 117). LRA's `learning_rate` (0.05
+    in every text config) is the `constant`: the largest rate taken is
+    0.05 / sqrt(1000) = 1.6e-3 on ListOps, 0.05 / sqrt(8000) = 5.6e-4 on
+    Text and Retrieval.
+
+    Args:
+        constant: float. LRA's `base_learning_rate`.
+        warmup_steps: int >= 1.
+    """
+
+    def __init__(self, constant, warmup_steps):
+        if int(warmup_steps) < 1:
+            raise ValueError(
+                "`warmup_steps` must be >= 1: the rate divides by "
+                "sqrt(max(step, warmup_steps)). Received: "
+                f"warmup_steps={warmup_steps}"
+            )
+        self.constant = float(constant)
+        self.warmup_steps = int(warmup_steps)
+
+    def __call__(self, step):
+        ops = keras.ops
+        t = ops.cast(step, "float32")
+        warmup = float(self.warmup_steps)
+        return (self.constant * ops.minimum(1.0, t / warmup)
+                / ops.sqrt(ops.maximum(t, warmup)))
+
+    def get_config(self):
+        return dict(constant=self.constant, warmup_steps=self.warmup_steps)
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
 class S5Schedule(keras.optimizers.schedules.LearningRateSchedule):
     """The rate of each step of S5's training loop.
 

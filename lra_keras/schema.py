@@ -96,7 +96,7 @@ def _fraction(**kwargs):
 _TEXT = Rule(str)
 
 # The learning-rate schedules of `lra_keras.training.make_schedule`.
-SCHEDULES = ("constant", "cosine", "linear", "plateau")
+SCHEDULES = ("constant", "cosine", "linear", "plateau", "rsqrt")
 # how "constant" and "cosine" count their steps (`make_schedule`; the
 # other schedules ignore it): Keras's `CosineDecay`, or the S5 training
 # loop's (`optimizers.S5Schedule`)
@@ -229,6 +229,8 @@ RULES = dict(
                                       "lecun")),
     embedding_fan_in=_count(optional=True),
     embedding_bias=Rule(bool),
+    cls_token=Rule(bool),
+    attention_bias=Rule(bool),
     dense_init=Rule(str, choices=DENSE_INITS),
     embedding_dropout=Rule(float, minimum=0, maximum=1, optional=True),
     input_encoder=Rule(str, choices=("embedding", "linear")),
@@ -283,7 +285,7 @@ RULES = dict(
     sinkhorn_sort=Rule(str, choices=("softmax", "sinkhorn")),
     sinkhorn_iterations=_count(),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),
-    head=Rule(str, choices=("mlp", "linear")),
+    head=Rule(str, choices=("mlp", "mlp2", "linear")),
     head_hidden_dim=_count(optional=True),
     head_activation=_TEXT,
     head_dropout=Rule(float, minimum=0.0, maximum=0.99),
@@ -359,6 +361,11 @@ def check(hp, origins=None):
         problems.append(
             "init='dfout' places each channel's poles from its own step: "
             f"num_ssms must be None, not {hp['num_ssms']!r}"
+        )
+    if hp.get("schedule") == "rsqrt" and not hp.get("warmup_steps"):
+        problems.append(
+            "schedule='rsqrt' divides by sqrt(max(step, warmup_steps)): "
+            f"warmup_steps must be >= 1, not {hp.get('warmup_steps')!r}"
         )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:

@@ -19,6 +19,7 @@ from lra_keras.presets import SPT_LRA_SIZED
 from lra_keras.presets import TECHNIQUE
 from lra_keras.presets import YCTFS_TECHNIQUES
 from lra_keras.presets import expected_accuracy
+from lra_keras.presets.lra import XFORMERS
 from lra_keras.tasks import TASKS
 
 pytestmark = pytest.mark.numpy_only
@@ -447,13 +448,15 @@ def test_quick_preset_and_overrides():
 
 
 def test_small_preset_keeps_the_lra_setting():
-    # Full sequence lengths and hard Pathfinder; the same data, batch,
-    # epochs and schedule for every family of a task.
+    # Full sequence lengths (the task's: LRA's xformer rows read Text at
+    # its code's 1000 bytes, the small rows at 4096 as every family) and
+    # hard Pathfinder; the same data, batch, epochs and schedule for every
+    # family of a task.
     for task in TASKS:
         rows = [get_hparams(task, model, "small") for model in FAMILIES]
         for hp in rows:
-            paper = get_hparams(task, hp["model"])
-            assert hp["sequence_length"] == paper["sequence_length"], hp
+            full = TASKS[task].hparams()["sequence_length"]
+            assert hp["sequence_length"] == full, hp
             assert (hp["hidden_dim"], hp["num_layers"]) == (64, 2)
             assert hp["source"].startswith("small preset")
             if task.startswith("path"):
@@ -572,6 +575,8 @@ def test_lra_xformer_rows_are_the_transformer_rows_with_their_attention():
            "local": {"local_block_size", "local_layout"},
            "synthesizer": {"synthesizer_mode", "synthesizer_dot_product"}}
     for task in TASKS:
+        if task in ("listops", "text", "retrieval"):
+            continue  # LRA's own backbone: the test below
         # LRA's loss: two logits on the two-class tasks (presets.lra)
         base = {k: v for k, v in PAPER[(task, "transformer")].items()
                 if k not in rotary and k != "binary_logit"}
@@ -585,6 +590,46 @@ def test_lra_xformer_rows_are_the_transformer_rows_with_their_attention():
     assert PAPER[("listops", "performer")]["num_random_features"] == 2
     assert PAPER[("text", "performer")]["num_random_features"] == 256
     assert PAPER[("listops", "local")]["local_layout"] == "strided"
+
+
+def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
+    # google-research/long-range-arena lra_benchmarks/{listops,
+    # text_classification,matching}/configs/base_*_config.py: emb_dim,
+    # num_heads, num_layers, mlp_dim, max_length, warmup; learning_rate
+    # 0.05, weight_decay 0.1, batch 32, "constant * linear_warmup *
+    # rsqrt_decay"; listops/train.py: Adam(0.9, 0.98, eps 1e-9).
+    configs = dict(listops=(512, 8, 4, 1024, 2000, 1000),
+                   text=(256, 4, 4, 1024, 1000, 8000),
+                   retrieval=(128, 4, 4, 512, 4000, 8000))
+    for task, (emb, heads, layers, mlp, length, warmup) in configs.items():
+        for model in XFORMERS:
+            hp = get_hparams(task, model)
+            assert (hp["hidden_dim"], hp["num_heads"], hp["num_layers"],
+                    hp["intermediate_dim"], hp["head_hidden_dim"],
+                    hp["sequence_length"], hp["warmup_steps"]) == (
+                emb, heads, layers, mlp, mlp, length, warmup), (task, model)
+            assert (hp["learning_rate"], hp["schedule"], hp["weight_decay"],
+                    hp["weight_decay_on"], hp["batch_size"]) == (
+                0.05, "rsqrt", 0.1, "all", 32)
+            assert (hp["adam_beta_1"], hp["adam_beta_2"],
+                    hp["adam_epsilon"]) == (0.9, 0.98, 1e-9)
+            assert (hp["activation"], hp["dropout"], hp["embedding_init"],
+                    hp["position_embedding"], hp["attention_bias"],
+                    hp["final_norm"], hp["binary_logit"]) == (
+                "gelu", 0.1, "normal", "sinusoidal", False, True, False)
+            assert hp["source"].startswith("Long Range Arena's"), hp
+            # CLS pooling (the dual encoder and the causal Sparse
+            # Transformer: see presets.lra)
+            cls = task != "retrieval" and model != "sparse_transformer"
+            assert hp["cls_token"] is cls, (task, model)
+            if task == "retrieval":
+                assert (hp["head"], hp["pair_features"]) == ("mlp2",
+                                                             "concat")
+            else:
+                assert (hp["head"], hp["head_activation"]) == ("mlp",
+                                                               "relu")
+    assert get_hparams("listops", "performer")["num_random_features"] == 2
+    assert get_hparams("text", "performer")["num_random_features"] == 256
 
 
 def test_lru_rows_are_the_s5_rows_with_the_lru_cells():

@@ -164,6 +164,38 @@ def test_warmup_linear_decay_is_fairseqs_linear_schedule(power):
         WarmupLinearDecay(peak, 10, 10)
 
 
+def test_rsqrt_decay_is_lras_schedule():
+    # lra_benchmarks/utils/train_utils.py create_learning_rate_scheduler
+    # with "constant * linear_warmup * rsqrt_decay", written out in numpy.
+    from lra_keras.optimizers import RsqrtDecay
+    from lra_keras.training import make_schedule
+
+    def lra(step, base, warmup):
+        ret = base
+        ret *= np.minimum(1.0, step / warmup)
+        ret /= np.sqrt(np.maximum(step, warmup))
+        return ret
+
+    schedule = RsqrtDecay(0.05, 1000)
+    for t in (0, 1, 500, 999, 1000, 1001, 4000, 20000):
+        assert float(to_numpy(schedule(t))) == pytest.approx(
+            lra(t, 0.05, 1000), rel=1e-5, abs=1e-12)
+    # the largest rate is at the warmup's end: 0.05 / sqrt(1000)
+    assert float(to_numpy(schedule(1000))) == pytest.approx(
+        0.05 / 1000**0.5, rel=1e-6)
+    made = make_schedule(dict(learning_rate=0.05, warmup_steps=8000,
+                              schedule="rsqrt"), 123)
+    assert isinstance(made, RsqrtDecay)
+    assert float(to_numpy(made(16000))) == pytest.approx(
+        lra(16000, 0.05, 8000), rel=1e-5)
+    config = keras.optimizers.schedules.serialize(schedule)
+    assert config["registered_name"] == "lra_keras>RsqrtDecay"
+    rebuilt = keras.optimizers.schedules.deserialize(config)
+    assert rebuilt.get_config() == schedule.get_config()
+    with pytest.raises(ValueError, match="`warmup_steps` must be >= 1"):
+        RsqrtDecay(0.05, 0)
+
+
 def test_s5_schedule_round_trips_and_rejects_a_short_run():
     from lra_keras.optimizers import S5Schedule
 

@@ -8,6 +8,7 @@ from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.attention_kernels import chunked_attention
 from lra_keras.layers.attention_kernels import reference_attention
 from lra_keras.layers.biased_embedding import BiasedEmbedding
+from lra_keras.layers.class_token import ClassToken
 from lra_keras.layers.conv_block import ConvBlock
 from lra_keras.layers.dlr import DLR
 from lra_keras.layers.fft_conv import fft_conv

@@ -45,6 +45,9 @@ class TransformerEncoder(keras.layers.Layer):
         dense_init: `"keras"`, `"torch"` or `"lecun"`: how the attention's
             projections and the feed-forward layers start
             (`lra_keras.layers.dense_init`). Defaults to `"keras"`.
+        attention_bias: bool. Whether the attention's query, key, value
+            and output projections have biases (LRA's have none). Defaults
+            to `True`.
         **kwargs: the layer's own (`name`, `dtype`), and the attention's
             choice and options, the keys of
             `rotary_attention.ATTENTION_OPTIONS` (`attention_type`: exact
@@ -79,6 +82,7 @@ class TransformerEncoder(keras.layers.Layer):
         rotary_disable_half=False,
         rotary_scope="head",
         dense_init="keras",
+        attention_bias=True,
         **kwargs,
     ):
         # The attention's own choice and options
@@ -109,6 +113,7 @@ class TransformerEncoder(keras.layers.Layer):
         self.use_rotary = bool(use_rotary)
         self.rotary_disable_half = bool(rotary_disable_half)
         self.rotary_scope = rotary_scope
+        self.attention_bias = bool(attention_bias)
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
@@ -132,6 +137,7 @@ class TransformerEncoder(keras.layers.Layer):
             rotary_disable_half=self.rotary_disable_half,
             rotary_scope=self.rotary_scope,
             dense_init=self.dense_init,
+            use_bias=self.attention_bias,
             **self.attention_options,
             name="attention",
             dtype=dtype,
@@ -186,6 +192,7 @@ class TransformerEncoder(keras.layers.Layer):
             rotary_disable_half=self.rotary_disable_half,
             rotary_scope=self.rotary_scope,
             dense_init=self.dense_init,
+            attention_bias=self.attention_bias,
             **self.attention_options,
         )
         return config

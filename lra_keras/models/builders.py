@@ -12,6 +12,7 @@ import contextlib
 import keras
 
 from lra_keras.layers import BiasedEmbedding
+from lra_keras.layers import ClassToken
 from lra_keras.layers import LearnedPositionEmbedding
 from lra_keras.layers import PixelEncoder
 from lra_keras.layers import SequencePooling
@@ -43,6 +44,10 @@ def dtype_policy_scope(name="float32"):
         yield
     finally:
         keras.config.set_dtype_policy(previous)
+
+
+# The classifier heads of `build_classifier`.
+HEADS = ("mlp", "mlp2", "linear")
 
 
 def model_inputs(sequence_length=None, towers=1):
@@ -140,7 +145,13 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
     `final_norm`, a final norm (the blocks' `norm`, LayerNorm for the
     Transformer). Only families with a `position_embedding` key (the
     Transformer) add position embeddings; rotary attention, SSMs, MEGA and
-    convolutions see order through their mixing.
+    convolutions see order through their mixing. With `cls_token`, a
+    learned token (`ClassToken`) goes before the embedded tokens, ahead of
+    the positions, as LRA's encoders prepend theirs: the output is one
+    position longer, the token at position 0 (`token_outputs` drops it),
+    and the weights sized by the task's length (learned positions,
+    Linformer's projection, the Synthesizer's table) take one more
+    position, as LRA's `max_len += 1`.
 
     Args:
         model: a key of `FAMILIES`.
@@ -152,6 +163,8 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
             an error.
     """
     family, arch = _architecture(model, arch, "The encoder")
+    if arch["cls_token"] and arch["sequence_length"] is not None:
+        arch["sequence_length"] += 1
     # Every family accepts any length: the length-trimmed batches of
     # lra_keras.batching and exports both rely on it.
     inputs = model_inputs(None)
@@ -174,6 +187,7 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
                 arch["embedding_init"], arch["hidden_dim"],
                 arch["embedding_fan_in"] or vocabulary_size),
         )
+    cls_token = ClassToken(name="cls_token") if arch["cls_token"] else None
     positions = (_position_embedding(arch)
                  if "position_embedding" in arch else None)
     blocks = [family.block(arch, i) for i in range(arch["num_layers"])]
@@ -186,6 +200,8 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
     # === Functional Model ===
     mask = inputs["padding_mask"]
     x = embedding(inputs["token_ids"])  # (batch, length, hidden_dim)
+    if cls_token is not None:
+        x, mask = cls_token(x, padding_mask=mask)  # length + 1
     if positions is not None:
         x = positions(x)
     x = keras.layers.Dropout(embedding_dropout, name="embedding_dropout")(x)
@@ -194,6 +210,12 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
     if final_norm is not None:
         x = final_norm(x, mask)
     return keras.Model(inputs, x, name=name)
+
+
+def token_outputs(sequence, cls_token=False):
+    """The encoder's outputs at the input tokens: without the class token
+    at position 0 when the encoder has one (`cls_token`)."""
+    return sequence[:, 1:] if cls_token else sequence
 
 
 def build_classifier(task, model="transformer", *, num_classes,
@@ -216,13 +238,18 @@ def build_classifier(task, model="transformer", *, num_classes,
             with `binary_logit`.
         vocabulary_size: int. Rows of the token embedding (and outputs of
             the token head).
-        pooling: `SequencePooling` mode.
+        pooling: `SequencePooling` mode. With the encoder's `cls_token`,
+            `"first"` reads the class token (the other modes count it as
+            a real position).
         head: `"mlp"` (`Dense(head_hidden_dim, head_activation)` then the
-            logits) or `"linear"` (the logits layer alone).
-        head_hidden_dim: int or None. Width of the MLP head's hidden layer;
-            None: the encoder's width.
-        head_activation: activation of the MLP head's hidden layer.
-        head_dropout: float. Dropout on the MLP head's hidden layer,
+            logits), `"mlp2"` (two hidden layers, `head_hidden_dim` then
+            half of it, each with `head_activation`: LRA's
+            `classifier_head_dual`, `common_layers.py` lines 237-241) or
+            `"linear"` (the logits layer alone).
+        head_hidden_dim: int or None. Width of the MLP head's (first)
+            hidden layer; None: the encoder's width.
+        head_activation: activation of the MLP head's hidden layers.
+        head_dropout: float. Dropout on the MLP head's hidden layers,
             before its activation (the MEGA code's `act(dropout(Linear(x)))`).
             Defaults to 0.
         logits_bias: bool. Whether the logits layer has a bias. Defaults to
@@ -252,10 +279,9 @@ def build_classifier(task, model="transformer", *, num_classes,
     """
     if towers not in (1, 2):
         raise ValueError(f"`towers` must be 1 or 2. Received: towers={towers}")
-    if head not in ("mlp", "linear") or pair_features not in ("nli",
-                                                              "concat"):
+    if head not in HEADS or pair_features not in ("nli", "concat"):
         raise ValueError(
-            "`head` must be 'mlp' or 'linear' and `pair_features` 'nli' or "
+            f"`head` must be one of {HEADS} and `pair_features` 'nli' or "
             f"'concat'. Received: head={head!r}, "
             f"pair_features={pair_features!r}"
         )
@@ -266,6 +292,7 @@ def build_classifier(task, model="transformer", *, num_classes,
             f"binary_logit=True, num_classes={num_classes}"
         )
     encoder = build_encoder(model, vocabulary_size=vocabulary_size, **arch)
+    cls_token = arch.get("cls_token", False)
     hidden_dim = encoder.output.shape[-1]
     inputs = model_inputs(encoder.input["token_ids"].shape[1], towers)
     # === Layers ===
@@ -274,20 +301,25 @@ def build_classifier(task, model="transformer", *, num_classes,
     head_inputs = hidden_dim * (1 if towers == 1 else
                                 4 if pair_features == "nli" else 2)
     head_layers = []
-    if head == "mlp":
+    widths = {"linear": [], "mlp": [head_hidden_dim or hidden_dim],
+              "mlp2": [head_hidden_dim or hidden_dim,
+                       (head_hidden_dim or hidden_dim) // 2]}[head]
+    for i, width in enumerate(widths):
+        suffix = "" if i == 0 else f"_{i + 1}"
         head_layers.append(keras.layers.Dense(
-            head_hidden_dim or hidden_dim,
+            width,
             activation=None if head_dropout else head_activation,
-            name="head_hidden",
+            name=f"head_hidden{suffix}",
             **dense_initializers(dense_init, head_inputs),
         ))
         if head_dropout:
             head_layers += [
-                keras.layers.Dropout(head_dropout, name="head_dropout"),
+                keras.layers.Dropout(head_dropout,
+                                     name=f"head_dropout{suffix}"),
                 keras.layers.Activation(head_activation,
-                                        name="head_activation"),
+                                        name=f"head_activation{suffix}"),
             ]
-        head_inputs = head_hidden_dim or hidden_dim
+        head_inputs = width
     # Output layers compute in float32 under a mixed precision policy
     # (`dtype_policy`), as Keras's mixed precision guide advises: the
     # logits and the softmax of the loss keep float32's range.
@@ -307,7 +339,10 @@ def build_classifier(task, model="transformer", *, num_classes,
 
     def encode(token_ids, mask):  # (batch, length) -> (batch, hidden_dim)
         x = encoder({"token_ids": token_ids, "padding_mask": mask})
-        return x, pool(x, padding_mask=mask)
+        if cls_token:  # the class token, real, at position 0
+            mask = keras.ops.pad(keras.ops.cast(mask, "bool"),
+                                 ((0, 0), (1, 0)), constant_values=True)
+        return token_outputs(x, cls_token), pool(x, padding_mask=mask)
 
     if towers == 1:
         sequence, x = encode(inputs["token_ids"], inputs["padding_mask"])
@@ -380,5 +415,5 @@ def build_pretrainer(task, model="transformer", *, vocabulary_size,
     else:
         head = keras.layers.Dense(1, name="pixel_values", dtype="float32",
                                   **initializers)
-    outputs = head(encoder(inputs))
+    outputs = head(token_outputs(encoder(inputs), arch.get("cls_token")))
     return keras.Model(inputs, outputs, name=f"{task}_{model}_pretrainer")

@@ -140,6 +140,10 @@ SHARED_KEYS = dict(
     input_encoder_init="torch",
     # dropout on the embedded tokens; None: `dropout`
     embedding_dropout=None,
+    # a learned token prepended to every sequence before the positions and
+    # blocks (`layers.ClassToken`, zeros at init; LRA's encoders with
+    # `classifier_pool="CLS"`); `pooling="first"` reads it out
+    cls_token=False,
     # a norm after the last block of a pre-norm stack
     final_norm=True,
     **HEAD_DEFAULTS,
@@ -259,6 +263,9 @@ _TRANSFORMER_KEYS = dict(
     rotary_scope="model",
     attention_implementation="auto",
     causal=False,
+    # biases of the query, key, value and output projections (LRA's
+    # SelfAttention has none: transformer.py line 59, `bias=False`)
+    attention_bias=True,
 )
 
 
@@ -289,6 +296,7 @@ def _transformer_block(attention_type, options=(), by_length=False,
             causal=a["causal"],
             attention_implementation=a["attention_implementation"],
             dense_init=a["dense_init"],
+            attention_bias=a["attention_bias"],
             attention_type=attention_type,
             **{key: a[key] for key in options},
             **options_of_length,

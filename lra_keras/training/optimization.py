@@ -35,7 +35,8 @@ times the schedule's rate, the earlier reductions forgotten
 `schedule_style="s5"` counts the steps of "constant" and "cosine" as
 S5's training loop does (`optimizers.S5Schedule`: the first step at the
 peak, the cosine's phase counted from step 0); "linear" and "plateau"
-ignore it.
+ignore it. "rsqrt" is LRA's `constant * linear_warmup * rsqrt_decay`
+(`optimizers.RsqrtDecay`; `learning_rate` is the constant).
 """
 
 from pathlib import Path
@@ -48,6 +49,7 @@ from lra_keras.callbacks import RunProgress
 from lra_keras.callbacks import StopOnNonFiniteLoss
 from lra_keras.models.families import FAMILIES
 from lra_keras.optimizers import AdamW
+from lra_keras.optimizers import RsqrtDecay
 from lra_keras.optimizers import S5Schedule
 from lra_keras.optimizers import ScheduledAdamW
 from lra_keras.optimizers import WarmupLinearDecay
@@ -94,7 +96,7 @@ def dynamics_patterns(hp, names="dynamics"):
 
 
 def make_schedule(hp, total_steps):
-    """Learning rate: constant, cosine or linear decay after a warmup.
+    """Learning rate: constant, cosine, linear or rsqrt decay after a warmup.
 
     The cosine and constant schedules warm up linearly; "linear" (MEGA's)
     with the power `warmup_power` (`optimizers.WarmupLinearDecay`); each
@@ -103,6 +105,8 @@ def make_schedule(hp, total_steps):
     decays reach 0 at `schedule_steps` (default: `total_steps`). "plateau"
     has the constant shape here; its reductions come from
     `ScheduledAdamW` and `ReduceOnTrainingPlateau` (see `make_optimizer`).
+    "rsqrt" is LRA's (`optimizers.RsqrtDecay`): `learning_rate` is its
+    constant, divided by `sqrt(max(step, warmup_steps))`.
     With `schedule_style="s5"`, "constant" and "cosine" count their steps
     as S5's loop does (`optimizers.S5Schedule`); the other schedules
     ignore the style (a technique's "plateau" over an S5 row).
@@ -129,6 +133,8 @@ def make_schedule(hp, total_steps):
             )
         return S5Schedule(peak, warmup, max(total_steps, warmup + 1),
                           cosine=schedule == "cosine")
+    if schedule == "rsqrt":  # `learning_rate` is LRA's constant
+        return RsqrtDecay(peak, warmup)
     if schedule == "linear":
         return WarmupLinearDecay(peak, warmup, max(total_steps, warmup + 1),
                                  float(hp.get("warmup_power", 1.0)),

@@ -37,8 +37,12 @@ FAMILY_ROWS = [("listops", family) for family in FAMILIES]
 def tiny_hparams(task, model):
     """The family's hyperparameters shrunk by every TINY key it has."""
     known = get_hparams(task, model)
+    # LRA's rsqrt schedule takes its first step at rate 0 and needs a
+    # warmup: the tiny rows train at a constant rate from the first step
+    schedule = ({"schedule": "constant"} if known["schedule"] == "rsqrt"
+                else {})
     return get_hparams(
-        task, model, warmup_steps=0,
+        task, model, warmup_steps=0, **schedule,
         **{k: v for k, v in TINY.items() if k in known}
     )
 
@@ -324,6 +328,60 @@ def test_linear_head_and_no_final_norm_are_one_dense_on_the_pool():
     np.testing.assert_allclose(
         to_numpy(net(x)), to_numpy(net.get_layer("logits")(pooled)),
         atol=1e-5)
+
+
+def test_mlp2_head_is_lras_dual_classifier_head():
+    # LRA's classifier_head_dual with interaction None: [u, v] ->
+    # Dense(mlp_dim), relu, Dense(mlp_dim // 2), relu, Dense(classes)
+    # (common_layers.py lines 236-241), here on each document's first token
+    # as its dual encoder pools them.
+    hp = tiny_hparams("retrieval", "transformer")
+    hp.update(head="mlp2", head_hidden_dim=12, head_activation="relu",
+              pair_features="concat", pooling="first", attention_bias=False)
+    net = build_classifier(**classifier_kwargs(hp))
+    names = [layer.name for layer in net.layers]
+    assert names[-3:] == ["head_hidden", "head_hidden_2", "logits"]
+    assert net.get_layer("head_hidden_2").units == 6
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(1, hp["vocabulary_size"], size=(4, 2, 32))
+    tokens[:, 0, 20:] = 0
+    tokens[:, 1, 9:] = 0
+    x = token_inputs(tokens.astype("int32"), hp["padding_id"])
+    tokens, mask = x["token_ids"], x["padding_mask"]
+    encoder = net.get_layer("encoder")
+    u = to_numpy(encoder({"token_ids": tokens[:, 0],
+                          "padding_mask": mask[:, 0]}))[:, 0]
+    v = to_numpy(encoder({"token_ids": tokens[:, 1],
+                          "padding_mask": mask[:, 1]}))[:, 0]
+    h = np.concatenate([u, v], axis=-1)
+    for name in ("head_hidden", "head_hidden_2"):
+        layer = net.get_layer(name)
+        h = np.maximum(h @ to_numpy(layer.kernel) + to_numpy(layer.bias), 0)
+    logits = net.get_layer("logits")
+    expected = h @ to_numpy(logits.kernel) + to_numpy(logits.bias)
+    np.testing.assert_allclose(to_numpy(net(x)), expected, atol=1e-4)
+    # LRA's attention projections have no biases
+    paths = [w.path for w in encoder.weights if "/attention/" in w.path]
+    assert paths and not [p for p in paths if p.endswith("bias")]
+
+
+def test_lra_rows_build_with_their_class_token():
+    # The ListOps row of an LRA xformer, at a tiny width: a class token
+    # before the sinusoids, read by the head; the padding changes nothing.
+    for model in ("linformer", "sparse_transformer"):
+        hp = tiny_hparams("listops", model)
+        expected_cls = model != "sparse_transformer"
+        assert hp["cls_token"] is expected_cls
+        net = build_classifier(**classifier_kwargs(hp))
+        encoder = net.get_layer("encoder")
+        names = [layer.name for layer in encoder.layers]
+        assert ("cls_token" in names) is expected_cls
+        x, _ = _batch(hp)
+        padded = {k: np.pad(v, ((0, 0), (0, 5))) for k, v in x.items()}
+        if model == "linformer":  # its projection is sized by the length
+            continue
+        np.testing.assert_allclose(to_numpy(net(padded)), to_numpy(net(x)),
+                                   atol=1e-4)
 
 
 def test_mega_head_drops_before_its_activation_and_has_no_logits_bias():
