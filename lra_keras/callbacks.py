@@ -218,6 +218,41 @@ class StopWithoutImprovement(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
+class StopAtStep(keras.callbacks.Callback):
+    """Stops training after `steps` optimizer steps in all.
+
+    For the runs that count steps rather than epochs (`train_steps`; LRA's
+    trainers: `for step, batch in zip(range(start_step, num_train_steps),
+    train_iter)`, `listops/train.py` line 258): `fit` is given enough
+    epochs, and the last one ends after the batch that makes `steps`, its
+    validation and epoch-end callbacks included. The count starts at each
+    `fit` from the optimizer's `iterations`, so a resumed run stops where
+    an uninterrupted one would; within the epoch it counts batches (under
+    JAX the optimizer's variables are only synced at the epoch's end).
+
+    Args:
+        steps: int >= 1.
+    """
+
+    def __init__(self, steps):
+        super().__init__()
+        if int(steps) != steps or steps < 1:
+            raise ValueError(
+                f"`steps` must be an integer >= 1. Received: steps={steps}"
+            )
+        self.steps = int(steps)
+        self.taken = 0
+
+    def on_train_begin(self, logs=None):
+        self.taken = int(keras.ops.convert_to_numpy(
+            self.model.optimizer.iterations))
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.taken += 1
+        if self.taken >= self.steps:
+            self.model.stop_training = True
+
+
 class NonFiniteLossError(RuntimeError):
     """A run's loss became NaN or infinite; the run stopped there."""
 

@@ -146,6 +146,7 @@ RULES = dict(
     # --- optimisation ---
     batch_size=_count(),
     epochs=_count(),
+    train_steps=_count(optional=True),
     learning_rate=_rate(),
     ssm_learning_rate=_rate(optional=True),
     dt_learning_rate=Rule(str, choices=DT_LEARNING_RATES),
@@ -361,6 +362,11 @@ def check(hp, origins=None):
         problems.append(
             "init='dfout' places each channel's poles from its own step: "
             f"num_ssms must be None, not {hp['num_ssms']!r}"
+        )
+    if hp.get("train_steps") and hp.get("compute_tied_epochs"):
+        problems.append(
+            "compute_tied_epochs ties pretraining and finetuning by epochs; "
+            f"train_steps={hp['train_steps']!r} counts steps: set one"
         )
     if hp.get("schedule") == "rsqrt" and not hp.get("warmup_steps"):
         problems.append(

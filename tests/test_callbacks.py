@@ -631,3 +631,22 @@ def test_s5_first_step_trains_at_the_peak():
         moved[style] = 1 - _weights(model)[1]
     np.testing.assert_allclose(moved["keras"], 0.0, atol=1e-7)
     np.testing.assert_allclose(moved["s5"], [lr, 0, lr], rtol=1e-4)
+
+
+def test_stop_at_step_ends_the_epoch_that_makes_the_count():
+    from lra_keras.callbacks import StopAtStep
+
+    model = _model(keras.optimizers.SGD(0.01))
+    x, y = np.ones((20, 3), "float32"), np.zeros((20, 1), "float32")
+    history = model.fit(x, y, batch_size=4, epochs=10, verbose=0,
+                        validation_data=(x, y),
+                        callbacks=[StopAtStep(7)])  # 5 batches an epoch
+    assert int(to_numpy(model.optimizer.iterations)) == 7
+    # the cut epoch is validated and logged
+    assert len(history.history["val_loss"]) == 2
+    # a second fit counts on from the optimizer's steps: one more at most
+    model.fit(x, y, batch_size=4, epochs=10, verbose=0,
+              callbacks=[StopAtStep(8)])
+    assert int(to_numpy(model.optimizer.iterations)) == 8
+    with pytest.raises(ValueError, match="`steps` must be an integer"):
+        StopAtStep(0)

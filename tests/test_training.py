@@ -137,6 +137,53 @@ def test_interrupted_run_resumes_from_last_epoch(tmp_path, capsys):
     assert test["accuracy"] == pytest.approx(reported["test_accuracy"])
 
 
+class _CountBatches(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.batches = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batches += 1
+
+
+@pytest.mark.one_backend
+def test_train_steps_counts_steps_across_an_interruption(tmp_path, capsys):
+    # 40 training rows in batches of 8: 5 a epoch. 7 steps are a whole
+    # epoch and 2 batches of the next, interrupted or not (LRA's trainers
+    # count steps; `train_steps`).
+    data_dir = tmp_path / "data"
+    rows = listops.generate(60, seed=3, min_length=10, max_length=60,
+                            num_workers=1)
+    write_listops_release(data_dir, rows)
+    hp = get_hparams("listops", preset="quick", sequence_length=64,
+                     epochs=50, train_steps=7, batch_size=8, hidden_dim=8,
+                     num_layers=1, intermediate_dim=16)
+    kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0)
+    whole = _CountBatches()
+    _, metrics = run("listops", hp, out_dir=tmp_path / "whole",
+                     callbacks=[whole], **kwargs)
+    assert "training 7 steps: 2 epochs of 5 batches, the last cut short " \
+        "at 2" in capsys.readouterr().out
+    assert whole.batches == 7 and metrics["epochs_run"] == 2
+    first, second = _CountBatches(), _CountBatches()
+    with pytest.raises(KeyboardInterrupt):
+        run("listops", hp, out_dir=tmp_path / "cut",
+            callbacks=[first, _StopAfterFirstEpoch()], **kwargs)
+    _, metrics = run("listops", hp, out_dir=tmp_path / "cut",
+                     callbacks=[second], **kwargs)
+    assert (first.batches, second.batches) == (5, 2)
+    assert metrics["epochs_run"] == 2
+
+
+def test_planned_steps_are_epochs_or_train_steps():
+    from lra_keras.training.run import planned_steps
+
+    assert planned_steps(dict(epochs=3, train_steps=None), 10) == (3, 30)
+    assert planned_steps(dict(epochs=3, train_steps=25), 10) == (3, 25)
+    assert planned_steps(dict(epochs=1, train_steps=5000), 3000) == (2, 5000)
+    assert planned_steps(dict(epochs=9, train_steps=20), 10) == (2, 20)
+
+
 def test_list_devices_names_a_cpu_or_accelerator():
     from lra_keras.backend_utils import list_devices
     from lra_keras.backend_utils import on_accelerator

@@ -32,6 +32,7 @@ QUICK = dict(
     weight_decay=0.01,
     batch_size=32,
     epochs=1,
+    train_steps=None,
     warmup_steps=10,
     schedule="cosine",
     schedule_steps=None,

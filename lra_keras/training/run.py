@@ -20,6 +20,7 @@ import numpy as np
 from lra_keras import techniques
 from lra_keras._atomic import write_json
 from lra_keras.callbacks import NonFiniteLossError
+from lra_keras.callbacks import StopAtStep
 from lra_keras.callbacks import StopWithoutImprovement
 from lra_keras.distribute import batch_multiple
 from lra_keras.distribute import distribution_scope
@@ -186,11 +187,16 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
             "are left out; the test split is evaluated whole",
             flush=True,
         )
+    epochs, total_steps = planned_steps(hp, len(train))
+    if hp.get("train_steps"):
+        print(f"training {total_steps} steps: {epochs} epochs of "
+              f"{len(train)} batches, the last cut short at "
+              f"{total_steps - (epochs - 1) * len(train)}", flush=True)
     model = technique.build(hp)
     if encoder_weights is not None:
         model.get_layer("encoder").load_weights(str(encoder_weights))
     accuracy_key = technique.compile(
-        model, make_optimizer(hp, len(train) * hp["epochs"]), hp
+        model, make_optimizer(hp, total_steps), hp
     )
     classifier = technique.classifier(model)
     best_path = out_dir / "best.weights.h5"
@@ -198,6 +204,8 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     # replace the best checkpoint.
     best_so_far = max(val_accuracies(out_dir, f"val_{accuracy_key}"),
                       default=None)
+    if hp.get("train_steps"):
+        callbacks = [StopAtStep(total_steps), *callbacks]
     if hp.get("early_stopping_patience"):
         # After the backup and the log: the epoch that stops is in both,
         # and a resumed run counts again from the log.
@@ -224,7 +232,7 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         seed=seed,
     ) + list(callbacks)
     fit_started = time.time()
-    resumable_fit(model, train, epochs=hp["epochs"], callbacks=run_callbacks,
+    resumable_fit(model, train, epochs=epochs, callbacks=run_callbacks,
                   validation_data=val, verbose=verbose,
                   announce=lambda text: print(text, flush=True))
     fit_seconds = time.time() - fit_started
@@ -272,6 +280,15 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         flush=True,
     )
     return classifier, metrics, export_to
+
+
+def planned_steps(hp, batches_per_epoch):
+    """`(epochs, steps)` a run trains: `epochs` whole epochs, or, with
+    `train_steps`, that many steps over as many epochs as they need."""
+    steps = hp.get("train_steps")
+    if not steps:
+        return hp["epochs"], batches_per_epoch * hp["epochs"]
+    return -(-int(steps) // batches_per_epoch), int(steps)
 
 
 def _check_finite_weights(model, out_dir):
