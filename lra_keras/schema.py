@@ -276,6 +276,7 @@ RULES = dict(
     synthesizer_dot_product=Rule(bool),
     sparse_block_size=_count(),
     sparse_summary_size=Rule(int, minimum=0),
+    sparse_cls_token=Rule(bool),
     longformer_window=_count(),
     longformer_global_tokens=Rule(int, minimum=0),
     bigbird_block_size=_count(),

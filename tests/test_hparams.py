@@ -618,10 +618,12 @@ def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
                     hp["final_norm"], hp["binary_logit"]) == (
                 "gelu", 0.1, "normal", "sinusoidal", False, True, False)
             assert hp["source"].startswith("Long Range Arena's"), hp
-            # CLS pooling (the dual encoder and the causal Sparse
-            # Transformer: see presets.lra)
-            cls = task != "retrieval" and model != "sparse_transformer"
-            assert hp["cls_token"] is cls, (task, model)
+            # CLS pooling; the dual encoder pools each document's first
+            # token, which LRA's Sparse Transformer makes global there too
+            assert hp["cls_token"] is (task != "retrieval"), (task, model)
+            assert hp["pooling"] == "first"
+            if model == "sparse_transformer":
+                assert hp["sparse_cls_token"] is True
             if task == "retrieval":
                 assert (hp["head"], hp["pair_features"]) == ("mlp2",
                                                              "concat")

@@ -65,6 +65,7 @@ ATTENTION_OPTIONS = dict(
     synthesizer_dot_product=True,
     sparse_block_size=128,
     sparse_summary_size=32,
+    sparse_cls_token=False,
     longformer_window=512,
     longformer_global_tokens=0,
     bigbird_block_size=64,
@@ -277,6 +278,10 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         sparse_block_size, sparse_summary_size: ints. Sparse Transformer:
             the block l and the summary positions c per block (LRA's
             `Fixed1Pattern(128)`, `Fixed2Pattern(128, c=32)`).
+        sparse_cls_token: bool. Sparse Transformer: position 0 attends to
+            and is attended by every position, the pattern over the rest
+            (LRA's `use_cls_token`, set when its encoders pool "CLS").
+            Defaults to `False`.
         longformer_window, longformer_global_tokens: ints. Longformer:
             the sliding window (LRA's 512) and how many first positions
             are global (LRA's classifiers: 0).
@@ -333,6 +338,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         synthesizer_dot_product=True,
         sparse_block_size=128,
         sparse_summary_size=32,
+        sparse_cls_token=False,
         longformer_window=512,
         longformer_global_tokens=0,
         bigbird_block_size=64,
@@ -487,6 +493,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.synthesizer_dot_product = bool(synthesizer_dot_product)
         self.sparse_block_size = int(sparse_block_size)
         self.sparse_summary_size = int(sparse_summary_size)
+        self.sparse_cls_token = bool(sparse_cls_token)
         self.longformer_window = int(longformer_window)
         self.longformer_global_tokens = int(longformer_global_tokens)
         self.bigbird_block_size = int(bigbird_block_size)
@@ -664,7 +671,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         if self.attention_type == "sparse_transformer":
             return sparse_transformer_attention(
                 q, k, v, self.sparse_block_size, self.sparse_summary_size,
-                padding_mask)
+                padding_mask, self.sparse_cls_token)
         if self.attention_type == "longformer":
             return longformer_attention(
                 q, k, v, self.longformer_window,
@@ -739,6 +746,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             synthesizer_dot_product=self.synthesizer_dot_product,
             sparse_block_size=self.sparse_block_size,
             sparse_summary_size=self.sparse_summary_size,
+            sparse_cls_token=self.sparse_cls_token,
             longformer_window=self.longformer_window,
             longformer_global_tokens=self.longformer_global_tokens,
             bigbird_block_size=self.bigbird_block_size,

@@ -226,28 +226,66 @@ def _and_causal(rule, causal):
 
 
 def sparse_transformer_attention(query, key, value, block_size=128,
-                                 summary_size=32, padding_mask=None):
+                                 summary_size=32, padding_mask=None,
+                                 cls_token=False):
     """The Sparse Transformer's fixed pattern, as LRA runs it (causal).
 
     Key k is seen from query q iff `k <= q` and (`k // l == q // l`, or
     `k mod l == 0`, or `k mod l >= l - c`), l = `block_size`, c =
     `summary_size`: the union of LRA's `Fixed1Pattern` and
     `Fixed2Pattern`. Shapes as `attention_kernels.reference_attention`.
+
+    With `cls_token`, LRA's variant for a classification token at
+    position 0 (`SparseAttention.apply` with `use_cls_token`, lines
+    185-190): the pattern is built over positions 1.. (counted from 0
+    there) and padded with a first row and column of ones, so position 0
+    attends to and is attended by every position. LRA's encoders set it
+    whenever they pool "CLS", the dual encoder of Retrieval too, where no
+    token is prepended and a document's first token takes the role
+    (`sparse_transformer.py` lines 156-162).
     """
     block, c = int(block_size), int(summary_size)
+    shift = 1 if cls_token else 0
+    # The pattern's blocks start at `shift`: a query's own pattern block
+    # lies within its physical block and the one before.
     num_blocks = _num_blocks(ops.shape(query)[1], block)
     # The summary positions of every block: its first and its last c.
     within = ops.concatenate([ops.zeros((1,), "int32"),
                               ops.arange(block - c, block, dtype="int32")])
     extra = ops.reshape(
         ops.arange(num_blocks, dtype="int32")[:, None] * block + within,
-        (-1,))
-    table = ops.reshape(ops.arange(num_blocks, dtype="int32"),
-                        (1, num_blocks, 1))
-    causal = _causal_rule(True)
+        (-1,)) + shift
+    if not cls_token:
+        table = ops.reshape(ops.arange(num_blocks, dtype="int32"),
+                            (1, num_blocks, 1))
+        return block_sparse_attention(
+            query, key, value, block, table,
+            ops.ones_like(table, dtype="bool"), rule=_causal_rule(True),
+            extra_keys=extra, padding_mask=padding_mask)
+    # Shifted by one, the last block's last summary position falls past
+    # the padded length: dropped. Position 0 is an extra key of every
+    # query.
+    if c or block == 1:
+        extra = extra[:-1]
+    extra = ops.concatenate([ops.zeros((1,), "int32"), extra])
+    own = ops.arange(num_blocks, dtype="int32")[:, None]
+    table = ops.clip(own + ops.arange(-1, 1, dtype="int32"), 0,
+                     num_blocks - 1)[None]  # (1, n, 2)
+    valid = (own + ops.arange(-1, 1, dtype="int32") >= 0)[None]
+
+    def same_block(q_pos, k_pos):  # causal, within a pattern block
+        return ops.logical_and(
+            k_pos <= q_pos,
+            ops.logical_or(k_pos == 0, (k_pos - 1) // block
+                           == (q_pos - 1) // block))
+
+    def summary(q_pos, k_pos):  # causal, and position 0 sees every key
+        return ops.logical_or(k_pos <= q_pos, q_pos == 0)
+
     return block_sparse_attention(
-        query, key, value, block, table, ops.ones_like(table, dtype="bool"),
-        rule=causal, extra_keys=extra, padding_mask=padding_mask)
+        query, key, value, block, table, valid, rule=same_block,
+        extra_keys=extra, extra_rule=summary, global_rows=(1, 0),
+        padding_mask=padding_mask)
 
 
 def longformer_attention(query, key, value, window=512, num_global_tokens=0,

@@ -376,9 +376,13 @@ register(Family(
         # (sparse_transformer.py lines 43-46); the pattern is causal
         sparse_block_size=128,
         sparse_summary_size=32,
+        # position 0 global, the pattern over the rest (LRA's
+        # use_cls_token, sparse_attention.py lines 185-190)
+        sparse_cls_token=False,
     ),
     block=_transformer_block("sparse_transformer", ("sparse_block_size",
-                                                    "sparse_summary_size")),
+                                                    "sparse_summary_size",
+                                                    "sparse_cls_token")),
     paper="Child et al. 2019, Generating Long Sequences with Sparse "
     "Transformers (LRA Table 1)",
 ))

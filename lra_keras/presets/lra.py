@@ -27,8 +27,9 @@ line 84 passes `num_classes=2`). Not taken, said here and in the README:
   attention of this library drops its weights;
 - flax's LayerNorm epsilon 1e-6 (here 1e-5), the MLP biases' N(0, 1e-6)
   start (here zeros) and the head's lecun_normal kernels (here
-  glorot_uniform, as the blocks' xavier_uniform);
-- the Sparse Transformer's CLS variant of its mask (see `_ATTENTION`).
+  glorot_uniform, as the blocks' xavier_uniform).
+The Sparse Transformer takes the CLS variant of its pattern
+(`sparse_cls_token`, see `_ATTENTION`).
 
 Image, Pathfinder, Path-X and PathX-256 keep rows derived from the YCTFS
 Transformer rows (`presets.yctfs`, Table 5; NTFS Table 4 for Path-X):
@@ -676,14 +677,15 @@ _ATTENTION = dict(
     local=(LOCAL, dict(local_block_size=50, local_layout="strided")),
     synthesizer=(SYNTHESIZER, dict(synthesizer_mode="random",
                                    synthesizer_dot_product=True)),
-    # LRA pools the CLS token under a variant of the fixed pattern whose
-    # first row and column are all ones (sparse_attention.py lines
-    # 185-190); this library's pattern has no such variant, and under the
-    # causal pattern alone a first token sees only itself: these rows pool
-    # the mean of the tokens instead
+    # LRA's encoder, pooling "CLS", builds the variant of the fixed
+    # pattern whose first row and column are all ones (sparse_attention.py
+    # lines 185-190; sparse_transformer.py lines 156-162), the dual
+    # encoder of Retrieval too (its `classifier_pool` defaults to "CLS"),
+    # where no token is prepended and each document's first token is
+    # global
     sparse_transformer=(SPARSE, dict(sparse_block_size=128,
                                      sparse_summary_size=32,
-                                     cls_token=False, pooling="mean")),
+                                     sparse_cls_token=True)),
     longformer=(LONGFORMER, dict(longformer_window=512,
                                  longformer_global_tokens=0)),
     bigbird=(BIGBIRD, dict(bigbird_block_size=64, bigbird_random_blocks=3)),

@@ -65,6 +65,29 @@ def test_sparse_transformer_equals_dense_attention_under_its_mask(
     _assert_real_rows_equal(out, expected, padding)
 
 
+def sparse_transformer_cls_mask(length, block, c):
+    # LRA's use_cls_token: the pattern of the length - 1 positions after
+    # the first, padded with a first row and column of ones
+    # (sparse_attention.py lines 185-190).
+    mask = np.ones((length, length), bool)
+    mask[1:, 1:] = sparse_transformer_mask(length - 1, block, c)[0]
+    return mask[None]
+
+
+@pytest.mark.parametrize("length, block, c", [(41, 8, 2), (37, 8, 3),
+                                              (17, 16, 4), (9, 4, 0),
+                                              (6, 1, 0)])
+def test_sparse_transformer_cls_variant_equals_dense_attention_under_lras(
+        length, block, c):
+    q, k, v = _inputs(length, seed=3)
+    padding = _padding(length)
+    out = sparse_transformer_attention(q, k, v, block, c, padding,
+                                       cls_token=True)
+    expected = dense_masked_attention(
+        q, k, v, sparse_transformer_cls_mask(length, block, c), padding)
+    _assert_real_rows_equal(out, expected, padding)
+
+
 def longformer_mask(length, window, num_global, causal):
     # LRA's _build_sliding_window_mask: left w - w // 2 (with the query),
     # right w // 2; global rows and columns.
