@@ -267,6 +267,7 @@ RULES = dict(
     num_random_features=_count(),
     orthogonal_scaling=Rule(int, choices=(0, 1)),
     feature_redraw=Rule(bool),
+    performer_kernel=Rule(str, choices=("softmax", "relu")),
     projection_dim=_count(),
     local_block_size=_count(),
     local_layout=Rule(str, choices=("contiguous", "strided")),

@@ -43,7 +43,8 @@ def test_a_key_given_twice_is_refused(capsys):
      ">= 1 or None"),
     ("dropout=1.5", "dropout=1.5"),
     ("schedule=step",
-     "expected one of ['constant', 'cosine', 'linear', 'plateau']"),
+     "expected one of ['constant', 'cosine', 'linear', 'plateau', "
+     "'rsqrt']"),
     ("causal=1", "causal=1 (from override): expected True or False"),
 ])
 def test_bad_values_exit_2_with_one_line_naming_key_and_value(

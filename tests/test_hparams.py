@@ -570,7 +570,8 @@ def test_lra_xformer_rows_are_the_transformer_rows_with_their_attention():
     rotary = {"position_embedding", "rotary_disable_half", "rotary_scope",
               "max_wavelength", "source"}
     own = {"linear_transformer": {},
-           "performer": {"num_random_features", "orthogonal_scaling"},
+           "performer": {"num_random_features", "orthogonal_scaling",
+                         "performer_kernel"},
            "linformer": {"projection_dim"},
            "local": {"local_block_size", "local_layout"},
            "synthesizer": {"synthesizer_mode", "synthesizer_dot_product"}}
@@ -630,8 +631,16 @@ def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
             else:
                 assert (hp["head"], hp["head_activation"]) == ("mlp",
                                                                "relu")
-    assert get_hparams("listops", "performer")["num_random_features"] == 2
-    assert get_hparams("text", "performer")["num_random_features"] == 256
+    # Performer: FAVOR+ with 2 features on ListOps (performer_base.py
+    # lines 25-27), the generalized relu kernel elsewhere (performer.py
+    # line 31)
+    listops = get_hparams("listops", "performer")
+    assert (listops["performer_kernel"], listops["num_random_features"]) \
+        == ("softmax", 2)
+    for task in TASKS:
+        if task != "listops":
+            assert get_hparams(task, "performer")["performer_kernel"] \
+                == "relu", task
 
 
 def test_lru_rows_are_the_s5_rows_with_the_lru_cells():

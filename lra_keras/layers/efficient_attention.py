@@ -111,6 +111,22 @@ def elu_feature_map(x):
     return ops.elu(x) + 1.0
 
 
+def relu_feature_map(x, epsilon=1e-3):
+    """`relu(x) + epsilon`, the features of LRA's default Performer.
+
+    LRA's Performer encoder defaults to `attention_fn_cls="generalized"`
+    (`lra_benchmarks/models/performer/performer.py` line 31), whose
+    `make_fast_generalized_attention` takes `features_type=
+    "deterministic"`, `kernel_fn=jax.nn.relu` and `kernel_epsilon=0.001`
+    (`performer_attention.py` lines 263-309): no random projection, the
+    kernel applied to the queries and keys as they are
+    (`generalized_kernel_feature_creator`, lines 181-186, `normalize_data`
+    False), renormalised. Only its ListOps config asks for the softmax
+    kernel (`listops/configs/performer_base.py` lines 25-27).
+    """
+    return ops.relu(x) + epsilon
+
+
 def _exclusive_cumsum(x):
     """Sum of the blocks before each block, along axis 1."""
     total = ops.cumsum(x, axis=1)
@@ -190,6 +206,17 @@ def linear_attention(query, key, value, padding_mask=None, causal=False,
     """
     return kernelized_attention(elu_feature_map(query), elu_feature_map(key),
                                 value, padding_mask, causal, eps)
+
+
+def relu_kernel_attention(query, key, value, padding_mask=None,
+                          causal=False, eps=1e-6):
+    """LRA's default Performer attention: `relu + 1e-3` features,
+    unscaled, renormalised (`relu_feature_map`). Shapes as
+    `attention_kernels.reference_attention`.
+    """
+    return kernelized_attention(relu_feature_map(query),
+                                relu_feature_map(key), value, padding_mask,
+                                causal, eps)
 
 
 def gaussian_orthogonal_matrix(num_features, dim, seed=None, scaling=0,

@@ -31,6 +31,7 @@ from lra_keras.layers.efficient_attention import linear_attention
 from lra_keras.layers.efficient_attention import linformer_attention
 from lra_keras.layers.efficient_attention import local_attention
 from lra_keras.layers.efficient_attention import performer_attention
+from lra_keras.layers.efficient_attention import relu_kernel_attention
 from lra_keras.layers.efficient_attention import sinkhorn_attention
 from lra_keras.layers.efficient_attention import synthesizer_attention
 from lra_keras.layers.lsh_attention import lsh_attention
@@ -54,6 +55,7 @@ ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer", "local",
 ATTENTION_OPTIONS = dict(
     attention_type="softmax",
     num_random_features=256,
+    performer_kernel="softmax",
     orthogonal_scaling=0,
     feature_redraw=True,
     projection_dim=16,
@@ -78,6 +80,7 @@ ATTENTION_OPTIONS = dict(
     sinkhorn_iterations=1,
 )
 SINKHORN_SORTS = ("softmax", "sinkhorn")
+PERFORMER_KERNELS = ("softmax", "relu")
 # The options that are counts of positions or blocks, each >= its minimum.
 _COUNT_OPTIONS = dict(sparse_block_size=1, sparse_summary_size=0,
                       longformer_window=1, longformer_global_tokens=0,
@@ -252,6 +255,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             needs `max_length`).
         num_random_features: int. Performer: random features per head
             (LRA's `nb_features`). Defaults to 256.
+        performer_kernel: `"softmax"` (FAVOR+: positive random features
+            estimating the softmax kernel; LRA's ListOps config) or
+            `"relu"` (`relu(x) + 1e-3` on the queries and keys, no random
+            features: LRA's default `"generalized"` Performer, every other
+            task; `efficient_attention.relu_feature_map`). Defaults to
+            `"softmax"`.
         orthogonal_scaling: 0 or 1. Performer: the rows of the random
             matrix scaled by Gaussian norms (0) or by sqrt(key_dim) (1),
             LRA's `ortho_scaling`. Defaults to 0.
@@ -327,6 +336,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         dense_init="keras",
         attention_type="softmax",
         num_random_features=256,
+        performer_kernel="softmax",
         orthogonal_scaling=0,
         feature_redraw=True,
         projection_dim=16,
@@ -438,6 +448,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 f"Received: num_random_features={num_random_features}, "
                 f"projection_dim={projection_dim}"
             )
+        if performer_kernel not in PERFORMER_KERNELS:
+            raise ValueError(
+                f"`performer_kernel` must be one of {PERFORMER_KERNELS}. "
+                f"Received: performer_kernel={performer_kernel!r}"
+            )
         if orthogonal_scaling not in (0, 1):
             raise ValueError(
                 "`orthogonal_scaling` must be 0 or 1. Received: "
@@ -482,6 +497,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.rotary_scope = rotary_scope
         self.attention_type = attention_type
         self.num_random_features = int(num_random_features)
+        self.performer_kernel = performer_kernel
         self.orthogonal_scaling = int(orthogonal_scaling)
         self.feature_redraw = bool(feature_redraw)
         self.projection_dim = int(projection_dim)
@@ -545,7 +561,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.output_dense.build(
             (input_shape[0], input_shape[1], self.num_heads, self.value_dim)
         )
-        if self.attention_type == "performer":
+        if (self.attention_type == "performer"
+                and self.performer_kernel == "softmax"):
             # Non-trainable, saved with the weights: evaluation and export
             # use the matrix drawn here.
             self.random_features = self.add_weight(
@@ -652,6 +669,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         if self.attention_type == "linear":
             return linear_attention(q, k, v, padding_mask, self.causal)
         if self.attention_type == "performer":
+            if self.performer_kernel == "relu":
+                return relu_kernel_attention(q, k, v, padding_mask,
+                                             self.causal)
             features = self.random_features
             if training and self.feature_redraw:
                 features = self._draw_features()
@@ -735,6 +755,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             dense_init=self.dense_init,
             attention_type=self.attention_type,
             num_random_features=self.num_random_features,
+            performer_kernel=self.performer_kernel,
             orthogonal_scaling=self.orthogonal_scaling,
             feature_redraw=self.feature_redraw,
             projection_dim=self.projection_dim,

@@ -332,10 +332,14 @@ register(Family(
         num_random_features=256,
         orthogonal_scaling=0,
         feature_redraw=True,
+        # "softmax" (FAVOR+) or "relu" (LRA's default generalized
+        # attention: relu + 1e-3 features, no random features)
+        performer_kernel="softmax",
     ),
     block=_transformer_block("performer", ("num_random_features",
                                            "orthogonal_scaling",
-                                           "feature_redraw")),
+                                           "feature_redraw",
+                                           "performer_kernel")),
     paper="Choromanski et al. 2021, Rethinking Attention with Performers "
     "(LRA Table 1)",
 ))

@@ -46,10 +46,13 @@ Cells of the attentions themselves, from LRA's code:
   is False in every config), the sinusoidal embedding summed into the
   inputs (`linear_transformer.py`, `performer.py`, `linformer.py`
   encoders): `position_embedding="sinusoidal"`, base 10000;
-- Performer: `nb_features` 2 and `ortho_scaling` 0 on ListOps
-  (`listops/configs/performer_base.py:26-27`), the default 256 features
-  elsewhere (`performer_attention.py:204`); softmax kernel, orthogonal
-  features, redrawn features;
+- Performer: on ListOps the softmax kernel (FAVOR+) with `nb_features`
+  2 and `ortho_scaling` 0 (`listops/configs/performer_base.py:25-27`:
+  `attention_fn_cls="softmax"`), orthogonal features, redrawn features;
+  everywhere else the encoder's default `attention_fn_cls="generalized"`
+  (`performer.py:31`): `relu(x) + 1e-3` features of the queries and
+  keys themselves, no random features (`performer_attention.py:263-309`,
+  `features_type="deterministic"`): `performer_kernel="relu"`;
 - Local attention: `block_size` 50 (`local.py` lines 37, 114, 312), and
   the groups the code forms: `jnp.reshape(query, (bs, block_size,
   num_query_blocks, ...))` with attention over axis 1 puts position `i *
@@ -91,9 +94,11 @@ YCTFS_TRANSFORMER = (
 )
 LINEAR = ("linear attention (elu + 1 features; lra_benchmarks/models/"
           "linear_transformer/linear_attention.py)")
-PERFORMER = ("FAVOR+ attention (lra_benchmarks/models/performer/"
-             "performer_attention.py; features: listops/configs/"
-             "performer_base.py:27, else the default 256)")
+PERFORMER = ("Performer attention (lra_benchmarks/models/performer/"
+             "performer_attention.py: FAVOR+ with 2 features on ListOps, "
+             "listops/configs/performer_base.py:25-27; elsewhere the "
+             "default generalized attention, relu + 1e-3 features, "
+             "performer.py:31, performer_attention.py:263-309)")
 LOCAL = ("local attention (lra_benchmarks/models/local/local_attention.py; "
          "block_size 50 as local.py passes it; the groups its reshape forms, "
          "strided: local_layout='strided')")
@@ -160,6 +165,7 @@ PAPER = {
         head="linear", final_decay_factor=1.0,
         plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
         num_random_features=256, orthogonal_scaling=0,
+        performer_kernel="relu",
         early_stopping_patience=100,
         source=derived("image", PERFORMER),
     ),
@@ -193,6 +199,7 @@ PAPER = {
         embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
         head="linear", position_embedding="sinusoidal",
         num_random_features=256, orthogonal_scaling=0,
+        performer_kernel="relu",
         early_stopping_patience=20,
         source=derived("pathfinder", PERFORMER),
     ),
@@ -225,6 +232,7 @@ PAPER = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch", position_embedding="sinusoidal",
         num_random_features=256, orthogonal_scaling=0,
+        performer_kernel="relu",
         source=derived_pathx("pathx", PERFORMER),
     ),
     ("pathx", "linformer"): dict(
@@ -257,6 +265,7 @@ PAPER = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch", position_embedding="sinusoidal",
         num_random_features=256, orthogonal_scaling=0,
+        performer_kernel="relu",
         source=derived_pathx("pathx256", PERFORMER),
     ),
     ("pathx256", "linformer"): dict(
@@ -672,7 +681,8 @@ _CONFIGS = dict(
 _ATTENTION = dict(
     linear_transformer=(LINEAR, {}),
     performer=(PERFORMER, dict(num_random_features=256,
-                               orthogonal_scaling=0)),
+                               orthogonal_scaling=0,
+                               performer_kernel="relu")),
     linformer=(LINFORMER, dict(projection_dim=16)),
     local=(LOCAL, dict(local_block_size=50, local_layout="strided")),
     synthesizer=(SYNTHESIZER, dict(synthesizer_mode="random",
@@ -708,7 +718,8 @@ def lra_row(task, model):
     config, steps = _CONFIGS[task]
     row = {**LRA_BACKBONE, **LRA_TASK[task], **cells}
     if task == "listops" and model == "performer":
-        row.update(num_random_features=2)  # performer_base.py line 27
+        # performer_base.py lines 25-27
+        row.update(num_random_features=2, performer_kernel="softmax")
     row["source"] = LRA_SOURCE.format(task=task, config=config, steps=steps,
                                       what=what)
     return row

@@ -44,6 +44,42 @@ def test_linear_attention_matches_its_explicit_formula(causal):
                     atol=1e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_relu_kernel_performer_matches_lras_generalized_attention(causal):
+    # LRA's default Performer (performer_attention.py lines 163-197,
+    # 263-309): features relu(x) + 1e-3 of the queries and keys
+    # themselves, renormalised; no random matrix.
+    q, k, v, mask = _inputs(length=70)
+
+    def phi(x):
+        return np.maximum(x, 0.0) + 1e-3
+
+    expected = numpy_kernelized(phi(q), phi(k), v, mask, causal)
+    assert_allclose(ea.relu_kernel_attention(q, k, v, mask, causal),
+                    expected, atol=1e-5, rtol=1e-4)
+    # the layer: no random features among its weights, the formula on its
+    # own projections
+    layer = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=4, attention_type="performer",
+        performer_kernel="relu", use_rotary=False, causal=causal)
+    x = np.random.default_rng(5).normal(size=(2, 30, 8)).astype("float32")
+    out = to_numpy(layer(x, training=True))
+    assert "random_features" not in [w.name for w in layer.weights]
+    project = [to_numpy(ops.einsum("bld,dhk->blhk", x, dense.kernel))
+               + to_numpy(dense.bias) for dense in
+               (layer.query_dense, layer.key_dense, layer.value_dense)]
+    attended = numpy_kernelized(phi(project[0]), phi(project[1]),
+                                project[2], None, causal)
+    expected = (np.einsum("blhk,hkd->bld", attended,
+                          to_numpy(layer.output_dense.kernel))
+                + to_numpy(layer.output_dense.bias))
+    assert_allclose(out, expected, atol=1e-4, rtol=1e-4)
+    assert_config_round_trip(layer)
+    with pytest.raises(ValueError, match="`performer_kernel` must be one"):
+        RotaryMultiHeadAttention(2, 4, attention_type="performer",
+                                 performer_kernel="exp")
+
+
 def test_kernelized_attention_ignores_padded_keys():
     q, k, v, mask = _inputs(length=40)
     out = to_numpy(ea.linear_attention(q, k, v, mask))
