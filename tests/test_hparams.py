@@ -576,8 +576,8 @@ def test_lra_xformer_rows_are_the_transformer_rows_with_their_attention():
            "local": {"local_block_size", "local_layout"},
            "synthesizer": {"synthesizer_mode", "synthesizer_dot_product"}}
     for task in TASKS:
-        if task in ("listops", "text", "retrieval"):
-            continue  # LRA's own backbone: the test below
+        if task not in ("pathx", "pathx256"):
+            continue  # LRA's own configurations: the tests below
         # LRA's loss: two logits on the two-class tasks (presets.lra)
         base = {k: v for k, v in PAPER[(task, "transformer")].items()
                 if k not in rotary and k != "binary_logit"}
@@ -621,6 +621,12 @@ def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
             assert hp["source"].startswith("Long Range Arena's"), hp
             # CLS pooling; the dual encoder pools each document's first
             # token, which LRA's Sparse Transformer makes global there too
+            if model == "sinkhorn":  # its encoder's own readout
+                assert hp["cls_token"] is False
+                assert (hp["pooling"], hp["head"]) == (
+                    ("first", "mlp2") if task == "retrieval" else
+                    ("mean", "linear")), task
+                continue
             assert hp["cls_token"] is (task != "retrieval"), (task, model)
             assert hp["pooling"] == "first"
             if model == "sparse_transformer":
@@ -641,6 +647,65 @@ def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
         if task != "listops":
             assert get_hparams(task, "performer")["performer_kernel"] \
                 == "relu", task
+
+
+def test_lra_xformer_rows_on_image_and_pathfinder_are_lras_configs():
+    # lra_benchmarks/image/configs/{cifar10,pathfinder32}/<model>_base.py
+    # over their base configs: (emb_dim, num_heads, num_layers, qkv_dim,
+    # mlp_dim, dropout_rate, classifier_pool); qkv None: the Reformer's
+    # attention takes emb_dim.
+    cifar = dict(local=(128, 2, 1, 64, 128, 0.3, "MEAN"),
+                 synthesizer=(128, 8, 1, 64, 128, 0.3, "CLS"),
+                 linear_transformer=(128, 8, 1, 64, 128, 0.3, "CLS"),
+                 performer=(128, 8, 1, 64, 128, 0.3, "CLS"),
+                 linformer=(128, 8, 1, 64, 128, 0.3, "CLS"),
+                 sparse_transformer=(128, 8, 1, 64, 128, 0.3, "CLS"),
+                 longformer=(128, 4, 4, 64, 128, 0.3, "MEAN"),
+                 bigbird=(128, 4, 1, 64, 128, 0.3, "CLS"),
+                 reformer=(64, 8, 4, None, 64, 0.3, "CLS"),
+                 sinkhorn=(32, 1, 1, 32, 64, 0.1, "MEAN"))
+    pathfinder = dict(local=(64, 4, 2, 32, 64, 0.1, "MEAN"),
+                      synthesizer=(64, 4, 2, 32, 64, 0.2, "MEAN"),
+                      linear_transformer=(128, 2, 1, 64, 128, 0.2, "MEAN"),
+                      performer=(32, 8, 4, 16, 32, 0.2, "MEAN"),
+                      linformer=(32, 2, 1, 16, 32, 0.2, "MEAN"),
+                      sparse_transformer=(32, 8, 1, 16, 32, 0.2, "MEAN"),
+                      longformer=(32, 2, 2, 16, 32, 0.1, "MEAN"),
+                      bigbird=(64, 2, 4, 32, 64, 0.2, "MEAN"),
+                      reformer=(64, 8, 2, None, 64, 0.2, "MEAN"),
+                      sinkhorn=(32, 4, 2, 16, 64, 0.2, "MEAN"))
+    # (batch, steps, rate, warmup, positions)
+    bases = dict(image=(256, 35000, 5e-4, 175, "learned"),
+                 pathfinder=(512, 62400, 1e-3, 312, "sinusoidal"))
+    for task, table in (("image", cifar), ("pathfinder", pathfinder)):
+        batch, steps, rate, warmup, positions = bases[task]
+        assert sorted(table) == sorted(XFORMERS)
+        for model, (emb, heads, layers, qkv, mlp, drop, pool) in \
+                table.items():
+            hp = get_hparams(task, model)
+            assert (hp["hidden_dim"], hp["num_heads"], hp["num_layers"],
+                    hp["attention_dim"], hp["intermediate_dim"],
+                    hp["dropout"]) == (emb, heads, layers, qkv, mlp, drop), \
+                (task, model)
+            assert hp["cls_token"] is (pool == "CLS"), (task, model)
+            assert hp["pooling"] == ("first" if pool == "CLS" else "mean")
+            assert (hp["batch_size"], hp["train_steps"], hp["learning_rate"],
+                    hp["warmup_steps"], hp["position_embedding"]) == (
+                batch, steps, rate, warmup, positions), (task, model)
+            # cosine over num_train_steps from the warmup's end
+            assert hp["schedule"] == "cosine"
+            assert hp["schedule_steps"] == steps + warmup
+            assert hp["weight_decay"] == (
+                0.7 if (task, model) == ("image", "sinkhorn") else 0.0)
+            assert hp["head"] == ("linear" if model == "sinkhorn" else "mlp")
+            assert hp["source"].startswith("Long Range Arena's"), hp
+    # the patterns of every task (utils/train_utils.py lines 73-78)
+    for task in TASKS:
+        hp = get_hparams(task, "sparse_transformer")
+        assert (hp["sparse_block_size"], hp["sparse_summary_size"]) == (
+            50, 10), task
+    assert get_hparams("image", "local")["local_block_size"] == 64
+    assert get_hparams("image", "linformer")["position_init_std"] == 0.02
 
 
 def test_lru_rows_are_the_s5_rows_with_the_lru_cells():

@@ -48,6 +48,10 @@ class TransformerEncoder(keras.layers.Layer):
         attention_bias: bool. Whether the attention's query, key, value
             and output projections have biases (LRA's have none). Defaults
             to `True`.
+        attention_dim: int or None. The queries', keys' and values' total
+            width, split over the heads, the output projected back to the
+            input width (LRA's `qkv_dim`, flax's `qkv_features`). None: the
+            input width.
         **kwargs: the layer's own (`name`, `dtype`), and the attention's
             choice and options, the keys of
             `rotary_attention.ATTENTION_OPTIONS` (`attention_type`: exact
@@ -83,6 +87,7 @@ class TransformerEncoder(keras.layers.Layer):
         rotary_scope="head",
         dense_init="keras",
         attention_bias=True,
+        attention_dim=None,
         **kwargs,
     ):
         # The attention's own choice and options
@@ -114,14 +119,17 @@ class TransformerEncoder(keras.layers.Layer):
         self.rotary_disable_half = bool(rotary_disable_half)
         self.rotary_scope = rotary_scope
         self.attention_bias = bool(attention_bias)
+        self.attention_dim = (None if attention_dim is None
+                              else int(attention_dim))
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
-        if hidden_dim % self.num_heads:
+        attention_dim = self.attention_dim or hidden_dim
+        if attention_dim % self.num_heads:
             raise ValueError(
-                "The input width must be divisible by `num_heads`. "
-                f"Received: hidden_dim={hidden_dim}, "
-                f"num_heads={self.num_heads}"
+                "The attention's width (`attention_dim`, else the input "
+                "width) must be divisible by `num_heads`. Received: "
+                f"attention_dim={attention_dim}, num_heads={self.num_heads}"
             )
         dtype = self.dtype_policy
         self.attention_norm = keras.layers.LayerNormalization(
@@ -129,7 +137,7 @@ class TransformerEncoder(keras.layers.Layer):
         )
         self.attention = RotaryMultiHeadAttention(
             num_heads=self.num_heads,
-            key_dim=hidden_dim // self.num_heads,
+            key_dim=attention_dim // self.num_heads,
             max_wavelength=self.max_wavelength,
             causal=self.causal,
             attention_implementation=self.attention_implementation,
@@ -193,6 +201,7 @@ class TransformerEncoder(keras.layers.Layer):
             rotary_scope=self.rotary_scope,
             dense_init=self.dense_init,
             attention_bias=self.attention_bias,
+            attention_dim=self.attention_dim,
             **self.attention_options,
         )
         return config

@@ -65,8 +65,11 @@ def model_inputs(sequence_length=None, towers=1):
 def _position_embedding(arch):
     kind = arch["position_embedding"]
     if kind == "learned":
+        std = arch.get("position_init_std")
         return LearnedPositionEmbedding(
-            arch["sequence_length"], name="position_embedding"
+            arch["sequence_length"], name="position_embedding",
+            initializer=("glorot_uniform" if std is None else
+                         keras.initializers.RandomNormal(stddev=std)),
         )
     if kind in ("sinusoidal", "rotary+sinusoidal"):
         return SinusoidalPositionEmbedding(

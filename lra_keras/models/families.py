@@ -266,6 +266,12 @@ _TRANSFORMER_KEYS = dict(
     # biases of the query, key, value and output projections (LRA's
     # SelfAttention has none: transformer.py line 59, `bias=False`)
     attention_bias=True,
+    # the queries', keys' and values' total width; None: hidden_dim (LRA's
+    # `qkv_dim`)
+    attention_dim=None,
+    # learned positions (`position_embedding="learned"`) start N(0, std^2);
+    # None: Keras's glorot_uniform (LRA's `posemb_init` normal(0.02))
+    position_init_std=None,
 )
 
 
@@ -297,6 +303,7 @@ def _transformer_block(attention_type, options=(), by_length=False,
             attention_implementation=a["attention_implementation"],
             dense_init=a["dense_init"],
             attention_bias=a["attention_bias"],
+            attention_dim=a["attention_dim"],
             attention_type=attention_type,
             **{key: a[key] for key in options},
             **options_of_length,

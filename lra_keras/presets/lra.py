@@ -1,4 +1,4 @@
-"""LRA's efficient Transformers: LRA's backbone on the text tasks.
+"""LRA's efficient Transformers, as LRA's code configures them.
 
 LRA (Tay et al. 2021) trains every xformer with one backbone
 configuration per task (appendix A.1; google-research/long-range-arena
@@ -26,26 +26,46 @@ line 84 passes `num_classes=2`). Not taken, said here and in the README:
 - dropout on the attention weights (`attention_dropout_rate` 0.1): no
   attention of this library drops its weights;
 - flax's LayerNorm epsilon 1e-6 (here 1e-5), the MLP biases' N(0, 1e-6)
-  start (here zeros) and the head's lecun_normal kernels (here
-  glorot_uniform, as the blocks' xavier_uniform).
+  start (here zeros), the head's lecun_normal kernels (here
+  glorot_uniform, as the blocks' xavier_uniform) and `nn.gelu`, JAX's
+  tanh approximation by default (here the exact GELU).
 The Sparse Transformer takes the CLS variant of its pattern
-(`sparse_cls_token`, see `_ATTENTION`).
+(`sparse_cls_token`), the Sinkhorn Transformer its encoder's own
+readout, the mean under one Dense (see `_ATTENTION`).
 
-Image, Pathfinder, Path-X and PathX-256 keep rows derived from the YCTFS
-Transformer rows (`presets.yctfs`, Table 5; NTFS Table 4 for Path-X):
-the row of `(task, "transformer")` with its attention replaced and
-positions summed as LRA's encoders add them, and say "derived". LRA's
-image configs give each model its own small backbone (e.g. CIFAR-10's
-Transformer: 1 layer of width 128, `qkv_dim` 64, learned positions,
-dropout 0.3, a cosine schedule; `image/configs/cifar10/*.py`), not
-taken yet. On these rows LRA's loss is taken too (`binary_logit` left
-at its default, False).
+Image and Pathfinder (`LRA_IMAGE`, `_IMAGE_MODELS`, `lra_image_row`) take
+each model's own configuration, as LRA's image configs give every model
+its own backbone (`image/configs/{cifar10,pathfinder32}/<model>_base.py`
+over the base configs): widths, the attention's width (`attention_dim`,
+LRA's `qkv_dim`), dropout, pooling, learned positions N(0, 0.02) on
+CIFAR-10 (`position_init_std`) and sinusoids on Pathfinder; batch 256 /
+512, 35,000 / 62,400 steps, rate 5e-4 / 1e-3 under a linear warmup and a
+cosine over `num_train_steps` from its end, no weight decay (Sinkhorn's
+CIFAR-10 config: 0.7). Two of LRA's CIFAR-10 configs do not run as
+shipped; their rows read what they meant, said at the rows (BigBird's
+`num_head`, Sinkhorn's CLS pooling).
+
+Path-X and PathX-256 have no xformer configs in LRA's code (only the
+Transformer's, `image/configs/pathfinder128/` and `pathfinder256/`):
+their rows put the attentions on this library's Path-X Transformer rows
+(NTFS Table 4), and say "derived". LRA's loss is taken everywhere: a
+softmax cross-entropy over both classes on the two-class tasks
+(`binary_logit` left at its default, False).
+
+LRA's own code has further quirks these rows do not copy, said here and
+in the README: its attention masks pixel value 0 as padding on the image
+tasks (`src_padding_mask = inputs > 0`, `transformer.py` line 148: black
+pixels are no keys), its mean pooling counts padded positions, and its
+public Retrieval trainer builds the single encoder and does not run as
+shipped (google-research/long-range-arena issue #42); the Retrieval rows
+read the dual encoders every model file defines.
 
 Cells of the attentions themselves, from LRA's code:
 - positions: `AddPositionEmbs` with `posemb_init=None` (`learn_pos_emb`
-  is False in every config), the sinusoidal embedding summed into the
-  inputs (`linear_transformer.py`, `performer.py`, `linformer.py`
-  encoders): `position_embedding="sinusoidal"`, base 10000;
+  False: the text configs and Pathfinder32), the sinusoidal embedding
+  summed into the inputs (`linear_transformer.py`, `performer.py`,
+  `linformer.py` encoders): `position_embedding="sinusoidal"`, base
+  10000; CIFAR-10's configs learn them (`learn_pos_emb=True`, N(0, 0.02));
 - Performer: on ListOps the softmax kernel (FAVOR+) with `nb_features`
   2 and `ortho_scaling` 0 (`listops/configs/performer_base.py:25-27`:
   `attention_fn_cls="softmax"`), orthogonal features, redrawn features;
@@ -53,7 +73,8 @@ Cells of the attentions themselves, from LRA's code:
   (`performer.py:31`): `relu(x) + 1e-3` features of the queries and
   keys themselves, no random features (`performer_attention.py:263-309`,
   `features_type="deterministic"`): `performer_kernel="relu"`;
-- Local attention: `block_size` 50 (`local.py` lines 37, 114, 312), and
+- Local attention: `block_size` 50 (`local.py` lines 37, 114, 312; 64
+  in the image configs), and
   the groups the code forms: `jnp.reshape(query, (bs, block_size,
   num_query_blocks, ...))` with attention over axis 1 puts position `i *
   n + j` in group `j`, so a "block" is strided
@@ -63,10 +84,14 @@ Cells of the attentions themselves, from LRA's code:
   on every task (`synthesizer.py` lines 38-39; the text config sets
   `ignore_dot_product` and `factorized_random` outside `config.model`,
   which `train.py` never passes, lines 175-188);
-- Sparse Transformer: the fixed pattern with blocks of 128 and 32
-  summary positions, causal (`sparse_transformer.py` lines 43-46,
-  `sparse_attention.py` `_build_mask`); its CLS variant (first row and
-  column all ones) is not taken, as the CLS token;
+- Sparse Transformer: the fixed pattern with blocks of 50 and 10
+  summary positions, causal: `train_utils.get_model`, which every
+  trainer calls, passes `Fixed1Pattern(block_size=50)` and
+  `Fixed2Pattern(block_size=50, c=10)` (lines 73-78; the encoder's own
+  defaults, 128 and 32 at `sparse_transformer.py` lines 43-46, are never
+  used); with the CLS variant (first row and column all ones,
+  `sparse_attention.py` lines 185-190) wherever the encoder pools "CLS"
+  (`sparse_cls_token`);
 - Longformer: a sliding window of 512 and no global position (LRA's
   classifiers pass no `global_mask`);
 - BigBird: blocks of 64 (the image configs set it, the others take the
@@ -107,9 +132,10 @@ SYNTHESIZER = ("random Synthesizer attention added to the dot products "
                "synthesizer_mode='random', ignore_dot_product=False: the "
                "text config's settings are not under config.model, so not "
                "passed)")
-SPARSE = ("Sparse Transformer fixed pattern (lra_benchmarks/models/"
-          "sparse_transformer/sparse_transformer.py lines 43-46: "
-          "Fixed1Pattern(128) | Fixed2Pattern(128, c=32), causal)")
+SPARSE = ("Sparse Transformer fixed pattern (lra_benchmarks/utils/"
+          "train_utils.py lines 73-78, for every task: Fixed1Pattern(50) | "
+          "Fixed2Pattern(50, c=10), causal; the CLS variant where the "
+          "encoder pools CLS)")
 LONGFORMER = ("Longformer sliding window (lra_benchmarks/models/longformer/"
               "longformer.py: sliding_window_size 512; no global_mask "
               "passed, so no global position)")
@@ -118,8 +144,9 @@ BIGBIRD = ("BigBird attention (lra_benchmarks/models/bigbird/bigbird.py: "
            "layer's index)")
 REFORMER = ("Reformer LSH attention (lra_benchmarks/models/reformer/"
             "reformer_attention.py defaults n_buckets 10, n_hashes 1, never "
-            "overridden; its sqrt(d) score multiplier, unnormalised keys "
-            "and unmasked self/padding not taken)")
+            "overridden; its sqrt(d) score multiplier, unnormalised keys, "
+            "unmasked self/padding and missing output projection not "
+            "taken)")
 SINKHORN = ("Sinkhorn attention (lra_benchmarks/models/sinkhorn_transformer/"
             "sinkhorn_attention.py: block_size 50, strided as its reshape "
             "forms the blocks, sort_activation 'softmax'; its sorting "
@@ -145,74 +172,6 @@ def derived_pathx(task, what):
 
 
 PAPER = {
-    ("image", "linear_transformer"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0,
-        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
-        early_stopping_patience=100,
-        source=derived("image", LINEAR),
-    ),
-    ("image", "performer"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0,
-        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
-        num_random_features=256, orthogonal_scaling=0,
-        performer_kernel="relu",
-        early_stopping_patience=100,
-        source=derived("image", PERFORMER),
-    ),
-    ("image", "linformer"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0,
-        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
-        projection_dim=16,
-        early_stopping_patience=100,
-        source=derived("image", LINFORMER),
-    ),
-    ("pathfinder", "linear_transformer"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal",
-        early_stopping_patience=20,
-        source=derived("pathfinder", LINEAR),
-    ),
-    ("pathfinder", "performer"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal",
-        num_random_features=256, orthogonal_scaling=0,
-        performer_kernel="relu",
-        early_stopping_patience=20,
-        source=derived("pathfinder", PERFORMER),
-    ),
-    ("pathfinder", "linformer"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal", projection_dim=16,
-        early_stopping_patience=20,
-        source=derived("pathfinder", LINFORMER),
-    ),
     ("pathx", "linear_transformer"): dict(
         dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
         intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
@@ -279,29 +238,6 @@ PAPER = {
         projection_dim=16,
         source=derived_pathx("pathx256", LINFORMER),
     ),
-    ("image", "local"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0,
-        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
-        local_block_size=50, local_layout="strided",
-        early_stopping_patience=100,
-        source=derived("image", LOCAL),
-    ),
-    ("pathfinder", "local"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal", local_block_size=50,
-        local_layout="strided",
-        early_stopping_patience=20,
-        source=derived("pathfinder", LOCAL),
-    ),
     ("pathx", "local"): dict(
         dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
         intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
@@ -323,29 +259,6 @@ PAPER = {
         input_encoder_init="torch", position_embedding="sinusoidal",
         local_block_size=50, local_layout="strided",
         source=derived_pathx("pathx256", LOCAL),
-    ),
-    ("image", "synthesizer"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0,
-        plateau_min_learning_rate=1e-08, position_embedding="sinusoidal",
-        synthesizer_mode="random", synthesizer_dot_product=True,
-        early_stopping_patience=100,
-        source=derived("image", SYNTHESIZER),
-    ),
-    ("pathfinder", "synthesizer"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal",
-        synthesizer_mode="random", synthesizer_dot_product=True,
-        early_stopping_patience=20,
-        source=derived("pathfinder", SYNTHESIZER),
     ),
     ("pathx", "synthesizer"): dict(
         dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
@@ -369,75 +282,6 @@ PAPER = {
         synthesizer_mode="random", synthesizer_dot_product=True,
         source=derived_pathx("pathx256", SYNTHESIZER),
     ),
-    ("image", "sparse_transformer"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
-        position_embedding="sinusoidal", sparse_block_size=128,
-        sparse_summary_size=32,
-        early_stopping_patience=100,
-        source=derived("image", SPARSE),
-    ),
-    ("image", "longformer"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
-        position_embedding="sinusoidal", longformer_window=512,
-        longformer_global_tokens=0,
-        early_stopping_patience=100,
-        source=derived("image", LONGFORMER),
-    ),
-    ("image", "bigbird"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
-        position_embedding="sinusoidal", bigbird_block_size=64,
-        bigbird_random_blocks=3,
-        early_stopping_patience=100,
-        source=derived("image", BIGBIRD),
-    ),
-    ("pathfinder", "sparse_transformer"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal", sparse_block_size=128,
-        sparse_summary_size=32,
-        early_stopping_patience=20,
-        source=derived("pathfinder", SPARSE),
-    ),
-    ("pathfinder", "longformer"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal", longformer_window=512,
-        longformer_global_tokens=0,
-        early_stopping_patience=20,
-        source=derived("pathfinder", LONGFORMER),
-    ),
-    ("pathfinder", "bigbird"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal", bigbird_block_size=64,
-        bigbird_random_blocks=3,
-        early_stopping_patience=20,
-        source=derived("pathfinder", BIGBIRD),
-    ),
     ("pathx", "sparse_transformer"): dict(
         dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
         intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
@@ -446,7 +290,7 @@ PAPER = {
         embedding_dropout=None, weight_decay_on="all", head="linear",
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch", position_embedding="sinusoidal",
-        sparse_block_size=128, sparse_summary_size=32,
+        sparse_block_size=50, sparse_summary_size=10,
         source=derived_pathx("pathx", SPARSE),
     ),
     ("pathx", "longformer"): dict(
@@ -479,7 +323,7 @@ PAPER = {
         embedding_dropout=None, weight_decay_on="all", head="linear",
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch", position_embedding="sinusoidal",
-        sparse_block_size=128, sparse_summary_size=32,
+        sparse_block_size=50, sparse_summary_size=10,
         source=derived_pathx("pathx256", SPARSE),
     ),
     ("pathx256", "longformer"): dict(
@@ -504,29 +348,6 @@ PAPER = {
         bigbird_block_size=64, bigbird_random_blocks=3,
         source=derived_pathx("pathx256", BIGBIRD),
     ),
-    ("image", "reformer"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
-        position_embedding="sinusoidal", reformer_buckets=10,
-        reformer_hashes=1, reformer_chunk_size=None,
-        early_stopping_patience=100,
-        source=derived("image", REFORMER),
-    ),
-    ("pathfinder", "reformer"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal", reformer_buckets=10,
-        reformer_hashes=1, reformer_chunk_size=None,
-        early_stopping_patience=20,
-        source=derived("pathfinder", REFORMER),
-    ),
     ("pathx", "reformer"): dict(
         dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
         intermediate_dim=512, activation="gelu", dropout=0.0, pooling="max",
@@ -548,29 +369,6 @@ PAPER = {
         input_encoder_init="torch", position_embedding="sinusoidal",
         reformer_buckets=10, reformer_hashes=1, reformer_chunk_size=None,
         source=derived_pathx("pathx256", REFORMER),
-    ),
-    ("image", "sinkhorn"): dict(
-        dense_init="torch", hidden_dim=160, num_layers=10, num_heads=4,
-        intermediate_dim=320, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=64, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", final_decay_factor=1.0, plateau_min_learning_rate=1e-08,
-        position_embedding="sinusoidal", local_block_size=50,
-        local_layout="strided", sinkhorn_sort="softmax", sinkhorn_iterations=1,
-        early_stopping_patience=100,
-        source=derived("image", SINKHORN),
-    ),
-    ("pathfinder", "sinkhorn"): dict(
-        dense_init="torch", hidden_dim=128, num_layers=6, num_heads=4,
-        intermediate_dim=256, activation="relu", dropout=0.0, pooling="mean",
-        learning_rate=0.001, batch_size=128, weight_decay=0.01, epochs=200,
-        schedule="plateau", final_norm=False, embedding_init="normal",
-        embedding_dropout=0.0, adam_beta_2=0.98, weight_decay_on="kernels",
-        head="linear", position_embedding="sinusoidal", local_block_size=50,
-        local_layout="strided", sinkhorn_sort="softmax", sinkhorn_iterations=1,
-        early_stopping_patience=20,
-        source=derived("pathfinder", SINKHORN),
     ),
     ("pathx", "sinkhorn"): dict(
         dense_init="torch", hidden_dim=128, num_layers=5, num_heads=4,
@@ -693,17 +491,23 @@ _ATTENTION = dict(
     # encoder of Retrieval too (its `classifier_pool` defaults to "CLS"),
     # where no token is prepended and each document's first token is
     # global
-    sparse_transformer=(SPARSE, dict(sparse_block_size=128,
-                                     sparse_summary_size=32,
+    sparse_transformer=(SPARSE, dict(sparse_block_size=50,
+                                     sparse_summary_size=10,
                                      sparse_cls_token=True)),
     longformer=(LONGFORMER, dict(longformer_window=512,
                                  longformer_global_tokens=0)),
     bigbird=(BIGBIRD, dict(bigbird_block_size=64, bigbird_random_blocks=3)),
     reformer=(REFORMER, dict(reformer_buckets=10, reformer_hashes=1,
                              reformer_chunk_size=None)),
+    # The Sinkhorn encoder pools its own way: the mean over every position
+    # under one Dense to the classes, no CLS (sinkhorn_transformer.py
+    # lines 117, 193-200; any other `classifier_pool` raises, so Text,
+    # whose trainer passes "CLS", does not run as shipped: its row reads
+    # the mean); Retrieval's dual encoder pools as the others
     sinkhorn=(SINKHORN, dict(local_block_size=50, local_layout="strided",
                              sinkhorn_sort="softmax",
-                             sinkhorn_iterations=1)),
+                             sinkhorn_iterations=1, cls_token=False,
+                             pooling="mean", head="linear")),
 )
 
 
@@ -717,6 +521,8 @@ def lra_row(task, model):
     what, cells = _ATTENTION[model]
     config, steps = _CONFIGS[task]
     row = {**LRA_BACKBONE, **LRA_TASK[task], **cells}
+    if task == "retrieval" and model == "sinkhorn":
+        row.update(pooling="first", head="mlp2")  # the dual encoder's
     if task == "listops" and model == "performer":
         # performer_base.py lines 25-27
         row.update(num_random_features=2, performer_kernel="softmax")
@@ -728,3 +534,102 @@ def lra_row(task, model):
 for _task in LRA_TASK:
     for _model in _ATTENTION:
         PAPER[(_task, _model)] = lra_row(_task, _model)
+
+
+# === Image and Pathfinder: each xformer's own backbone ===
+# LRA's image configs give each model its own (lra_benchmarks/image/
+# configs/{cifar10,pathfinder32}/<model>_base.py over base_cifar10_config.py
+# and base_pathfinder32_config.py). The trainer (image/train.py lines
+# 70-74, 120-131, 370-375) takes the same Adam as the text tasks, clips no
+# gradient, and steps `constant * linear_warmup * cosine_decay` with
+# `steps_per_cycle` = `num_train_steps`: a cosine from the warmup's end
+# over that many steps, here `schedule="cosine"` with `schedule_steps` =
+# train_steps + warmup_steps. The pixels enter as tokens 0..255 through an
+# N(0, 1) embedding (input_pipeline.py, `normalize=False` for the
+# Transformers, train.py lines 312-315).
+LRA_IMAGE = {
+    # base_cifar10_config.py lines 19-55: batch 256, 35,000 steps (200
+    # epochs of 175), rate 5e-4, no decay, warmup 175, dropout 0.3
+    # (attention dropout 0.2), CLS, learned positions N(0, 0.02)
+    "image": dict(batch_size=256, train_steps=35000, learning_rate=5e-4,
+                  weight_decay=0.0, warmup_steps=175, schedule="cosine",
+                  schedule_steps=35175, dropout=0.3, cls_token=True,
+                  pooling="first", position_embedding="learned",
+                  position_init_std=0.02),
+    # base_pathfinder32_config.py lines 18-55: batch 512, 62,400 steps
+    # (200 epochs of 312), rate 1e-3, no decay, warmup 312, dropout 0.1,
+    # mean pooling, sinusoidal positions
+    "pathfinder": dict(batch_size=512, train_steps=62400, learning_rate=1e-3,
+                       weight_decay=0.0, warmup_steps=312, schedule="cosine",
+                       schedule_steps=62712, dropout=0.1, cls_token=False,
+                       pooling="mean", position_embedding="sinusoidal"),
+}
+# (emb_dim, num_heads, num_layers, qkv_dim, mlp_dim) and the rest of each
+# model's config.model, from its <model>_base.py; qkv_dim None: the
+# Reformer projects to emb_dim whatever qkv_dim says
+# (reformer_attention.py line 301).
+_IMAGE_MODELS = {
+    ("image", "local"): ((128, 2, 1, 64, 128), dict(
+        pooling="mean", cls_token=False)),
+    ("image", "synthesizer"): ((128, 8, 1, 64, 128), {}),
+    ("image", "linear_transformer"): ((128, 8, 1, 64, 128), {}),
+    ("image", "performer"): ((128, 8, 1, 64, 128), {}),
+    ("image", "linformer"): ((128, 8, 1, 64, 128), {}),
+    # the patterns of every task (utils/train_utils.py lines 73-78), the
+    # CLS variant as the encoder pools "CLS"
+    ("image", "sparse_transformer"): ((128, 8, 1, 64, 128), dict(
+        sparse_cls_token=True)),
+    ("image", "longformer"): ((128, 4, 4, 64, 128), dict(
+        pooling="mean", cls_token=False)),
+    # bigbird_base.py line 28 sets `config.model.num_head = 4`, a key
+    # BigBirdEncoder does not take: as shipped the run stops at init; the
+    # row reads the 4 heads it meant
+    ("image", "bigbird"): ((128, 4, 1, 64, 128), {}),
+    ("image", "reformer"): ((64, 8, 4, None, 64), {}),
+    # sinkhorn_base.py lines 23-26: one block of width 32, dropout 0.1,
+    # weight decay 0.7; it inherits "CLS", which the Sinkhorn encoder
+    # refuses: the row reads its own mean pooling
+    ("image", "sinkhorn"): ((32, 1, 1, 32, 64), dict(
+        dropout=0.1, weight_decay=0.7)),
+    ("pathfinder", "local"): ((64, 4, 2, 32, 64), {}),
+    ("pathfinder", "synthesizer"): ((64, 4, 2, 32, 64), dict(dropout=0.2)),
+    ("pathfinder", "linear_transformer"): ((128, 2, 1, 64, 128), dict(
+        dropout=0.2)),
+    ("pathfinder", "performer"): ((32, 8, 4, 16, 32), dict(dropout=0.2)),
+    ("pathfinder", "linformer"): ((32, 2, 1, 16, 32), dict(dropout=0.2)),
+    ("pathfinder", "sparse_transformer"): ((32, 8, 1, 16, 32), dict(
+        dropout=0.2, sparse_cls_token=False)),
+    ("pathfinder", "longformer"): ((32, 2, 2, 16, 32), {}),
+    ("pathfinder", "bigbird"): ((64, 2, 4, 32, 64), dict(dropout=0.2)),
+    ("pathfinder", "reformer"): ((64, 8, 2, None, 64), dict(dropout=0.2)),
+    ("pathfinder", "sinkhorn"): ((32, 4, 2, 16, 64), dict(dropout=0.2)),
+}
+_IMAGE_CONFIGS = dict(image="cifar10", pathfinder="pathfinder32")
+
+
+def lra_image_row(task, model):
+    """The row of `model` on Image or Pathfinder: LRA's image trainer,
+    the task's base config and the model's own config."""
+    what, cells = _ATTENTION[model]
+    (emb, heads, layers, qkv, mlp), own = _IMAGE_MODELS[(task, model)]
+    row = {**LRA_BACKBONE, **cells, **LRA_IMAGE[task]}
+    if model == "sinkhorn":  # its own head (see _ATTENTION)
+        row.update(cls_token=False, pooling="mean", head="linear")
+    if model in ("local", "sinkhorn"):
+        row.update(local_block_size=64)  # local_base.py, sinkhorn_base.py
+    row.update(hidden_dim=emb, num_heads=heads, num_layers=layers,
+               attention_dim=qkv, intermediate_dim=mlp, head_hidden_dim=mlp,
+               **own)
+    config = f"image/configs/{_IMAGE_CONFIGS[task]}/{model}_base.py"
+    row["source"] = (
+        f"Long Range Arena's {task} configuration of the model "
+        f"(google-research/long-range-arena lra_benchmarks/{config} over "
+        "its base config: widths, dropout, pooling, rate x linear warmup "
+        f"x cosine decay, Adam(0.9, 0.98, 1e-9), batch, steps) with its "
+        f"{what}"
+    )
+    return row
+
+
+for _task, _model in _IMAGE_MODELS:
+    PAPER[(_task, _model)] = lra_image_row(_task, _model)

@@ -59,8 +59,9 @@ QUICK_TASK = {
     "pathx256": dict(num_samples=100, batch_size=1),
 }
 # LRA's xformer rows size their heads' hidden layer as their MLP (1024 on
-# ListOps and Text, 512 on Retrieval); the quick rows take the width.
-_LRA_HEAD = dict(head_hidden_dim=None)
+# ListOps and Text, 512 on Retrieval) and some their attention narrower
+# than the model (`attention_dim`); the quick rows take the width.
+_LRA_HEAD = dict(head_hidden_dim=None, attention_dim=None)
 QUICK_FAMILY = {
     "transformer": dict(num_heads=4, intermediate_dim=128),
     "linear_transformer": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),

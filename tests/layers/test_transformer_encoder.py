@@ -119,3 +119,25 @@ def test_bad_arguments_are_rejected():
         TransformerEncoder(num_heads=2, intermediate_dim=4, dropout=1.5)
     with pytest.raises(ValueError, match="divisible"):
         TransformerEncoder(num_heads=3, intermediate_dim=4).build((1, 5, 4))
+
+
+def test_attention_dim_narrows_the_attention_not_the_block(tmp_path):
+    # LRA's qkv_dim (flax's qkv_features): queries, keys and values of
+    # qkv_dim in all, split over the heads, the output back to the width;
+    # no projection biases with attention_bias=False.
+    block = TransformerEncoder(num_heads=2, intermediate_dim=16,
+                               attention_dim=4, attention_bias=False)
+    x = np.random.default_rng(0).normal(size=(2, 7, 8)).astype("float32")
+    assert tuple(block(x).shape) == (2, 7, 8)
+    shapes = {w.path.split("/attention/", 1)[1]: tuple(w.shape)
+              for w in block.attention.weights}
+    assert shapes == {"query/kernel": (8, 2, 2), "key/kernel": (8, 2, 2),
+                      "value/kernel": (8, 2, 2),
+                      "attention_output/kernel": (2, 2, 8)}
+    assert_config_round_trip(block)
+    inputs = keras.Input((7, 8))
+    assert_saving_round_trip(keras.Model(inputs, block(inputs)), x, tmp_path,
+                             atol=1e-5)
+    with pytest.raises(ValueError, match="divisible by `num_heads`"):
+        TransformerEncoder(num_heads=3, intermediate_dim=16,
+                           attention_dim=4)(x)

@@ -547,3 +547,23 @@ def test_family_keys_reach_their_layer(model, options, layer_type,
     assert found
     value = next(iter(options.values()))
     assert all(getattr(layer, attribute) == value for layer in found)
+
+
+def test_learned_positions_start_at_position_init_std():
+    # LRA's learn_pos_emb: posemb_init normal(stddev=0.02)
+    # (transformer.py line 169); None keeps Keras's glorot_uniform.
+    from lra_keras.models.builders import build_encoder
+
+    table = {}
+    for std in (0.02, None):
+        encoder = build_encoder(
+            "transformer", vocabulary_size=10, hidden_dim=64, num_layers=1,
+            num_heads=2, intermediate_dim=8, sequence_length=2000,
+            position_embedding="learned", position_init_std=std)
+        table[std] = to_numpy(encoder.get_layer(
+            "position_embedding").position_embeddings)
+    assert abs(table[0.02].std() / 0.02 - 1) < 0.02
+    assert abs(table[0.02].mean()) < 1e-3
+    limit = (6 / (2000 + 64)) ** 0.5  # glorot_uniform's
+    assert np.abs(table[None]).max() <= limit
+    assert table[None].std() > 0.5 * limit / 3**0.5

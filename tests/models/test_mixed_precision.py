@@ -23,7 +23,8 @@ from tests.testing import to_numpy
 
 # Largest |mixed - float32| logit difference, as a share of the largest
 # float32 logit (measured: at most 0.7% and 0.17% over the families and
-# backends, with the SSM parameters read in float32).
+# backends, with the SSM parameters read in float32; LRA's xformer rows,
+# N(0, 1) embeddings and a class token, up to 1.5% and 0.23%).
 TOLERANCE = dict(mixed_bfloat16=0.02, mixed_float16=0.005)
 
 
@@ -31,6 +32,12 @@ def _mixed_and_float32_logits(task, model, policy, train=False):
     """(logits under `policy`, float32 logits, the loss of a training step
     under `policy` or None), the same weights in both models."""
     hp = tiny_hparams(task, model)
+    if model == "reformer":
+        # The LSH hash is discrete: a rounding that moves a query across a
+        # hash boundary changes the keys it sees (measured: 10% of the
+        # logit scale under JAX with LRA's ListOps row). One bucket keeps
+        # the sort, the chunks and the self rule, and compares precision.
+        hp["reformer_buckets"] = 1
     x, y = _batch(hp)
     keras.utils.set_random_seed(0)
     reference = build_classifier(**classifier_kwargs(hp))
