@@ -62,10 +62,15 @@ SIZES = dict(
                    norm_groups=32),
     gmlp=dict(intermediate_dim=256, num_kernel_channels=2),
     conv=dict(intermediate_dim=256, kernel_size=31),
-    # LRA's xformers at the Transformer's sizes (their ListOps rows take
-    # LRA's 8 heads and MLP 1024, and a class token)
+    # LRA's xformers with the Transformer's heads, MLP and head width, no
+    # class token (their ListOps rows take LRA's 8 heads, MLP 1024, a class
+    # token and a head of 1024); the rest of their rows as they are
+    # (dropout 0.1, no attention biases, the Performer's 2 features)
     **{model: dict(num_heads=4, intermediate_dim=256, cls_token=False,
-                   pooling="mean") for model in XFORMERS},
+                   pooling="mean", head_hidden_dim=None,
+                   **({"sparse_cls_token": False}
+                      if model == "sparse_transformer" else {}))
+       for model in XFORMERS},
 )
 
 

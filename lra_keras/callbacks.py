@@ -219,37 +219,51 @@ class StopWithoutImprovement(keras.callbacks.Callback):
 
 
 class StopAtStep(keras.callbacks.Callback):
-    """Stops training after `steps` optimizer steps in all.
+    """Stops training after `steps` batches in all.
 
     For the runs that count steps rather than epochs (`train_steps`; LRA's
     trainers: `for step, batch in zip(range(start_step, num_train_steps),
     train_iter)`, `listops/train.py` line 258): `fit` is given enough
     epochs, and the last one ends after the batch that makes `steps`, its
-    validation and epoch-end callbacks included. The count starts at each
-    `fit` from the optimizer's `iterations`, so a resumed run stops where
-    an uninterrupted one would; within the epoch it counts batches (under
-    JAX the optimizer's variables are only synced at the epoch's end).
+    validation and epoch-end callbacks included. A batch's number is
+    `epoch * batches_per_epoch + step_offset + batch + 1`, with
+    `step_offset` the batches of the epoch done before a resume
+    (`resumable_fit` sets it), so a resumed run stops where an
+    uninterrupted one would, whatever the optimizer counted (a
+    `LossScaleOptimizer` does not count the steps it skips). Place it
+    before the `BackupCallback`: a backup is not written at the stopping
+    batch (the epoch's end writes one), so a run interrupted during the
+    last validation trains that batch again rather than one more.
 
     Args:
         steps: int >= 1.
+        batches_per_epoch: int >= 1.
     """
 
-    def __init__(self, steps):
+    def __init__(self, steps, batches_per_epoch):
         super().__init__()
-        if int(steps) != steps or steps < 1:
-            raise ValueError(
-                f"`steps` must be an integer >= 1. Received: steps={steps}"
-            )
+        for name, value in (("steps", steps),
+                            ("batches_per_epoch", batches_per_epoch)):
+            if int(value) != value or value < 1:
+                raise ValueError(
+                    f"`{name}` must be an integer >= 1. Received: "
+                    f"{name}={value}"
+                )
         self.steps = int(steps)
-        self.taken = 0
+        self.batches_per_epoch = int(batches_per_epoch)
+        self.step_offset = 0
+        self.epoch = 0
 
-    def on_train_begin(self, logs=None):
-        self.taken = int(keras.ops.convert_to_numpy(
-            self.model.optimizer.iterations))
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.step_offset = 0
 
     def on_train_batch_end(self, batch, logs=None):
-        self.taken += 1
-        if self.taken >= self.steps:
+        done = (self.epoch * self.batches_per_epoch + self.step_offset
+                + batch + 1)
+        if done >= self.steps:
             self.model.stop_training = True
 
 

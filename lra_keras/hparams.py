@@ -72,9 +72,10 @@ COMMON_KEYS = dict(
     # optimisation
     batch_size=32,
     epochs=1,
-    # None: `epochs` whole epochs; a count: that many optimizer steps over
-    # as many epochs as they need, the last cut short, `epochs` ignored
-    # (LRA's trainers count steps; `callbacks.StopAtStep`)
+    # None: `epochs` whole epochs; a count: that many training steps over
+    # as many epochs as they need, the last cut short (LRA's trainers count
+    # steps; `callbacks.StopAtStep`); `epochs` then sizes only a
+    # self-pretraining phase without `pretrain_epochs`
     train_steps=None,
     learning_rate=1e-3,
     # learning rate of the family's dynamics weights; None: the global rate

@@ -377,6 +377,42 @@ def check(hp, origins=None):
             "schedule='rsqrt' divides by sqrt(max(step, warmup_steps)): "
             f"warmup_steps must be >= 1, not {hp.get('warmup_steps')!r}"
         )
+    if hp.get("pretrain_schedule") == "rsqrt":
+        warmup = hp.get("pretrain_warmup_steps")
+        warmup = hp.get("warmup_steps") if warmup is None else warmup
+        if not warmup:
+            problems.append(
+                "pretrain_schedule='rsqrt' divides by sqrt(max(step, "
+                "warmup)): pretrain_warmup_steps (else warmup_steps) must "
+                f"be >= 1, not {warmup!r}"
+            )
+    if hp.get("causal") and hp.get("cls_token"):
+        problems.append(
+            "cls_token=True prepends the token the head reads at position "
+            "0, which a causal model lets see only itself: with "
+            "causal=True (a causal objective sets it) set cls_token=False "
+            "and a pooling that reads the sequence (NTFS's causal rows pool "
+            "the last token: pooling='last')"
+        )
+    if hp.get("causal") and hp.get("sparse_cls_token"):
+        problems.append(
+            "sparse_cls_token=True lets position 0 attend to every "
+            "position, the future included: not with causal=True (a "
+            "causal objective sets it; set sparse_cls_token=False)"
+        )
+    if (hp.get("model") == "sparse_transformer" and hp.get("cls_token")
+            and not hp.get("sparse_cls_token")):
+        problems.append(
+            "the Sparse Transformer's pattern is causal: its class token "
+            "(cls_token=True) sees only itself unless sparse_cls_token=True "
+            "makes position 0 global, as LRA's encoder does"
+        )
+    if (hp.get("attention_dim") and hp.get("num_heads")
+            and hp["attention_dim"] % hp["num_heads"]):
+        problems.append(
+            f"attention_dim={hp['attention_dim']!r} is split over the "
+            f"heads: num_heads={hp['num_heads']!r} must divide it"
+        )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:
             problems.append(

@@ -162,6 +162,12 @@ def case_hparams(case):
                  if k in known}
     if known["schedule"] == "rsqrt":  # LRA's rows: no step at rate 0
         overrides["schedule"] = "constant"
+    if overrides.get("causal"):
+        # LRA's class tokens read position 0, which no causal mixer lets
+        # see the sequence (refused by the schema)
+        for key in ("cls_token", "sparse_cls_token"):
+            if known.get(key):
+                overrides[key] = False
     return get_hparams(task, family, **overrides)
 
 

@@ -640,13 +640,18 @@ def test_stop_at_step_ends_the_epoch_that_makes_the_count():
     x, y = np.ones((20, 3), "float32"), np.zeros((20, 1), "float32")
     history = model.fit(x, y, batch_size=4, epochs=10, verbose=0,
                         validation_data=(x, y),
-                        callbacks=[StopAtStep(7)])  # 5 batches an epoch
+                        callbacks=[StopAtStep(7, 5)])  # 5 batches an epoch
     assert int(to_numpy(model.optimizer.iterations)) == 7
     # the cut epoch is validated and logged
     assert len(history.history["val_loss"]) == 2
-    # a second fit counts on from the optimizer's steps: one more at most
-    model.fit(x, y, batch_size=4, epochs=10, verbose=0,
-              callbacks=[StopAtStep(8)])
-    assert int(to_numpy(model.optimizer.iterations)) == 8
+    # A resumed epoch: 1 batch of epoch 1 done before (`resumable_fit`
+    # sets the offset), the remaining 4 given; the 7th batch in all is the
+    # first of them, whatever the optimizer has counted.
+    model = _model(keras.optimizers.SGD(0.01))
+    stop = StopAtStep(7, 5)
+    stop.step_offset = 1
+    model.fit(x[4:], y[4:], batch_size=4, initial_epoch=1, epochs=10,
+              verbose=0, callbacks=[stop])
+    assert int(to_numpy(model.optimizer.iterations)) == 1
     with pytest.raises(ValueError, match="`steps` must be an integer"):
-        StopAtStep(0)
+        StopAtStep(0, 5)

@@ -467,6 +467,36 @@ def test_small_preset_keeps_the_lra_setting():
 
 
 @pytest.mark.parametrize(
+    "model, overrides, match",
+    [
+        # the class token under a causal mixer sees only itself
+        ("performer", dict(causal=True), "cls_token=True prepends"),
+        ("sparse_transformer", dict(sparse_cls_token=False),
+         "sees only itself unless sparse_cls_token"),
+        ("linformer", dict(attention_dim=30), "num_heads=8 must divide"),
+        ("transformer", dict(technique="spt", pretrain_schedule="rsqrt",
+                             pretrain_warmup_steps=0),
+         "pretrain_schedule='rsqrt'"),
+    ],
+)
+def test_lra_keys_refuse_what_cannot_work(model, overrides, match):
+    with pytest.raises(ValueError, match=match):
+        get_hparams("listops", model, **overrides)
+
+
+def test_a_causal_objective_refuses_the_class_tokens():
+    # SPT's causal objective sets causal=True on LRA's rows
+    for model in ("performer", "sparse_transformer"):
+        with pytest.raises(ValueError, match="causal"):
+            get_hparams("listops", model, technique="spt",
+                        pretrain_objective="causal")
+    hp = get_hparams("listops", "performer", technique="spt",
+                     pretrain_objective="causal", cls_token=False,
+                     pooling="mean")
+    assert hp["causal"] is True
+
+
+@pytest.mark.parametrize(
     "args, kwargs, match",
     [
         (("nope",), {}, "Unknown task"),

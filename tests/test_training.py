@@ -14,6 +14,7 @@ from lra_keras.training import make_batches
 from lra_keras.training import make_optimizer
 from lra_keras.training import make_schedule
 from lra_keras.training import run
+from lra_keras.training.resume import TrainingBackup
 from tests.testing import to_numpy
 from tests.testing import write_listops_release
 
@@ -172,6 +173,42 @@ def test_train_steps_counts_steps_across_an_interruption(tmp_path, capsys):
     _, metrics = run("listops", hp, out_dir=tmp_path / "cut",
                      callbacks=[second], **kwargs)
     assert (first.batches, second.batches) == (5, 2)
+    assert metrics["epochs_run"] == 2
+
+
+class _InterruptLastValidation(keras.callbacks.Callback):
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_test_begin(self, logs=None):
+        if self.epoch == 1:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.one_backend
+def test_train_steps_resumed_within_the_last_epoch_trains_no_extra_step(
+        tmp_path):
+    # A backup after every batch, but none at the stopping batch (the
+    # epoch's end writes one): interrupted during the last validation, the
+    # run trains the stopping batch again, not one more.
+    data_dir = tmp_path / "data"
+    rows = listops.generate(60, seed=3, min_length=10, max_length=60,
+                            num_workers=1)
+    write_listops_release(data_dir, rows)
+    hp = get_hparams("listops", preset="quick", sequence_length=64,
+                     train_steps=7, batch_size=8, hidden_dim=8,
+                     num_layers=1, intermediate_dim=16)
+    kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0,
+                  out_dir=tmp_path / "run", backup_steps=1)
+    with pytest.raises(KeyboardInterrupt):
+        run("listops", hp, callbacks=[_InterruptLastValidation()], **kwargs)
+    # The 7th batch is the 2nd of epoch 1: the last backup is after the
+    # 1st (6 steps), and the resumed run trains the 7th again and stops.
+    saved = TrainingBackup(tmp_path / "run" / "backup").read()
+    assert (saved["epoch"], saved["step"]) == (1, 1)
+    again = _CountBatches()
+    _, metrics = run("listops", hp, callbacks=[again], **kwargs)
+    assert again.batches == 1
     assert metrics["epochs_run"] == 2
 
 

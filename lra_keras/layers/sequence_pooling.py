@@ -12,8 +12,9 @@ class SequencePooling(keras.layers.Layer):
 
     Padded positions never influence the result: `"mean"` averages real
     positions only, `"max"` takes the maximum over real positions, `"first"`
-    takes position 0 (the first token, e.g. ListOps's root operator; no CLS
-    token is prepended), `"last"` the last real position. A row
+    takes position 0 (the first token, e.g. ListOps's root operator, or
+    the class token an encoder with `cls_token` prepends), `"last"` the
+    last real position. A row
     without any real position pools to zeros (mean, max, last).
 
     Args:

@@ -15,13 +15,16 @@ oracle).
 - **Sparse Transformer** (Child et al. 2019,
   https://arxiv.org/abs/1904.10509), the "fixed" pattern as LRA runs it
   (`lra_benchmarks/models/sparse_transformer/sparse_attention.py`,
-  `SparseAttention.apply` with its default patterns `Fixed1Pattern(
-  block_size=128)` or `Fixed2Pattern(block_size=128, c=32)`, merged for
-  every head, lines 47-52 and 77-93 of `_build_mask`): key k is seen from
-  query q iff `k <= q` and (k is in q's block of 128, or `k mod 128` is 0
-  or at least 128 - 32). The pattern is causal in LRA's encoder too. The
-  "summary" keys are the extra keys: L 33 / 128 of them, so this one
-  stays quadratic, at a quarter of dense attention's memory.
+  `SparseAttention.apply` with the patterns `Fixed1Pattern(block_size=l)`
+  or `Fixed2Pattern(block_size=l, c=c)`, merged for every head, lines
+  47-52 and 77-93 of `_build_mask`; the encoder's defaults are l = 128,
+  c = 32, and LRA's trainers pass l = 50, c = 10, `utils/train_utils.py`
+  lines 73-78): key k is seen from query q iff `k <= q` and (k is in q's
+  block of l, or `k mod l` is 0 or at least l - c), with LRA's CLS
+  variant as an option (position 0 global). The pattern is causal in
+  LRA's encoder too. The "summary" keys are the extra keys: L (c + 1) / l
+  of them, so this one stays quadratic, at a fraction of dense
+  attention's memory.
 - **Longformer** (Beltagy et al. 2020, https://arxiv.org/abs/2004.05150)
   as LRA's code (`longformer/longformer_attention.py`,
   `_build_sliding_window_mask`): a sliding window of `window` positions,

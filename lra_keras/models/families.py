@@ -88,8 +88,9 @@ FAMILIES = {}
 # rejects them), shared by every family.
 HEAD_DEFAULTS = dict(
     pooling="mean",
-    # "mlp" (Dense(head_hidden_dim, head_activation) -> Dense) or "linear"
-    # (one Dense: the S4, S5 and YCTFS classifiers)
+    # "mlp" (Dense(head_hidden_dim, head_activation) -> Dense), "mlp2"
+    # (two hidden layers, the second half as wide: LRA's dual head) or
+    # "linear" (one Dense: the S4, S5 and YCTFS classifiers)
     head="mlp",
     head_hidden_dim=None,  # None: hidden_dim
     head_activation="gelu",
@@ -383,8 +384,9 @@ register(Family(
     name="sparse_transformer",
     keys=dict(
         _TRANSFORMER_KEYS,
-        # LRA's Fixed1Pattern(128) | Fixed2Pattern(128, c=32)
-        # (sparse_transformer.py lines 43-46); the pattern is causal
+        # the encoder's Fixed1Pattern(128) | Fixed2Pattern(128, c=32)
+        # (sparse_transformer.py lines 43-46; LRA's trainers pass 50 and 10,
+        # train_utils.py lines 73-78: the preset rows); the pattern is causal
         sparse_block_size=128,
         sparse_summary_size=32,
         # position 0 global, the pattern over the rest (LRA's

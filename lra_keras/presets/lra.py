@@ -461,7 +461,7 @@ LRA_TASK = {
 }
 LRA_SOURCE = (
     "Long Range Arena's {task} backbone (google-research/long-range-arena "
-    "lra_benchmarks/{config}: widths, CLS pooling, rate 0.05 x linear "
+    "lra_benchmarks/{config}: widths, pooling, rate 0.05 x linear "
     "warmup x rsqrt decay, Adam(0.9, 0.98, 1e-9), weight decay 0.1, "
     "{steps}) with its {what}"
 )

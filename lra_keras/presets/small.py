@@ -2,7 +2,7 @@
 
 The quick preset checks an installation; the small preset compares
 families. It keeps what makes a task the LRA task (the full sequence
-lengths of the paper row: ListOps 2000, Text 4096, Retrieval 2 x 4000,
+lengths of the task: ListOps 2000, Text 4096, Retrieval 2 x 4000,
 Image and Pathfinder 1024, Path-X 16384; hard Pathfinder, contour length
 14) and scales down what costs compute: the width (64), the depth (2
 blocks), the number of training samples and the epochs, aiming at 20

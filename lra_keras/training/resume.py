@@ -305,8 +305,11 @@ class BackupCallback(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         self._since_save += 1
         steps = self.params.get("steps")
-        if steps is not None and batch + 1 >= steps:
-            return  # the epoch's end is backed up in on_epoch_end
+        if (steps is not None and batch + 1 >= steps) or \
+                self.model.stop_training:
+            # the epoch's end is backed up in on_epoch_end (a callback
+            # before this one may have ended the epoch: `StopAtStep`)
+            return
         due = (self.every_steps is not None
                and self._since_save >= self.every_steps)
         due = due or (self.every_seconds is not None and

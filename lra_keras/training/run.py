@@ -189,9 +189,11 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         )
     epochs, total_steps = planned_steps(hp, len(train))
     if hp.get("train_steps"):
+        last = total_steps - (epochs - 1) * len(train)
+        cut = (f", the last cut short at {last}" if last < len(train)
+               else "")
         print(f"training {total_steps} steps: {epochs} epochs of "
-              f"{len(train)} batches, the last cut short at "
-              f"{total_steps - (epochs - 1) * len(train)}", flush=True)
+              f"{len(train)} batches{cut}", flush=True)
     model = technique.build(hp)
     if encoder_weights is not None:
         model.get_layer("encoder").load_weights(str(encoder_weights))
@@ -204,8 +206,6 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     # replace the best checkpoint.
     best_so_far = max(val_accuracies(out_dir, f"val_{accuracy_key}"),
                       default=None)
-    if hp.get("train_steps"):
-        callbacks = [StopAtStep(total_steps), *callbacks]
     if hp.get("early_stopping_patience"):
         # After the backup and the log: the epoch that stops is in both,
         # and a resumed run counts again from the log.
@@ -231,6 +231,10 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         backup_steps=backup_steps,
         seed=seed,
     ) + list(callbacks)
+    if hp.get("train_steps"):
+        # Before the backup: no backup at the stopping batch.
+        run_callbacks = [StopAtStep(total_steps, len(train)),
+                         *run_callbacks]
     fit_started = time.time()
     resumable_fit(model, train, epochs=epochs, callbacks=run_callbacks,
                   validation_data=val, verbose=verbose,
