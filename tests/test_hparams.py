@@ -647,7 +647,7 @@ def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
             assert (hp["activation"], hp["dropout"], hp["embedding_init"],
                     hp["position_embedding"], hp["attention_bias"],
                     hp["final_norm"], hp["binary_logit"]) == (
-                "gelu", 0.1, "normal", "sinusoidal", False, True, False)
+                "gelu_tanh", 0.1, "normal", "sinusoidal", False, True, False)
             assert hp["source"].startswith("Long Range Arena's"), hp
             # CLS pooling; the dual encoder pools each document's first
             # token, which LRA's Sparse Transformer makes global there too

@@ -9,6 +9,7 @@ References:
 import keras
 from keras import ops
 
+from lra_keras.layers import activations
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.state_space import masked
@@ -99,7 +100,7 @@ class ConvBlock(keras.layers.Layer):
         self.kernel_size = int(kernel_size)
         self.intermediate_dim = int(intermediate_dim)
         self.groups = int(groups)
-        self.activation = keras.activations.get(activation)
+        self.activation = activations.get(activation)
         self.dropout = float(dropout)
         self.causal = bool(causal)
 

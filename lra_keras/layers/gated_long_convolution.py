@@ -13,6 +13,7 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.layers import activations
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import fft_conv
@@ -245,7 +246,7 @@ class GatedLongConvolution(keras.layers.Layer):
         self.sequence_length = int(sequence_length)
         self.num_kernel_channels = int(num_kernel_channels)
         self.kernel_size = None if kernel_size is None else int(kernel_size)
-        self.activation = keras.activations.get(activation)
+        self.activation = activations.get(activation)
         self.causal = bool(causal)
         self.gate_norm = gate_norm
         self.gate_bias = gate_bias

@@ -17,6 +17,7 @@ References:
 import keras
 from keras import ops
 
+from lra_keras.layers import activations
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import fft_conv
@@ -107,7 +108,7 @@ class StateSpaceLayer(keras.layers.Layer):
             )
         self.state_dim = int(state_dim)
         self.causal = bool(causal)
-        self.activation = keras.activations.get(activation)
+        self.activation = activations.get(activation)
         self.output_activation = output_activation
         self.dropout = float(dropout)
         self.dropout_before_activation = bool(dropout_before_activation)

@@ -8,6 +8,7 @@ References:
 
 import keras
 
+from lra_keras.layers import activations
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.rotary_attention import ATTENTION_OPTIONS
@@ -110,7 +111,7 @@ class TransformerEncoder(keras.layers.Layer):
         self.num_heads = int(num_heads)
         self.intermediate_dim = int(intermediate_dim)
         self.dropout = float(dropout)
-        self.activation = keras.activations.get(activation)
+        self.activation = activations.get(activation)
         self.layer_norm_epsilon = layer_norm_epsilon
         self.max_wavelength = max_wavelength
         self.causal = bool(causal)

@@ -7,7 +7,8 @@ setting only `model_type` and its attention's own options).
 
 ListOps, Text and Retrieval (`LRA_BACKBONE`, `LRA_TASK`, `lra_row`) take
 that backbone from LRA's code: pre-norm blocks without attention biases
-(`attention_bias=False`), GELU MLPs, dropout 0.1, token embeddings
+(`attention_bias=False`), GELU MLPs (JAX's tanh form, `"gelu_tanh"`),
+dropout 0.1, token embeddings
 N(0, 1), summed sinusoidal positions, a final LayerNorm; a CLS token
 prepended and pooled (`cls_token=True`, `pooling="first"`;
 `layers.ClassToken`) under `Dense(mlp_dim), relu, Dense`; on Retrieval
@@ -27,8 +28,7 @@ line 84 passes `num_classes=2`). Not taken, said here and in the README:
   attention of this library drops its weights;
 - flax's LayerNorm epsilon 1e-6 (here 1e-5), the MLP biases' N(0, 1e-6)
   start (here zeros), the head's lecun_normal kernels (here
-  glorot_uniform, as the blocks' xavier_uniform) and `nn.gelu`, JAX's
-  tanh approximation by default (here the exact GELU).
+  glorot_uniform, as the blocks' xavier_uniform).
 The Sparse Transformer takes the CLS variant of its pattern
 (`sparse_cls_token`), the Sinkhorn Transformer its encoder's own
 readout, the mean under one Dense (see `_ATTENTION`).
@@ -406,7 +406,8 @@ PAPER = {
 # docstring).
 LRA_BACKBONE = dict(
     # encoders (models/transformer/transformer.py; the xformers' copies)
-    activation="gelu",  # MlpBlock, common_layers.py line 157
+    # MlpBlock's nn.gelu, common_layers.py line 157: JAX's tanh form
+    activation="gelu_tanh",
     dropout=0.1,  # dropout_rate: blocks, MLP and embedded tokens
     embedding_dropout=None,
     embedding_init="normal",  # Embed: normal(stddev=1.0), line 143
