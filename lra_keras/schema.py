@@ -372,19 +372,19 @@ def check(hp, origins=None):
             "compute_tied_epochs ties pretraining and finetuning by epochs; "
             f"train_steps={hp['train_steps']!r} counts steps: set one"
         )
-    if hp.get("schedule") == "rsqrt" and not hp.get("warmup_steps"):
-        problems.append(
-            "schedule='rsqrt' divides by sqrt(max(step, warmup_steps)): "
-            f"warmup_steps must be >= 1, not {hp.get('warmup_steps')!r}"
-        )
-    if hp.get("pretrain_schedule") == "rsqrt":
-        warmup = hp.get("pretrain_warmup_steps")
-        warmup = hp.get("warmup_steps") if warmup is None else warmup
-        if not warmup:
+    # rsqrt divides by sqrt(max(step, warmup)); pretraining takes its own
+    # warmup where set (`training.pretraining`)
+    pretrain_warmup = hp.get("pretrain_warmup_steps")
+    if pretrain_warmup is None:
+        pretrain_warmup = hp.get("warmup_steps")
+    for schedule, warmup, named in (
+            ("schedule", hp.get("warmup_steps"), "warmup_steps"),
+            ("pretrain_schedule", pretrain_warmup,
+             "pretrain_warmup_steps (else warmup_steps)")):
+        if hp.get(schedule) == "rsqrt" and not warmup:
             problems.append(
-                "pretrain_schedule='rsqrt' divides by sqrt(max(step, "
-                "warmup)): pretrain_warmup_steps (else warmup_steps) must "
-                f"be >= 1, not {warmup!r}"
+                f"{schedule}='rsqrt' divides by sqrt(max(step, warmup)): "
+                f"{named} must be >= 1, not {warmup!r}"
             )
     if hp.get("causal") and hp.get("cls_token"):
         problems.append(

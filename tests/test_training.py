@@ -97,6 +97,20 @@ def test_weight_decay_skips_ssm_dynamics():
     assert decayed == {"C_real", "C_imag", "D", "kernel"}
 
 
+def _tiny_listops(tmp_path, seed, **overrides):
+    """A release of 60 generated trees (40 train, 10 val, 10 test) in
+    `tmp_path / "data"` and a tiny quick Transformer row: `(data_dir,
+    hp)`."""
+    data_dir = tmp_path / "data"
+    rows = listops.generate(60, seed=seed, min_length=10, max_length=60,
+                            num_workers=1)
+    write_listops_release(data_dir, rows)
+    hp = get_hparams("listops", preset="quick", sequence_length=64,
+                     batch_size=8, hidden_dim=8, num_layers=1,
+                     intermediate_dim=16, **overrides)
+    return data_dir, hp
+
+
 class _StopAfterFirstEpoch(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         raise KeyboardInterrupt
@@ -104,13 +118,7 @@ class _StopAfterFirstEpoch(keras.callbacks.Callback):
 
 @pytest.mark.one_backend
 def test_interrupted_run_resumes_from_last_epoch(tmp_path, capsys):
-    data_dir = tmp_path / "data"
-    rows = listops.generate(60, seed=2, min_length=10, max_length=60,
-                            num_workers=1)
-    write_listops_release(data_dir, rows)
-    hp = get_hparams("listops", preset="quick", sequence_length=64,
-                     epochs=2, batch_size=8, hidden_dim=8, num_layers=1,
-                     intermediate_dim=16)
+    data_dir, hp = _tiny_listops(tmp_path, seed=2, epochs=2)
     out = tmp_path / "run"
     kwargs = dict(data_dir=data_dir, out_dir=out, saved_models_dir=None,
                   verbose=0)
@@ -152,13 +160,8 @@ def test_train_steps_counts_steps_across_an_interruption(tmp_path, capsys):
     # 40 training rows in batches of 8: 5 a epoch. 7 steps are a whole
     # epoch and 2 batches of the next, interrupted or not (LRA's trainers
     # count steps; `train_steps`).
-    data_dir = tmp_path / "data"
-    rows = listops.generate(60, seed=3, min_length=10, max_length=60,
-                            num_workers=1)
-    write_listops_release(data_dir, rows)
-    hp = get_hparams("listops", preset="quick", sequence_length=64,
-                     epochs=50, train_steps=7, batch_size=8, hidden_dim=8,
-                     num_layers=1, intermediate_dim=16)
+    data_dir, hp = _tiny_listops(tmp_path, seed=3, epochs=50,
+                                 train_steps=7)
     kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0)
     whole = _CountBatches()
     _, metrics = run("listops", hp, out_dir=tmp_path / "whole",
@@ -191,13 +194,7 @@ def test_train_steps_resumed_within_the_last_epoch_trains_no_extra_step(
     # A backup after every batch, but none at the stopping batch (the
     # epoch's end writes one): interrupted during the last validation, the
     # run trains the stopping batch again, not one more.
-    data_dir = tmp_path / "data"
-    rows = listops.generate(60, seed=3, min_length=10, max_length=60,
-                            num_workers=1)
-    write_listops_release(data_dir, rows)
-    hp = get_hparams("listops", preset="quick", sequence_length=64,
-                     train_steps=7, batch_size=8, hidden_dim=8,
-                     num_layers=1, intermediate_dim=16)
+    data_dir, hp = _tiny_listops(tmp_path, seed=3, train_steps=7)
     kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0,
                   out_dir=tmp_path / "run", backup_steps=1)
     with pytest.raises(KeyboardInterrupt):

@@ -4,6 +4,13 @@ import keras
 from keras import ops
 
 
+def with_class_position(padding_mask):
+    """A (batch, length) padding mask with a real position 0 in front:
+    the mask of a sequence after `ClassToken`."""
+    return ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (1, 0)),
+                   constant_values=True)
+
+
 @keras.saving.register_keras_serializable(package="lra_keras")
 class ClassToken(keras.layers.Layer):
     """Prepends one learned vector (a CLS token) to every sequence.
@@ -57,10 +64,7 @@ class ClassToken(keras.layers.Layer):
         outputs = ops.concatenate([token, inputs], axis=1)
         if padding_mask is None:
             padding_mask = ops.ones(ops.shape(inputs)[:2], dtype="bool")
-        padding_mask = ops.cast(padding_mask, "bool")
-        padding_mask = ops.concatenate(
-            [ops.ones((batch, 1), dtype="bool"), padding_mask], axis=1)
-        return outputs, padding_mask
+        return outputs, with_class_position(padding_mask)
 
     def compute_output_shape(self, inputs_shape, padding_mask_shape=None):
         length = None if inputs_shape[1] is None else inputs_shape[1] + 1

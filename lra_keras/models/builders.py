@@ -17,6 +17,7 @@ from lra_keras.layers import LearnedPositionEmbedding
 from lra_keras.layers import PixelEncoder
 from lra_keras.layers import SequencePooling
 from lra_keras.layers import SinusoidalPositionEmbedding
+from lra_keras.layers.class_token import with_class_position
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.models.families import HEAD_KEYS
 from lra_keras.models.families import get_family
@@ -343,8 +344,7 @@ def build_classifier(task, model="transformer", *, num_classes,
     def encode(token_ids, mask):  # (batch, length) -> (batch, hidden_dim)
         x = encoder({"token_ids": token_ids, "padding_mask": mask})
         if cls_token:  # the class token, real, at position 0
-            mask = keras.ops.pad(keras.ops.cast(mask, "bool"),
-                                 ((0, 0), (1, 0)), constant_values=True)
+            mask = with_class_position(mask)
         return token_outputs(x, cls_token), pool(x, padding_mask=mask)
 
     if towers == 1:

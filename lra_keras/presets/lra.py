@@ -111,12 +111,6 @@ put the attentions on this library's Path-X Transformer rows (Never Train
 from Scratch Table 4), so that they can be tried there.
 """
 
-YCTFS_TRANSFORMER = (
-    "derived: the {task} Transformer row (presets.yctfs, You Can Train from "
-    "Scratch Table 5) with LRA's {what}, on LRA's protocol of one backbone "
-    "per task for every xformer (Tay et al. 2021 appendix A.1); sinusoidal "
-    "positions as LRA's encoders (AddPositionEmbs, posemb_init=None)"
-)
 LINEAR = ("linear attention (elu + 1 features; lra_benchmarks/models/"
           "linear_transformer/linear_attention.py)")
 PERFORMER = ("Performer attention (lra_benchmarks/models/performer/"
@@ -161,10 +155,6 @@ PATHX_TRANSFORMER = (
     "Scratch Table 4 and C.1) with LRA's {what}; sinusoidal positions as "
     "LRA's encoders; LRA Table 1 reports Path-X failed for every model"
 )
-
-
-def derived(task, what):
-    return YCTFS_TRANSFORMER.format(task=task, what=what)
 
 
 def derived_pathx(task, what):
@@ -474,9 +464,9 @@ _CONFIGS = dict(
     retrieval=("matching/configs/base_match_config.py",
                "5,000 steps"),
 )
-# Each xformer's own cells on the three tasks (the options of the derived
-# rows above; Performer's ListOps features from
-# listops/configs/performer_base.py lines 26-27).
+# Each xformer's own cells, on every task whose row LRA's configs give
+# (Performer's ListOps kernel and features: `lra_row`, from
+# listops/configs/performer_base.py lines 25-27).
 _ATTENTION = dict(
     linear_transformer=(LINEAR, {}),
     performer=(PERFORMER, dict(num_random_features=256,

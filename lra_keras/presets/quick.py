@@ -24,6 +24,8 @@ minutes on a CPU (README, Results); going well past the root operator's
 level needs the paper preset's scale.
 """
 
+from lra_keras.presets.lra import XFORMERS
+
 QUICK = dict(
     hidden_dim=64,
     num_layers=2,
@@ -58,22 +60,14 @@ QUICK_TASK = {
     "pathx": dict(num_samples=400, batch_size=4),
     "pathx256": dict(num_samples=100, batch_size=1),
 }
-# LRA's xformer rows size their heads' hidden layer as their MLP (1024 on
-# ListOps and Text, 512 on Retrieval) and some their attention narrower
-# than the model (`attention_dim`); the quick rows take the width.
-_LRA_HEAD = dict(head_hidden_dim=None, attention_dim=None)
 QUICK_FAMILY = {
     "transformer": dict(num_heads=4, intermediate_dim=128),
-    "linear_transformer": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
-    "performer": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
-    "linformer": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
-    "local": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
-    "synthesizer": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
-    "sparse_transformer": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
-    "longformer": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
-    "bigbird": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
-    "reformer": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
-    "sinkhorn": dict(num_heads=4, intermediate_dim=128, **_LRA_HEAD),
+    # LRA's xformer rows size their heads' hidden layer as their MLP (1024
+    # on ListOps and Text, 512 on Retrieval) and some their attention
+    # narrower than the model (`attention_dim`); the quick rows take the
+    # width.
+    **{model: dict(num_heads=4, intermediate_dim=128, head_hidden_dim=None,
+                   attention_dim=None) for model in XFORMERS},
     "s4d": dict(state_dim=32, prenorm=True),
     "s4": dict(state_dim=32, prenorm=True),
     "dlr": dict(state_dim=64, prenorm=True),
