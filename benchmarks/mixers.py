@@ -83,12 +83,57 @@ def _peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _accelerator():
+    """`(name, peak_mib, reset)` of the process's accelerator, or None
+    on a CPU: its peak allocated memory so far and a function that starts
+    a new peak (JAX has none: its peak is the process's)."""
+    import keras
+
+    if keras.backend.backend() == "jax":
+        import jax
+
+        device = jax.local_devices()[0]
+        if device.platform != "gpu":
+            return None
+        return (device.device_kind,
+                lambda: device.memory_stats()["peak_bytes_in_use"] / 2**20,
+                None)
+    if keras.backend.backend() == "torch":
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        return (torch.cuda.get_device_name(),
+                lambda: torch.cuda.max_memory_allocated() / 2**20,
+                torch.cuda.reset_peak_memory_stats)
+    import tensorflow as tf
+
+    if not tf.config.list_logical_devices("GPU"):
+        return None
+    return (tf.config.experimental.get_device_details(
+                tf.config.list_physical_devices("GPU")[0]).get(
+                    "device_name", "GPU"),
+            lambda: tf.config.experimental.get_memory_info("GPU:0")[
+                "peak"] / 2**20,
+            lambda: tf.config.experimental.reset_memory_stats("GPU:0"))
+
+
 def child_model(model, length, tokens, hidden, layers, steps,
                 dtype_policy="float32"):
+    """One training step's time and memory, as a dict."""
     from lra_keras.models import dtype_policy_scope
 
     with dtype_policy_scope(dtype_policy):
         return _child_model(model, length, tokens, hidden, layers, steps)
+
+
+def child_models(model, lengths, *args):
+    """`child_model` at each of `lengths` in turn, printing a RESULT line
+    for each as it finishes (a later length that fails loses none)."""
+    for length in lengths:
+        result = child_model(model, length, *args)
+        print("RESULT " + json.dumps(dict(result, length=length)),
+              flush=True)
 
 
 def _child_model(model, length, tokens, hidden, layers, steps):
@@ -114,6 +159,9 @@ def _child_model(model, length, tokens, hidden, layers, steps):
         "padding_mask": np.ones((batch, length), bool),
     }
     y = rng.integers(0, 10, size=(batch,))
+    accelerator = _accelerator()
+    if accelerator and accelerator[2]:
+        accelerator[2]()
     before = _rss_mib()
     start = time.perf_counter()
     net.train_on_batch(x, y)
@@ -124,8 +172,12 @@ def _child_model(model, length, tokens, hidden, layers, steps):
         net.train_on_batch(x, y)
         times.append(time.perf_counter() - start)
     step = sorted(times)[len(times) // 2]
+    if accelerator:  # the device's peak allocation, weights included
+        device, memory = accelerator[0], accelerator[1]()
+    else:  # the growth of the process's peak resident set
+        device, memory = "cpu", _peak_mib() - before
     return dict(step_s=step, tokens_per_s=batch * length / step,
-                memory_mib=_peak_mib() - before, batch=batch,
+                memory_mib=memory, batch=batch, device=device,
                 compile_s=compile_s, params=net.count_params())
 
 
@@ -205,22 +257,40 @@ def _stateless_discretize(layer, variables, weights):
 
 def run_child(args, backend, extra, timeout, script=None):
     """Runs `script` (this file, in `--child` mode, by default) with
-    `extra` under `backend`; its RESULT line as a dict, or an error."""
+    `extra` under `backend`; its last RESULT line as a dict, or an
+    error."""
+    return run_child_results(args, backend, extra, timeout, script)[-1]
+
+
+def run_child_results(args, backend, extra, timeout, script=None):
+    """Every RESULT line of the child as a dict, in order, then an error
+    dict if it did not end well (a timeout, or a crash: out of memory)."""
     cmd = ([sys.executable, script, *extra] if script
            else [sys.executable, __file__, "--child", *extra])
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
                               timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timeout > {timeout}s"}
-    for line in proc.stdout.splitlines()[::-1]:
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["?"]
-    if proc.returncode in (-9, 137):
-        return {"error": "killed (out of memory)"}
-    return {"error": tail[0][:120]}
+        stdout, stderr, error = proc.stdout, proc.stderr, None
+        if proc.returncode in (-9, 137):
+            error = "killed (out of memory)"
+        elif proc.returncode:
+            error = "failed"
+    except subprocess.TimeoutExpired as timed_out:
+        stdout, stderr = (_text(timed_out.stdout), _text(timed_out.stderr))
+        error = f"timeout > {timeout}s"
+    results = [json.loads(line[7:]) for line in stdout.splitlines()
+               if line.startswith("RESULT ")]
+    if error == "failed":
+        tail = (stderr or stdout).strip().splitlines()[-1:] or ["?"]
+        error = tail[0][:120]
+    return results + ([{"error": error}] if error or not results else [])
+
+
+def _text(output):
+    if isinstance(output, bytes):
+        return output.decode(errors="replace")
+    return output or ""
 
 
 def _fmt_ratio(value, base):
@@ -233,36 +303,64 @@ def models_table(args):
     print(f"Training step of a {args.layers}-block stack, width "
           f"{args.hidden}, {args.tokens} tokens per batch, "
           f"{args.dtype_policy}; ratios vs. the "
-          "rotary Transformer (same backend, same L).")
+          "rotary Transformer (same backend, same L). Memory: on a CPU "
+          "the growth of the process's peak resident set, on a GPU the "
+          "device's peak allocation (weights included"
+          + ("; JAX's peak is the child process's, over its lengths in "
+             "ascending order" if args.one_process else "") + ").",
+          flush=True)
+    started = time.monotonic()
     results = {}
     for backend in args.backends:
-        for length in args.lengths:
-            for model in args.models:
+        for model in args.models:
+            groups = ([sorted(args.lengths)] if args.one_process
+                      else [[length] for length in args.lengths])
+            for lengths in groups:
+                if (args.deadline
+                        and time.monotonic() - started > args.deadline):
+                    for length in lengths:
+                        _print_row(args, results, backend, length, model,
+                                   {"error": "not run (deadline)"})
+                    continue
                 extra = ["--mode", "model", "--model", model,
-                         "--length", str(length), "--tokens",
+                         "--lengths", *map(str, lengths), "--tokens",
                          str(args.tokens), "--hidden", str(args.hidden),
                          "--layers", str(args.layers), "--steps",
                          str(args.steps), "--dtype-policy",
                          args.dtype_policy]
-                result = run_child(args, backend, extra, args.timeout)
-                results[(backend, length, model)] = result
-                base = results.get((backend, length, "transformer"))
-                if "error" in result:
-                    print(f"{backend:10s} L={length:6d} {model:11s} "
-                          f"failed: {result['error']}", flush=True)
-                    continue
-                base = base or {}
-                r_step = _fmt_ratio(result["step_s"], base.get("step_s"))
-                r_mem = _fmt_ratio(result["memory_mib"],
-                                   base.get("memory_mib"))
-                print(
-                    f"{backend:10s} L={length:6d} {model:11s} "
-                    f"B={result['batch']:3d} step {result['step_s']:8.3f} s "
-                    f"({r_step}x)  {result['tokens_per_s']:9.0f} tok/s"
-                    f"  mem +{result['memory_mib']:7.0f} MiB ({r_mem}x)",
-                    flush=True,
-                )
+                rows = run_child_results(args, backend, extra,
+                                         args.timeout * len(lengths))
+                done = {row["length"]: row for row in rows
+                        if "length" in row}
+                for length in lengths:
+                    _print_row(args, results, backend, length, model,
+                               done.get(length, rows[-1]))
     return results
+
+
+def _print_row(args, results, backend, length, model, result):
+    results[(backend, length, model)] = result
+    if args.json_out:
+        with open(args.json_out, "a") as f:
+            f.write(json.dumps(dict(result, backend=backend, length=length,
+                                    model=model,
+                                    dtype_policy=args.dtype_policy)) + "\n")
+    if "error" in result:
+        print(f"{backend:10s} L={length:6d} {model:11s} "
+              f"failed: {result['error']}", flush=True)
+        return
+    base = results.get((backend, length, "transformer")) or {}
+    r_step = _fmt_ratio(result["step_s"], base.get("step_s"))
+    r_mem = _fmt_ratio(result["memory_mib"], base.get("memory_mib"))
+    gpu = result.get("device", "cpu") != "cpu"
+    print(
+        f"{backend:10s} L={length:6d} {model:11s} "
+        f"B={result['batch']:3d} step {result['step_s']:8.4f} s "
+        f"({r_step}x)  {result['tokens_per_s']:9.0f} tok/s"
+        f"  mem {'' if gpu else '+'}{result['memory_mib']:7.0f} MiB "
+        f"({r_mem}x)  compile {result['compile_s']:5.1f} s",
+        flush=True,
+    )
 
 
 def kernel_study(args):
@@ -282,7 +380,7 @@ def kernel_study(args):
                 print(f"{backend:10s} L={length:6d} plain={plain} "
                       f"blocked={blocked}")
                 continue
-            extra = ["--mode", "model", "--model", "s4d", "--length",
+            extra = ["--mode", "model", "--model", "s4d", "--lengths",
                      str(length), "--tokens", str(args.tokens), "--hidden",
                      "128", "--layers", str(args.layers), "--steps",
                      str(args.steps)]
@@ -314,6 +412,15 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--kernel-study", action="store_true")
+    parser.add_argument("--one-process", action="store_true",
+                        help="one child per backend and model for all "
+                        "lengths (less start-up and import time on a "
+                        "GPU; JAX's peak memory is then the child's)")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="seconds: children not started by then are "
+                        "reported as not run")
+    parser.add_argument("--json-out", default=None,
+                        help="append every result as a JSON line here")
     parser.add_argument("--dtype-policy", default="float32",
                         help="Keras dtype policy of the models: float32, "
                         "mixed_bfloat16 or mixed_float16")
@@ -327,12 +434,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.child:
         if args.mode == "model":
-            result = child_model(args.model, args.length, args.tokens,
-                                 args.hidden, args.layers, args.steps,
-                                 args.dtype_policy)
-        else:
-            result = child_kernel(args.length, args.block_size or None, 128,
-                                  64, args.steps)
+            child_models(args.model, args.lengths, args.tokens,
+                         args.hidden, args.layers, args.steps,
+                         args.dtype_policy)
+            return
+        result = child_kernel(args.length, args.block_size or None, 128,
+                              64, args.steps)
         print("RESULT " + json.dumps(result), flush=True)
         return
     if "transformer" in args.models:  # the baseline runs first

@@ -267,6 +267,45 @@ class StopAtStep(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
+class StopAfterTime(keras.callbacks.Callback):
+    """Stops training once `seconds` have passed since `fit` began.
+
+    A run with a wall-clock budget (`time_limit_minutes`): checked after
+    every batch, so the epoch in progress ends at the first batch past the
+    budget, its validation, checkpoint and epoch-end callbacks included,
+    as `StopAtStep` ends a step-counted run. The learning-rate schedule is
+    the planned run's: a cut run is the beginning of that run, not a
+    shorter one. The clock is this `fit`'s, so a resumed run gets the
+    whole budget again. Place it before the `BackupCallback`, for the
+    reason `StopAtStep` gives.
+
+    Args:
+        seconds: float > 0.
+        clock: callable returning seconds (default `time.monotonic`).
+    """
+
+    def __init__(self, seconds, clock=time.monotonic):
+        super().__init__()
+        if not seconds > 0:
+            raise ValueError(
+                f"`seconds` must be > 0. Received: seconds={seconds}")
+        self.seconds = float(seconds)
+        self.clock = clock
+        self.started = None
+        self.stopped_epoch = None
+
+    def on_train_begin(self, logs=None):
+        self.started = self.clock()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.clock() - self.started >= self.seconds:
+            self.model.stop_training = True
+            self.stopped_epoch = self.epoch
+
+
 class NonFiniteLossError(RuntimeError):
     """A run's loss became NaN or infinite; the run stopped there."""
 

@@ -77,6 +77,10 @@ COMMON_KEYS = dict(
     # steps; `callbacks.StopAtStep`); `epochs` then sizes only a
     # self-pretraining phase without `pretrain_epochs`
     train_steps=None,
+    # None: no budget; minutes: training stops at the first batch past
+    # them (with that epoch's validation), then the run finishes as usual
+    # (`callbacks.StopAfterTime`; the clock restarts on resume)
+    time_limit_minutes=None,
     learning_rate=1e-3,
     # learning rate of the family's dynamics weights; None: the global rate
     ssm_learning_rate=None,

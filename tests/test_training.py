@@ -209,6 +209,45 @@ def test_train_steps_resumed_within_the_last_epoch_trains_no_extra_step(
     assert metrics["epochs_run"] == 2
 
 
+@pytest.mark.one_backend
+def test_time_limit_ends_the_epoch_in_progress_and_finishes_the_run(
+        tmp_path):
+    # A budget shorter than one batch: the first batch ends the first of
+    # 50 epochs, whose validation, checkpoint and test still run.
+    data_dir, hp = _tiny_listops(tmp_path, seed=4, epochs=50,
+                                 time_limit_minutes=1e-9)
+    count = _CountBatches()
+    _, metrics = run("listops", hp, out_dir=tmp_path / "run",
+                     data_dir=data_dir, saved_models_dir=None, verbose=0,
+                     callbacks=[count])
+    assert count.batches == 1
+    assert metrics["epochs_run"] == 1 and metrics["stopped_at_time_limit"]
+    assert (tmp_path / "run" / "best.weights.h5").exists()
+    _, again = run("listops", dict(hp, time_limit_minutes=None),
+                   out_dir=tmp_path / "free", data_dir=data_dir,
+                   saved_models_dir=None, verbose=0,
+                   callbacks=[_CountBatches()])
+    assert not again["stopped_at_time_limit"]
+
+
+def test_stop_after_time_reads_its_clock_after_every_batch():
+    from lra_keras.callbacks import StopAfterTime
+
+    ticks = iter([10.0, 11.0, 12.0, 12.4, 12.6])  # begin, then per batch
+    timer = StopAfterTime(2.5, clock=lambda: next(ticks))
+    timer.set_model(type("Model", (), {"stop_training": False})())
+    timer.on_train_begin()
+    timer.on_epoch_begin(3)
+    stops = []
+    for batch in range(4):
+        timer.on_train_batch_end(batch)
+        stops.append(timer.model.stop_training)
+    assert stops == [False, False, False, True]  # 2.6 s >= 2.5 s
+    assert timer.stopped_epoch == 3
+    with pytest.raises(ValueError, match="seconds"):
+        StopAfterTime(0)
+
+
 def test_planned_steps_are_epochs_or_train_steps():
     from lra_keras.training.run import planned_steps
 

@@ -20,6 +20,7 @@ import numpy as np
 from lra_keras import techniques
 from lra_keras._atomic import write_json
 from lra_keras.callbacks import NonFiniteLossError
+from lra_keras.callbacks import StopAfterTime
 from lra_keras.callbacks import StopAtStep
 from lra_keras.callbacks import StopWithoutImprovement
 from lra_keras.distribute import batch_multiple
@@ -231,10 +232,14 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         backup_steps=backup_steps,
         seed=seed,
     ) + list(callbacks)
+    # Before the backup: no backup at the stopping batch.
     if hp.get("train_steps"):
-        # Before the backup: no backup at the stopping batch.
         run_callbacks = [StopAtStep(total_steps, len(train)),
                          *run_callbacks]
+    timer = None
+    if hp.get("time_limit_minutes"):
+        timer = StopAfterTime(60 * hp["time_limit_minutes"])
+        run_callbacks = [timer, *run_callbacks]
     fit_started = time.time()
     resumable_fit(model, train, epochs=epochs, callbacks=run_callbacks,
                   validation_data=val, verbose=verbose,
@@ -261,6 +266,8 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         test_loss=float(test["loss"]),
         best_val_accuracy=max(val_acc, default=float("nan")),
         epochs_run=len(val_acc),
+        # the run ended at `time_limit_minutes`, before its planned steps
+        stopped_at_time_limit=bool(timer and timer.stopped_epoch is not None),
         wall_seconds=round(time.time() - started, 1),
         fit_seconds=round(fit_seconds, 1),
         pretrain_seconds=round(pretrain_seconds, 1),
