@@ -666,6 +666,31 @@ def test_loader_generates_batches_and_extends_them_as_a_prefix():
     np.testing.assert_array_equal(x10, images.reshape(30, -1)[9:10])
 
 
+def test_loader_draws_all_its_batches_with_one_pool(monkeypatch):
+    # Metadata batches of 8 images: 20 missing ones are three batches (the
+    # first one topped up from 4), written as they complete, but one call
+    # of the pool runner (a pool for each batch of 1,000 spent more time
+    # starting than drawing on 16 cores).
+    from lra_keras.data.pathfinder import loader
+
+    pathfinder.load_pathfinder("train", num_samples=4, progress=False,
+                               num_workers=1)
+    monkeypatch.setattr(loader, "SAMPLES_PER_BATCH", 8)
+    calls = []
+    run_in_order = generator.run_in_order
+    monkeypatch.setattr(generator, "run_in_order", lambda *a, **k: (
+        calls.append(len(a[1])), run_in_order(*a, **k))[1])
+    x, _ = pathfinder.load_pathfinder("train", num_samples=24,
+                                      progress=False, num_workers=2)
+    assert len(calls) == 1
+    metadata = (pathfinder.generated_root(32, 0) / "curv_contour_length_14"
+                / "metadata")
+    assert [len((metadata / f"{i}.npy").read_text().splitlines())
+            for i in range(3)] == [8, 8, 8]
+    images, _ = pathfinder.generate(24, num_workers=1)
+    np.testing.assert_array_equal(x, images.reshape(24, -1)[:19])
+
+
 def test_loader_validates_arguments(tmp_path):
     with pytest.raises(ValueError, match="max_length=2048"):
         pathfinder.load_pathfinder("train", max_length=2048)

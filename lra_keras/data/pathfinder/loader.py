@@ -42,7 +42,7 @@ from lra_keras.data.pathfinder._common import SAMPLES_PER_BATCH
 from lra_keras.data.pathfinder._common import _check_difficulty
 from lra_keras.data.pathfinder._common import _check_resolution
 from lra_keras.data.pathfinder._common import _progress_bar
-from lra_keras.data.pathfinder.generator import _generate_range
+from lra_keras.data.pathfinder.generator import _generate_ranges
 from lra_keras.data.pathfinder.official import _read_difficulty
 from lra_keras.data.pathfinder.official import _read_metadata
 from lra_keras.data.pathfinder.official import write_official
@@ -114,28 +114,22 @@ def _ensure_generated(
     if num_workers is None:
         num_workers = _available_cpus()
     _check_int("num_workers", num_workers, minimum=1)
+    starts = [batch * SAMPLES_PER_BATCH + have for batch, have, _ in missing]
+
+    def write(index, images, labels, margins):
+        # Images first, metadata last: a batch counts as written only up
+        # to the lines of its metadata file.
+        write_official(root, images, labels, difficulty,
+                       start_index=starts[index], paddle_margins=margins,
+                       batch_size=SAMPLES_PER_BATCH)
+
     with _progress_bar(progress, total, resolution, difficulty) as bar:
-        for batch, have, want in missing:
-            begin = batch * SAMPLES_PER_BATCH
-            images, labels, margins = _generate_range(
-                seed,
-                resolution,
-                contour_length,
-                begin + have,
-                begin + want,
-                num_workers,
-                bar,
-            )
-            # Images first, metadata last: a batch counts as written only
-            # up to the lines of its metadata file.
-            write_official(
-                root,
-                images,
-                labels,
-                difficulty,
-                start_index=begin + have,
-                paddle_margins=margins,
-            )
+        _generate_ranges(
+            seed, resolution, contour_length,
+            [(begin, begin + want - have)
+             for begin, (_, have, want) in zip(starts, missing)],
+            num_workers, bar, write,
+        )
 
 
 def load_pathfinder(
