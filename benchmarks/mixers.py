@@ -28,6 +28,7 @@ Runs that fail (out of memory, timeout) are reported as such, not hidden.
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -52,6 +53,9 @@ SIZES = dict(
     dlr=dict(state_dim=256),
     s5=dict(state_dim=64, num_blocks=4),
     lru=dict(state_dim=64),
+    # A kernel as long as the input (the ListOps row folds it at 2048:
+    # longer inputs are refused).
+    rtf=dict(state_dim=64, truncation=None),
     # Chunks of 1024, as MEGA's Image and Pathfinder configurations: full
     # attention would make MEGA quadratic like the Transformer.
     mega=dict(key_dim=64, intermediate_dim=256, ffn_intermediate_dim=256,
@@ -282,9 +286,20 @@ def run_child_results(args, backend, extra, timeout, script=None):
     results = [json.loads(line[7:]) for line in stdout.splitlines()
                if line.startswith("RESULT ")]
     if error == "failed":
-        tail = (stderr or stdout).strip().splitlines()[-1:] or ["?"]
-        error = tail[0][:120]
+        error = _error_message(stderr or stdout)
     return results + ([{"error": error}] if error or not results else [])
+
+
+def _error_message(text):
+    """The last exception line of a traceback and the line after it (Keras
+    puts the message there), else the last line."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip()
+             for line in text.strip().splitlines() if line.strip()] or ["?"]
+    found = [i for i, line in enumerate(lines)
+             if re.match(r"^[\w.]*(Error|Exception)\b.*:", line)]
+    if not found:
+        return lines[-1][:200]
+    return " ".join(lines[found[-1]:found[-1] + 2])[:200]
 
 
 def _text(output):

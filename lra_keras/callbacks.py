@@ -301,9 +301,14 @@ class StopAfterTime(keras.callbacks.Callback):
         self.epoch = epoch
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.clock() - self.started >= self.seconds:
+        if (self.stopped_epoch is None
+                and self.clock() - self.started >= self.seconds):
             self.model.stop_training = True
             self.stopped_epoch = self.epoch
+            # Keras's bar fills to the epoch's end: say where it stopped.
+            print(f"\ntime limit of {self.seconds / 60:g} min reached after "
+                  f"batch {batch + 1} of epoch {self.epoch + 1}: this "
+                  "epoch ends here, validated", flush=True)
 
 
 class NonFiniteLossError(RuntimeError):

@@ -230,7 +230,7 @@ def test_time_limit_ends_the_epoch_in_progress_and_finishes_the_run(
     assert not again["stopped_at_time_limit"]
 
 
-def test_stop_after_time_reads_its_clock_after_every_batch():
+def test_stop_after_time_reads_its_clock_after_every_batch(capsys):
     from lra_keras.callbacks import StopAfterTime
 
     ticks = iter([10.0, 11.0, 12.0, 12.4, 12.6])  # begin, then per batch
@@ -244,6 +244,7 @@ def test_stop_after_time_reads_its_clock_after_every_batch():
         stops.append(timer.model.stop_training)
     assert stops == [False, False, False, True]  # 2.6 s >= 2.5 s
     assert timer.stopped_epoch == 3
+    assert "after batch 4 of epoch 4" in capsys.readouterr().out
     with pytest.raises(ValueError, match="seconds"):
         StopAfterTime(0)
 
