@@ -484,6 +484,15 @@ def test_lra_keys_refuse_what_cannot_work(model, overrides, match):
         get_hparams("listops", model, **overrides)
 
 
+def test_time_limit_is_positive_minutes_or_none():
+    assert get_hparams("listops", "s4d")["time_limit_minutes"] is None
+    assert get_hparams("listops", "s4d", time_limit_minutes=2.5)[
+        "time_limit_minutes"] == 2.5
+    for bad in (0, -1.0, "2"):
+        with pytest.raises(ValueError, match="time_limit_minutes"):
+            get_hparams("listops", "s4d", time_limit_minutes=bad)
+
+
 def test_a_causal_objective_refuses_the_class_tokens():
     # SPT's causal objective sets causal=True on LRA's rows
     for model in ("performer", "sparse_transformer"):
