@@ -381,19 +381,31 @@ class RunProgress(keras.callbacks.ProgbarLogger):
     by `training.resume.resumable_fit`) is announced as such and left out
     of the mean, being shorter than the others.
 
+    With `time_limit` (`time_limit_minutes`, `StopAfterTime`), the ETA is
+    the time left of the limit when that comes first (`run ETA 2 min 0 s
+    (time limit; ...)`), and the first epoch is announced with it.
+
     Being a `ProgbarLogger`, it replaces the one `fit` would add, and
     prints nothing with `verbose=0`.
 
     Args:
         clock: `fn() -> seconds`. Defaults to `time.monotonic`.
+        time_limit: seconds of training after which the run stops, or
+            None. Defaults to None.
     """
 
-    def __init__(self, clock=None):
+    def __init__(self, clock=None, time_limit=None):
         super().__init__()
         self.clock = clock or time.monotonic
+        self.time_limit = time_limit
         self.step_offset = 0
         self.epoch_seconds = []
         self._started = None
+        self._fit_started = None
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        self._fit_started = self.clock()
 
     def on_epoch_begin(self, epoch, logs=None):
         self._reset_progbar()
@@ -404,11 +416,21 @@ class RunProgress(keras.callbacks.ProgbarLogger):
         line = f"Epoch {epoch + 1}/{self.epochs}"
         if self.step_offset:
             line += f" - resumed after batch {self.step_offset}"
+        limit_left = None
+        if self.time_limit is not None and self._fit_started is not None:
+            limit_left = max(
+                0.0, self.time_limit - (self.clock() - self._fit_started))
         if self.epoch_seconds:
             mean = sum(self.epoch_seconds) / len(self.epoch_seconds)
             left = mean * (self.epochs - epoch)
-            line += (f" - run ETA {format_duration(left)} "
-                     f"({format_duration(mean)} per epoch)")
+            if limit_left is not None and limit_left < left:
+                line += (f" - run ETA {format_duration(limit_left)} (time "
+                         f"limit; {format_duration(mean)} per epoch)")
+            else:
+                line += (f" - run ETA {format_duration(left)} "
+                         f"({format_duration(mean)} per epoch)")
+        elif limit_left is not None:
+            line += f" - time limit in {format_duration(limit_left)}"
         print(line, flush=True)
 
     def on_epoch_end(self, epoch, logs=None):

@@ -397,6 +397,24 @@ def test_run_eta_is_the_mean_epoch_time_times_the_epochs_left(capsys):
     ]
 
 
+def test_run_eta_is_the_time_limit_when_that_comes_first(capsys):
+    now = [100.0]
+    progress = RunProgress(clock=lambda: now[0], time_limit=150.0)
+    progress.set_params(dict(verbose=1, epochs=40, steps=2))
+    progress.on_train_begin()
+    for epoch in (0, 1):
+        progress.on_epoch_begin(epoch)
+        now[0] += 60.0
+        progress.on_epoch_end(epoch, {"loss": 1.0})
+    progress.on_epoch_begin(2)
+    assert _epoch_lines(capsys.readouterr().out) == [
+        "Epoch 1/40 - time limit in 2 min 30 s",
+        # 39 epochs x 60 s left, but only 150 - 60 = 90 s of the limit.
+        "Epoch 2/40 - run ETA 1 min 30 s (time limit; 1 min 0 s per epoch)",
+        "Epoch 3/40 - run ETA 30 s (time limit; 1 min 0 s per epoch)",
+    ]
+
+
 def test_an_epoch_resumed_in_its_middle_is_left_out_of_the_mean(capsys):
     now = [0.0]
     progress = RunProgress(clock=lambda: now[0])

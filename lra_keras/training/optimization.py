@@ -290,5 +290,6 @@ def fit_callbacks(hp, out_dir, train, val, hint, *, checkpoint=None,
         keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
         BackupCallback(out_dir / "backup", every_seconds=backup_seconds,
                        every_steps=backup_steps, seed=seed),
-        RunProgress(),
+        RunProgress(time_limit=(60 * hp["time_limit_minutes"]
+                                if hp.get("time_limit_minutes") else None)),
     ]
