@@ -4,6 +4,7 @@
         [--models transformer s4d ...] [--lengths 1024 4096 16384]
         [--tokens 16384] [--hidden 128] [--layers 4] [--steps 3]
         [--dtype-policy {float32,mixed_bfloat16,mixed_float16}]
+        [--one-process] [--deadline S] [--json-out FILE]
     python benchmarks/mixers.py --kernel-study [--lengths ...]
 
 Part 1 (default): for each backend, model family and length, one
@@ -22,7 +23,17 @@ plain H x N x L Vandermonde product (`block_size=1`), in one process per
 backend, with each length's ratio printed; and the share of an S4D training
 step (the stack of part 1) that the blocked kernels of its layers take.
 
-Runs that fail (out of memory, timeout) are reported as such, not hidden.
+On a GPU (JAX or PyTorch seeing one) the memory column is the device's
+peak allocation, weights included, rather than the growth of the
+process's resident set. `--one-process` times all lengths of a family in
+one child (fewer process and import start-ups, which dominate a short GPU
+lease); JAX's peak is then the child's over its lengths in ascending
+order, and on a CPU only the first length's memory is comparable.
+`--deadline S` reports the children not started within S seconds as not
+run, and `--json-out` appends every result as a JSON line.
+
+Runs that fail (out of memory, timeout) are reported as such, not hidden,
+with the exception's message.
 """
 
 import argparse
@@ -430,7 +441,9 @@ def main(argv=None):
     parser.add_argument("--one-process", action="store_true",
                         help="one child per backend and model for all "
                         "lengths (less start-up and import time on a "
-                        "GPU; JAX's peak memory is then the child's)")
+                        "GPU; JAX's peak memory is then the child's, and "
+                        "on a CPU only the first length's memory is "
+                        "comparable)")
     parser.add_argument("--deadline", type=float, default=None,
                         help="seconds: children not started by then are "
                         "reported as not run")
