@@ -381,7 +381,9 @@ class RunProgress(keras.callbacks.ProgbarLogger):
     by `training.resume.resumable_fit`) is announced as such and left out
     of the mean, being shorter than the others.
 
-    With `time_limit` (`time_limit_minutes`, `StopAfterTime`), the ETA is
+    With `total_steps` (`train_steps`, `StopAtStep`), the epochs left are
+    counted in steps, so a last epoch cut short counts for its part. With
+    `time_limit` (`time_limit_minutes`, `StopAfterTime`), the ETA is
     the time left of the limit when that comes first (`run ETA 2 min 0 s
     (time limit; ...)`), and the first epoch is announced with it.
 
@@ -392,12 +394,15 @@ class RunProgress(keras.callbacks.ProgbarLogger):
         clock: `fn() -> seconds`. Defaults to `time.monotonic`.
         time_limit: seconds of training after which the run stops, or
             None. Defaults to None.
+        total_steps: the run's steps in all when it counts steps, or
+            None (it trains `epochs` whole epochs). Defaults to None.
     """
 
-    def __init__(self, clock=None, time_limit=None):
+    def __init__(self, clock=None, time_limit=None, total_steps=None):
         super().__init__()
         self.clock = clock or time.monotonic
         self.time_limit = time_limit
+        self.total_steps = total_steps
         self.step_offset = 0
         self.epoch_seconds = []
         self._started = None
@@ -422,7 +427,11 @@ class RunProgress(keras.callbacks.ProgbarLogger):
                 0.0, self.time_limit - (self.clock() - self._fit_started))
         if self.epoch_seconds:
             mean = sum(self.epoch_seconds) / len(self.epoch_seconds)
-            left = mean * (self.epochs - epoch)
+            epochs_left = self.epochs - epoch
+            steps = self.target  # batches an epoch (`set_params`)
+            if self.total_steps and steps:
+                epochs_left = (self.total_steps - epoch * steps) / steps
+            left = mean * epochs_left
             if limit_left is not None and limit_left < left:
                 line += (f" - run ETA {format_duration(limit_left)} (time "
                          f"limit; {format_duration(mean)} per epoch)")

@@ -397,6 +397,21 @@ def test_run_eta_is_the_mean_epoch_time_times_the_epochs_left(capsys):
     ]
 
 
+def test_run_eta_counts_a_last_epoch_cut_short_for_its_part(capsys):
+    # 25 steps of epochs of 10: 2 whole epochs and 5 steps of the third.
+    now = [0.0]
+    progress = RunProgress(clock=lambda: now[0], total_steps=25)
+    progress.set_params(dict(verbose=1, epochs=3, steps=10))
+    progress.on_train_begin()
+    progress.on_epoch_begin(0)
+    now[0] += 40.0
+    progress.on_epoch_end(0, {"loss": 1.0})
+    progress.on_epoch_begin(1)
+    # 40 s per epoch x 1.5 epochs of steps left.
+    assert _epoch_lines(capsys.readouterr().out)[-1] == (
+        "Epoch 2/3 - run ETA 1 min 0 s (40 s per epoch)")
+
+
 def test_run_eta_is_the_time_limit_when_that_comes_first(capsys):
     now = [100.0]
     progress = RunProgress(clock=lambda: now[0], time_limit=150.0)

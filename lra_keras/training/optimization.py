@@ -291,5 +291,6 @@ def fit_callbacks(hp, out_dir, train, val, hint, *, checkpoint=None,
         BackupCallback(out_dir / "backup", every_seconds=backup_seconds,
                        every_steps=backup_steps, seed=seed),
         RunProgress(time_limit=(60 * hp["time_limit_minutes"]
-                                if hp.get("time_limit_minutes") else None)),
+                                if hp.get("time_limit_minutes") else None),
+                    total_steps=hp.get("train_steps")),
     ]
