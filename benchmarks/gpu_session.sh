@@ -29,7 +29,9 @@ set -u
 OUT=${OUT:?set OUT to the results folder}
 TRAIN_MINUTES=${TRAIN_MINUTES:-2}
 BENCH_SECONDS=${BENCH_SECONDS:-240}
-# the whole script's budget: keep it under the call's timeout_s
+# the whole script's budget: keep it under the call's timeout_s, with a
+# minute to spare (a benchmark child started just before its deadline may
+# run 45 s more). BENCH_SECONDS and SCRIPT_SECONDS are whole seconds.
 SCRIPT_SECONDS=${SCRIPT_SECONDS:-540}
 BENCH_LENGTH=${BENCH_LENGTH:-4096}
 BENCH_TOKENS=${BENCH_TOKENS:-65536}
@@ -38,6 +40,7 @@ BENCH_TOKENS=${BENCH_TOKENS:-65536}
 # SET_PATHFINDER="num_samples=300")
 SET=${SET:-}
 SET_PATHFINDER=${SET_PATHFINDER:-}
+mkdir -p "$OUT" || exit 1
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
@@ -116,8 +119,9 @@ bench0=$(date +%s)
 for backend in jax torch; do
   if [ "$backend" = jax ]; then share=$((BENCH_SECONDS * 3 / 5))
   else share=$((BENCH_SECONDS - ($(date +%s) - bench0))); fi
+  [ "$share" -gt 0 ] || share=0
   python3 benchmarks/mixers.py --backends $backend --lengths $BENCH_LENGTH \
-    --tokens $BENCH_TOKENS --steps 5 --timeout 60 --deadline "$share" \
+    --tokens $BENCH_TOKENS --steps 5 --timeout 45 --deadline "$share" \
     --json-out "$OUT/mixers.jsonl" --models transformer s4d lru rtf megalodon \
     local sparse_transformer longformer linformer reformer sinkhorn \
     synthesizer bigbird linear_transformer performer s4 dlr s5 mega \

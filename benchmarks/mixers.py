@@ -272,9 +272,11 @@ def _stateless_discretize(layer, variables, weights):
 
 def run_child(args, backend, extra, timeout, script=None):
     """Runs `script` (this file, in `--child` mode, by default) with
-    `extra` under `backend`; its last RESULT line as a dict, or an
-    error."""
-    return run_child_results(args, backend, extra, timeout, script)[-1]
+    `extra` under `backend`; its last RESULT line as a dict (also when
+    the child failed after printing it), or an error."""
+    rows = run_child_results(args, backend, extra, timeout, script)
+    results = [row for row in rows if "error" not in row]
+    return results[-1] if results else rows[-1]
 
 
 def run_child_results(args, backend, extra, timeout, script=None):
@@ -298,7 +300,9 @@ def run_child_results(args, backend, extra, timeout, script=None):
                if line.startswith("RESULT ")]
     if error == "failed":
         error = _error_message(stderr or stdout)
-    return results + ([{"error": error}] if error or not results else [])
+    if not error and not results:
+        error = "no RESULT line"
+    return results + ([{"error": error}] if error else [])
 
 
 def _error_message(text):
@@ -342,7 +346,7 @@ def models_table(args):
             groups = ([sorted(args.lengths)] if args.one_process
                       else [[length] for length in args.lengths])
             for lengths in groups:
-                if (args.deadline
+                if (args.deadline is not None
                         and time.monotonic() - started > args.deadline):
                     for length in lengths:
                         _print_row(args, results, backend, length, model,

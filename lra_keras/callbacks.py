@@ -275,27 +275,33 @@ class StopAfterTime(keras.callbacks.Callback):
     budget, its validation, checkpoint and epoch-end callbacks included,
     as `StopAtStep` ends a step-counted run. The learning-rate schedule is
     the planned run's: a cut run is the beginning of that run, not a
-    shorter one. The clock is this `fit`'s, so a resumed run gets the
-    whole budget again. Place it before the `BackupCallback`, for the
-    reason `StopAtStep` gives.
+    shorter one. The clock starts at this callback's first `fit` (the two
+    `fit` calls of a run resumed within an epoch share it), so a run
+    started again in a new process gets the whole budget again. Place it
+    before the `BackupCallback`, for the reason `StopAtStep` gives.
 
     Args:
         seconds: float > 0.
         clock: callable returning seconds (default `time.monotonic`).
+        on_stop: callable or None, called once when the limit stops
+            training, before the epoch's end writes its backup (the run
+            records there that it is done training).
     """
 
-    def __init__(self, seconds, clock=time.monotonic):
+    def __init__(self, seconds, clock=time.monotonic, on_stop=None):
         super().__init__()
         if not seconds > 0:
             raise ValueError(
                 f"`seconds` must be > 0. Received: seconds={seconds}")
         self.seconds = float(seconds)
         self.clock = clock
+        self.on_stop = on_stop
         self.started = None
         self.stopped_epoch = None
 
     def on_train_begin(self, logs=None):
-        self.started = self.clock()
+        if self.started is None:
+            self.started = self.clock()
 
     def on_epoch_begin(self, epoch, logs=None):
         self.epoch = epoch
@@ -309,6 +315,8 @@ class StopAfterTime(keras.callbacks.Callback):
             print(f"\ntime limit of {self.seconds / 60:g} min reached after "
                   f"batch {batch + 1} of epoch {self.epoch + 1}: this "
                   "epoch ends here, validated", flush=True)
+            if self.on_stop is not None:
+                self.on_stop()
 
 
 class NonFiniteLossError(RuntimeError):
@@ -410,7 +418,8 @@ class RunProgress(keras.callbacks.ProgbarLogger):
 
     def on_train_begin(self, logs=None):
         super().on_train_begin(logs)
-        self._fit_started = self.clock()
+        if self._fit_started is None:  # as StopAfterTime's clock
+            self._fit_started = self.clock()
 
     def on_epoch_begin(self, epoch, logs=None):
         self._reset_progbar()
@@ -431,7 +440,7 @@ class RunProgress(keras.callbacks.ProgbarLogger):
             steps = self.target  # batches an epoch (`set_params`)
             if self.total_steps and steps:
                 epochs_left = (self.total_steps - epoch * steps) / steps
-            left = mean * epochs_left
+            left = mean * max(0.0, epochs_left)
             if limit_left is not None and limit_left < left:
                 line += (f" - run ETA {format_duration(limit_left)} (time "
                          f"limit; {format_duration(mean)} per epoch)")

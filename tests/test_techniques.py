@@ -898,5 +898,9 @@ def test_pretraining_takes_its_own_schedule_and_warmup():
     plain = pretraining_hparams(dict(hp, pretrain_schedule=None,
                                      pretrain_warmup_steps=None))
     assert (plain["schedule"], plain["warmup_steps"]) == ("cosine", 5000)
+    # The fine-tuning's step count and time limit stay the fine-tuning's.
+    cut = pretraining_hparams(dict(hp, train_steps=150,
+                                   time_limit_minutes=2.0))
+    assert (cut["train_steps"], cut["time_limit_minutes"]) == (None, None)
     quick = get_hparams("text", "s4", "quick", technique="spt")
     assert quick["pretrain_schedule"] is None

@@ -230,6 +230,30 @@ def test_time_limit_ends_the_epoch_in_progress_and_finishes_the_run(
     assert not again["stopped_at_time_limit"]
 
 
+class _InterruptAtTrainEnd(keras.callbacks.Callback):
+    def on_train_end(self, logs=None):
+        raise KeyboardInterrupt
+
+
+@pytest.mark.one_backend
+def test_a_run_interrupted_after_its_time_limit_is_tested_not_retrained(
+        tmp_path, capsys):
+    # Interrupted after training stopped at the limit (its epoch's backup
+    # and checkpoint written, the test not run): the restart trains no
+    # batch and finishes the run.
+    data_dir, hp = _tiny_listops(tmp_path, seed=5, epochs=50,
+                                 time_limit_minutes=1e-9)
+    kwargs = dict(out_dir=tmp_path / "run", data_dir=data_dir,
+                  saved_models_dir=None, verbose=0)
+    with pytest.raises(KeyboardInterrupt):
+        run("listops", hp, callbacks=[_InterruptAtTrainEnd()], **kwargs)
+    again = _CountBatches()
+    _, metrics = run("listops", hp, callbacks=[again], **kwargs)
+    assert again.batches == 0
+    assert "reached its time limit" in capsys.readouterr().out
+    assert metrics["epochs_run"] == 1 and metrics["stopped_at_time_limit"]
+
+
 def test_stop_after_time_reads_its_clock_after_every_batch(capsys):
     from lra_keras.callbacks import StopAfterTime
 
@@ -247,6 +271,29 @@ def test_stop_after_time_reads_its_clock_after_every_batch(capsys):
     assert "after batch 4 of epoch 4" in capsys.readouterr().out
     with pytest.raises(ValueError, match="seconds"):
         StopAfterTime(0)
+
+
+def test_stop_after_time_keeps_its_clock_across_the_fits_of_a_resume():
+    # `resumable_fit` finishes an interrupted epoch with one `fit` and
+    # trains the rest with another: one budget for both.
+    from lra_keras.callbacks import StopAfterTime
+
+    now = [0.0]
+    stops = []
+    timer = StopAfterTime(10.0, clock=lambda: now[0],
+                          on_stop=lambda: stops.append(now[0]))
+    timer.set_model(type("Model", (), {"stop_training": False})())
+    timer.on_train_begin()
+    timer.on_epoch_begin(0)
+    now[0] = 6.0
+    timer.on_train_batch_end(0)
+    timer.on_train_begin()  # the second fit
+    timer.on_epoch_begin(1)
+    now[0] = 11.0
+    timer.on_train_batch_end(0)
+    assert timer.model.stop_training and stops == [11.0]
+    timer.on_train_batch_end(1)  # on_stop is called once
+    assert stops == [11.0]
 
 
 def test_planned_steps_are_epochs_or_train_steps():

@@ -49,7 +49,8 @@ def compile_pretrainer(model, hp, total_steps):
 def pretraining_hparams(hp):
     """The row the pretraining phase optimises with: `hp` with its
     `pretrain_learning_rate`, `pretrain_schedule` and
-    `pretrain_warmup_steps` in place of the fine-tuning's where set."""
+    `pretrain_warmup_steps` in place of the fine-tuning's where set, and
+    no `train_steps` or `time_limit_minutes`."""
     pt_hp = dict(hp)
     pt_hp["learning_rate"] = (hp.get("pretrain_learning_rate")
                               or hp["learning_rate"])
@@ -57,6 +58,9 @@ def pretraining_hparams(hp):
         pt_hp["schedule"] = hp["pretrain_schedule"]
     if hp.get("pretrain_warmup_steps") is not None:
         pt_hp["warmup_steps"] = hp["pretrain_warmup_steps"]
+    # The fine-tuning's step count and time limit are not the phase's (its
+    # progress bar would count against them).
+    pt_hp["train_steps"] = pt_hp["time_limit_minutes"] = None
     return pt_hp
 
 

@@ -39,6 +39,7 @@ from lra_keras.training.resume import resumable_fit
 from lra_keras.training.run_directory import default_out_dir
 from lra_keras.training.run_directory import environment
 from lra_keras.training.run_directory import prepare
+from lra_keras.training.run_directory import TIME_LIMIT_MARKER
 from lra_keras.training.run_directory import run_name
 from lra_keras.training.run_directory import save_model_card
 from lra_keras.training.run_directory import val_accuracies
@@ -145,10 +146,16 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     out_dir.mkdir(parents=True, exist_ok=True)
     backup_dir = out_dir / "backup"
     resuming = backup_dir.exists()
+    # Written when `time_limit_minutes` stops training, before that
+    # epoch's backup: a run interrupted after it (in its test, say) is
+    # tested again on its restart, not trained for another limit.
+    time_limit_marker = out_dir / TIME_LIMIT_MARKER
     if not resuming:
         # The logs of an attempt stopped before its first backup.
         if (out_dir / "metrics.csv").exists():
             (out_dir / "metrics.csv").unlink()
+        if time_limit_marker.exists():
+            time_limit_marker.unlink()
         shutil.rmtree(out_dir / "tensorboard", ignore_errors=True)
     keras.utils.set_random_seed(seed)
     env = environment()
@@ -238,12 +245,26 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
                          *run_callbacks]
     timer = None
     if hp.get("time_limit_minutes"):
-        timer = StopAfterTime(60 * hp["time_limit_minutes"])
+        timer = StopAfterTime(
+            60 * hp["time_limit_minutes"],
+            on_stop=lambda: write_json(time_limit_marker,
+                                       dict(epoch=timer.stopped_epoch)))
         run_callbacks = [timer, *run_callbacks]
+    limit_reached = time_limit_marker.exists()
+    if limit_reached and not best_path.exists():
+        # Stopped before the stopping epoch's checkpoint: train again.
+        time_limit_marker.unlink()
+        limit_reached = False
     fit_started = time.time()
-    resumable_fit(model, train, epochs=epochs, callbacks=run_callbacks,
-                  validation_data=val, verbose=verbose,
-                  announce=lambda text: print(text, flush=True))
+    if limit_reached:
+        print(f"This run reached its time limit (time_limit_minutes="
+              f"{hp['time_limit_minutes']:g}) before it was interrupted: "
+              "no more training, its best checkpoint is tested.",
+              flush=True)
+    else:
+        resumable_fit(model, train, epochs=epochs, callbacks=run_callbacks,
+                      validation_data=val, verbose=verbose,
+                      announce=lambda text: print(text, flush=True))
     fit_seconds = time.time() - fit_started
     if best_path.exists():
         model.load_weights(str(best_path))
@@ -267,7 +288,7 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         best_val_accuracy=max(val_acc, default=float("nan")),
         epochs_run=len(val_acc),
         # the run ended at `time_limit_minutes`, before its planned steps
-        stopped_at_time_limit=bool(timer and timer.stopped_epoch is not None),
+        stopped_at_time_limit=time_limit_marker.exists(),
         wall_seconds=round(time.time() - started, 1),
         fit_seconds=round(fit_seconds, 1),
         pretrain_seconds=round(pretrain_seconds, 1),
