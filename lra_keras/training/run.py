@@ -36,10 +36,10 @@ from lra_keras.training.optimization import fit_callbacks
 from lra_keras.training.optimization import make_optimizer
 from lra_keras.training.resume import TrainingBackup
 from lra_keras.training.resume import resumable_fit
+from lra_keras.training.run_directory import TIME_LIMIT_MARKER
 from lra_keras.training.run_directory import default_out_dir
 from lra_keras.training.run_directory import environment
 from lra_keras.training.run_directory import prepare
-from lra_keras.training.run_directory import TIME_LIMIT_MARKER
 from lra_keras.training.run_directory import run_name
 from lra_keras.training.run_directory import save_model_card
 from lra_keras.training.run_directory import val_accuracies
