@@ -79,7 +79,8 @@ COMMON_KEYS = dict(
     train_steps=None,
     # None: no budget; minutes: training stops at the first batch past
     # them (with that epoch's validation), then the run finishes as usual
-    # (`callbacks.StopAfterTime`; the clock restarts on resume)
+    # (`callbacks.StopAfterTime`; a run started again gets the whole limit
+    # again, unless the limit had stopped its training: then it is tested)
     time_limit_minutes=None,
     learning_rate=1e-3,
     # learning rate of the family's dynamics weights; None: the global rate

@@ -243,7 +243,6 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     if hp.get("train_steps"):
         run_callbacks = [StopAtStep(total_steps, len(train)),
                          *run_callbacks]
-    timer = None
     if hp.get("time_limit_minutes"):
         timer = StopAfterTime(
             60 * hp["time_limit_minutes"],

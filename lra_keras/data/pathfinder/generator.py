@@ -161,13 +161,13 @@ def _generate_ranges(seed, resolution, contour_length, ranges, num_workers,
     `SAMPLES_PER_BATCH` images start it once (a pool per batch of 1,000
     took longer to start than to draw the batch:
     200,000 images ran at ~590 a second on 16 cores)."""
-    tasks, owner = [], []
+    tasks, owner, left = [], [], {}
     for index, (start, stop) in enumerate(ranges):
         chunks = _chunk_tasks(seed, resolution, contour_length, start, stop)
         tasks += chunks
         owner += [index] * len(chunks)
-    pending = {index: [] for index in range(len(ranges))}
-    left = {index: owner.count(index) for index in pending}
+        left[index] = len(chunks)  # chunks still to come
+    pending = {index: [] for index in left}
 
     def finish(index):
         parts = pending.pop(index)
