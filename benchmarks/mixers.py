@@ -25,10 +25,12 @@ step (the stack of part 1) that the blocked kernels of its layers take.
 
 On a GPU (JAX or PyTorch seeing one) the memory column is the device's
 peak allocation, weights included, rather than the growth of the
-process's resident set. `--one-process` times all lengths of a family in
-one child (fewer process and import start-ups, which dominate a short GPU
-lease); JAX's peak is then the child's over its lengths in ascending
-order, and on a CPU only the first length's memory is comparable.
+process's resident set. `--one-process` cuts the process and import
+start-ups, which dominate a short GPU lease: under JAX one child times all
+lengths of a family (its peak is then the child's over its lengths in
+ascending order: JAX cannot start a new one); under PyTorch and
+TensorFlow one child times every family and length, starting a new peak
+for each. On a CPU only a child's first memory is comparable.
 `--deadline S` reports the children not started within S seconds as not
 run, and `--json-out` appends every result as a JSON line.
 
@@ -142,13 +144,31 @@ def child_model(model, length, tokens, hidden, layers, steps,
         return _child_model(model, length, tokens, hidden, layers, steps)
 
 
-def child_models(model, lengths, *args):
-    """`child_model` at each of `lengths` in turn, printing a RESULT line
-    for each as it finishes (a later length that fails loses none)."""
-    for length in lengths:
-        result = child_model(model, length, *args)
-        print("RESULT " + json.dumps(dict(result, length=length)),
-              flush=True)
+def child_models(models, lengths, *args):
+    """`child_model` of each of `models` at each of `lengths` in turn,
+    printing a RESULT line for each as it finishes. A measurement that
+    raises (out of memory) gets an error line and the next one runs: a
+    later one loses nothing."""
+    import gc
+
+    import keras
+
+    for model in models:
+        for length in lengths:
+            try:
+                result = child_model(model, length, *args)
+            except Exception as error:  # reported, as a failed child's
+                result = {"error": _error_message(
+                    f"{type(error).__name__}: {error}")}
+            print("RESULT " + json.dumps(dict(result, length=length,
+                                              model=model)), flush=True)
+            keras.backend.clear_session()
+            gc.collect()
+            if keras.backend.backend() == "torch":
+                import torch
+
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
 
 
 def _child_model(model, length, tokens, hidden, layers, steps):
@@ -342,30 +362,45 @@ def models_table(args):
     started = time.monotonic()
     results = {}
     for backend in args.backends:
-        for model in args.models:
-            groups = ([sorted(args.lengths)] if args.one_process
-                      else [[length] for length in args.lengths])
-            for lengths in groups:
-                if (args.deadline is not None
-                        and time.monotonic() - started > args.deadline):
+        for models, lengths in _child_groups(args, backend):
+            left = (None if args.deadline is None
+                    else args.deadline - (time.monotonic() - started))
+            if left is not None and left < 0:
+                for model in models:
                     for length in lengths:
                         _print_row(args, results, backend, length, model,
                                    {"error": "not run (deadline)"})
-                    continue
-                extra = ["--mode", "model", "--model", model,
-                         "--lengths", *map(str, lengths), "--tokens",
-                         str(args.tokens), "--hidden", str(args.hidden),
-                         "--layers", str(args.layers), "--steps",
-                         str(args.steps), "--dtype-policy",
-                         args.dtype_policy]
-                rows = run_child_results(args, backend, extra,
-                                         args.timeout * len(lengths))
-                done = {row["length"]: row for row in rows
-                        if "length" in row}
+                continue
+            extra = ["--mode", "model", "--model", *models,
+                     "--lengths", *map(str, lengths), "--tokens",
+                     str(args.tokens), "--hidden", str(args.hidden),
+                     "--layers", str(args.layers), "--steps",
+                     str(args.steps), "--dtype-policy", args.dtype_policy]
+            timeout = args.timeout * len(lengths) * len(models)
+            if left is not None and len(models) > 1:
+                # a child of many models stops at the deadline (with a
+                # minute's grace): what it finished by then is kept
+                timeout = min(timeout, int(left) + 60)
+            rows = run_child_results(args, backend, extra, timeout)
+            done = {(row.get("model", models[0]), row["length"]): row
+                    for row in rows if "length" in row}
+            for model in models:
                 for length in lengths:
                     _print_row(args, results, backend, length, model,
-                               done.get(length, rows[-1]))
+                               done.get((model, length), rows[-1]))
     return results
+
+
+def _child_groups(args, backend):
+    """`(models, lengths)` of each child: one per model and length; with
+    `--one-process`, one per model (JAX, whose peak memory cannot be
+    started anew) or one for every model (PyTorch, TensorFlow)."""
+    if not args.one_process:
+        return [([m], [n]) for m in args.models for n in args.lengths]
+    lengths = sorted(args.lengths)
+    if backend == "jax":
+        return [([m], lengths) for m in args.models]
+    return [(list(args.models), lengths)]
 
 
 def _print_row(args, results, backend, length, model, result):
@@ -443,11 +478,11 @@ def main(argv=None):
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--kernel-study", action="store_true")
     parser.add_argument("--one-process", action="store_true",
-                        help="one child per backend and model for all "
-                        "lengths (less start-up and import time on a "
-                        "GPU; JAX's peak memory is then the child's, and "
-                        "on a CPU only the first length's memory is "
-                        "comparable)")
+                        help="for a GPU: one child for every model and "
+                        "length (PyTorch, TensorFlow) or per model (JAX), "
+                        "less start-up and import time; JAX's peak memory "
+                        "is then the child's, and on a CPU only a child's "
+                        "first memory is comparable")
     parser.add_argument("--deadline", type=float, default=None,
                         help="seconds: children not started by then are "
                         "reported as not run")
@@ -460,7 +495,7 @@ def main(argv=None):
     parser.add_argument("--child", action="store_true",
                         help=argparse.SUPPRESS)
     parser.add_argument("--mode", help=argparse.SUPPRESS)
-    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--model", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--length", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--block-size", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

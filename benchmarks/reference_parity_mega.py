@@ -106,6 +106,7 @@ not gated).
 import argparse
 import ast
 import copy
+import functools
 import importlib
 import math
 import os
@@ -202,8 +203,10 @@ def _package(repo, name, **names):
     return package
 
 
+@functools.cache
 def import_reference(repo):
-    """The reference's modules, imported from the checkout `repo`."""
+    """The reference's modules, imported from the checkout `repo` (once a
+    process: fairseq's registries refuse a second set-up)."""
     repo = add_checkout(repo, "--mega-repo", "facebookresearch/mega",
                         "fairseq/models/lra/mega_lra_encoder.py")
     architectures = {}

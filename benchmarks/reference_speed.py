@@ -2,15 +2,28 @@
 
     python benchmarks/reference_speed.py --s4-repo PATH [--mega-repo PATH]
         [--models s4d s4 transformer mega] [--lengths 1024 4096 16384]
-        [--backends jax tensorflow torch] [--batch 16] [--hidden 128]
-        [--layers 4] [--steps 3]
+        [--backends jax tensorflow torch] [--batch 16 | --tokens 65536]
+        [--hidden 128] [--layers 4] [--steps 3]
+        [--dtype-policy float32|mixed_bfloat16] [--one-process]
+        [--deadline S] [--json-out FILE]
 
 One configuration on both sides: `--layers` residual blocks of width
-`--hidden`, a batch of `--batch` rows of L random tokens, fp32, one
-training step (forward, backward, AdamW update) timed after one untimed
-step. Every measurement runs in its own subprocess; peak memory is the
-growth of the process's peak resident set over its size just before the
-first step (as `benchmarks/mixers.py`).
+`--hidden`, a batch of `--batch` rows of L random tokens (or `--tokens //
+L` rows), one training step (forward, backward, AdamW update) timed after
+one untimed step. Every measurement runs in its own subprocess; peak
+memory is the growth of the process's peak resident set over its size
+just before the first step (as `benchmarks/mixers.py`). Where PyTorch sees
+a GPU the reference runs there (each step synchronised) and its memory is
+the device's peak allocation, weights included, as ours is there.
+
+`--dtype-policy mixed_bfloat16`: ours under Keras's policy, the reference
+under `torch.autocast` to bf16 over fp32 weights. `--one-process` times
+all lengths in one child per side, model and backend (on a GPU, start-ups
+dominate a short lease; on a CPU only the first length's memory is
+comparable). `--deadline S` reports children not started within S seconds
+as not run, `--json-out` appends every measurement as a JSON line, and a
+SIGTERM (a session script's time budget) stops the child in flight and
+prints the rows measured so far.
 
 The references, imported from the checkouts given on the command line
 (nothing of theirs is copied here):
@@ -36,6 +49,7 @@ reference's.
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -111,8 +125,10 @@ def _rotary_transformer(hidden, layers, heads=4, ffn=256):
 
         def forward(self, tokens):
             length, half = tokens.shape[1], hidden // heads // 2
-            freq = 10000.0 ** (-torch.arange(half) / half)
-            angle = torch.arange(length)[:, None] * freq[None, :]
+            device = tokens.device
+            freq = 10000.0 ** (-torch.arange(half, device=device) / half)
+            angle = (torch.arange(length, device=device)[:, None]
+                     * freq[None, :])
             cos, sin = torch.cos(angle), torch.sin(angle)
             x = self.embed(tokens)
             for block in self.blocks:
@@ -144,11 +160,16 @@ def _mega(args, length):
         def __call__(self, tokens):
             import torch
 
-            lengths = torch.full((tokens.shape[0],), tokens.shape[1])
+            lengths = torch.full((tokens.shape[0],), tokens.shape[1],
+                                 device=tokens.device)
             return rpm.reference_forward(model, tokens, lengths)
 
         def parameters(self):
             return model.parameters()
+
+        def to(self, device):
+            model.to(device)
+            return self
 
     return Classify()
 
@@ -177,20 +198,48 @@ def build_reference(args, model, length):
                             args.hidden, args.layers)
 
 
-def child_reference(args):
+def _cuda():
+    """The CUDA device when PyTorch sees one (the reference then runs
+    there, as ours does), else None."""
+    import torch
+
+    return torch.device("cuda") if torch.cuda.is_available() else None
+
+
+def child_reference(args, length):
+    """One training step of the reference at `length`, as a dict: on a
+    CPU, memory is the growth of the peak resident set; on a GPU, the
+    device's peak allocation (weights included), as `mixers`."""
+    import contextlib
+
     import torch
     from torch.nn import functional as F
 
     torch.manual_seed(0)
-    net = build_reference(args, args.model, args.length)
+    cuda = _cuda()
+    batch = _batch(args, length)
+    net = build_reference(args, args.model, length)
+    if cuda is not None:
+        net = net.to(cuda)
+        torch.cuda.reset_peak_memory_stats()
     optimizer = torch.optim.AdamW(list(net.parameters()), lr=1e-4)
-    tokens = torch.randint(1, VOCABULARY - 1, (args.batch, args.length))
-    labels = torch.randint(0, CLASSES, (args.batch,))
+    tokens = torch.randint(1, VOCABULARY - 1, (batch, length), device=cuda)
+    labels = torch.randint(0, CLASSES, (batch,), device=cuda)
+    # Keras's mixed_bfloat16 as PyTorch writes it: fp32 weights, the
+    # forward pass's matrix products and convolutions in bf16.
+    mixed = args.dtype_policy == "mixed_bfloat16"
+    autocast = (torch.autocast("cuda" if cuda is not None else "cpu",
+                               dtype=torch.bfloat16) if mixed
+                else contextlib.nullcontext())
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        F.cross_entropy(net(tokens), labels).backward()
+        with autocast:
+            loss = F.cross_entropy(net(tokens).float(), labels)
+        loss.backward()
         optimizer.step()
+        if cuda is not None:
+            torch.cuda.synchronize()
 
     before = mixers._rss_mib()
     times = []
@@ -198,55 +247,133 @@ def child_reference(args):
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
-    times = sorted(times[1:])
+    compile_s, times = times[0], sorted(times[1:])
     seconds = times[len(times) // 2]
-    return dict(step_s=seconds, tokens_per_s=args.batch * args.length
-                / seconds, memory_mib=mixers._peak_mib() - before,
+    memory = (torch.cuda.max_memory_allocated() / 2**20 if cuda is not None
+              else mixers._peak_mib() - before)
+    return dict(step_s=seconds, tokens_per_s=batch * length / seconds,
+                memory_mib=memory, batch=batch, compile_s=compile_s,
+                device=(torch.cuda.get_device_name() if cuda is not None
+                        else "cpu"),
                 threads=torch.get_num_threads())
 
 
-def measure(args, side, model, length, backend):
-    extra = ["--side", side, "--model", model, "--length", str(length),
+def _batch(args, length):
+    """`--batch` rows, or `--tokens // L` (at least 1) when given."""
+    return max(1, args.tokens // length) if args.tokens else args.batch
+
+
+def measure(args, side, model, lengths, backend):
+    """`{length: result}` of one child timing `lengths` in turn (a length
+    that failed, or was not reached, gets the child's error)."""
+    extra = ["--side", side, "--model", model,
+             "--child-lengths", *map(str, lengths),
              "--batch", str(args.batch), "--hidden", str(args.hidden),
              "--layers", str(args.layers), "--steps", str(args.steps),
-             "--s4-repo", str(args.s4_repo)]
+             "--s4-repo", str(args.s4_repo),
+             "--dtype-policy", args.dtype_policy]
+    if args.tokens:
+        extra += ["--tokens", str(args.tokens)]
     if args.mega_repo:
         extra += ["--mega-repo", str(args.mega_repo)]
-    return mixers.run_child(args, backend, extra, args.timeout,
-                            script=__file__)
+    rows = mixers.run_child_results(args, backend, extra,
+                                    args.timeout * len(lengths),
+                                    script=__file__)
+    done = {row["length"]: row for row in rows if "length" in row}
+    return {length: done.get(length, rows[-1]) for length in lengths}
+
+
+def _record(args, side, model, length, backend, result):
+    if args.json_out:
+        with open(args.json_out, "a") as f:
+            f.write(json.dumps(dict(
+                result, side=side, model=model, length=length,
+                backend=backend, dtype_policy=args.dtype_policy)) + "\n")
+    return result
 
 
 def table(args):
     models = [m for m in args.models if m != "mega" or args.mega_repo]
+    size = (f"{args.tokens} tokens a batch (batch = tokens // L)"
+            if args.tokens else f"batch {args.batch}")
     print(f"Training step, {args.layers} blocks of width {args.hidden}, "
-          f"batch {args.batch}, fp32, {os.cpu_count()} CPUs visible; "
+          f"{size}, {args.dtype_policy}, {os.cpu_count()} CPUs visible; "
           "ratios: ours / reference (tokens/s: > 1 is faster; memory: "
-          "< 1 is leaner).")
+          "< 1 is leaner). Memory: on a CPU the growth of the peak "
+          "resident set, on a GPU the device's peak allocation.",
+          flush=True)
     head = ["model", "L", "reference tok/s, MiB"] + [
         f"{b} tok/s ×, mem ×" for b in args.backends]
     print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
+    print("|" + "---|" * len(head), flush=True)
+    started = time.monotonic()
+    groups = ([sorted(args.lengths)] if args.one_process
+              else [[length] for length in args.lengths])
+    # A SIGTERM (`timeout` ending a GPU session's budget) stops the child
+    # in flight; the rows measured so far are printed, the rest marked.
+    stopped, measuring = [], []
+
+    def stop(signum, frame):
+        stopped.append(signum)
+        if measuring:  # subprocess.run kills its child on the way out
+            raise _Stopped
+
+    previous = signal.signal(signal.SIGTERM, stop)
+
+    def timed(side, model, lengths, backend):
+        results = None
+        if not stopped and (args.deadline is None or time.monotonic()
+                            - started <= args.deadline):
+            measuring.append(True)
+            try:
+                results = measure(args, side, model, lengths, backend)
+            except _Stopped:
+                pass
+            finally:
+                measuring.clear()
+        if results is None:
+            why = "stopped (SIGTERM)" if stopped else "not run (deadline)"
+            results = {n: {"error": why} for n in lengths}
+        return {n: _record(args, side, model, n, backend, r)
+                for n, r in results.items()}
+
+    try:
+        _rows(args, models, groups, timed)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 1 if stopped else None
+
+
+class _Stopped(Exception):
+    """A SIGTERM arrived while a child ran."""
+
+
+def _rows(args, models, groups, timed):
+    """Measures and prints the table's rows, model by model."""
     for model in models:
-        for length in args.lengths:
-            ref = measure(args, "reference", model, length, "torch")
-            cells = [model, str(length)]
-            if "error" in ref:
-                cells.append(ref["error"])
-            else:
-                cells.append(f"{ref['tokens_per_s']:,.0f}, "
-                             f"{ref['memory_mib']:,.0f}")
-            for backend in args.backends:
-                ours = measure(args, "ours", model, length, backend)
-                if "error" in ours:
-                    cells.append(ours["error"])
-                elif "error" in ref:
-                    cells.append(f"{ours['tokens_per_s']:,.0f} tok/s, "
-                                 f"{ours['memory_mib']:,.0f} MiB")
-                else:
-                    cells.append(
-                        f"{ours['tokens_per_s'] / ref['tokens_per_s']:.2f}, "
-                        f"{ours['memory_mib'] / ref['memory_mib']:.2f}")
-            print("| " + " | ".join(cells) + " |", flush=True)
+        for lengths in groups:
+            refs = timed("reference", model, lengths, "torch")
+            ours = {b: timed("ours", model, lengths, b)
+                    for b in args.backends}
+            for length in lengths:
+                ref = refs[length]
+                cells = [model, str(length), _cell(ref)]
+                for backend in args.backends:
+                    mine = ours[backend][length]
+                    if "error" in mine or "error" in ref:
+                        cells.append(_cell(mine))
+                    else:
+                        cells.append(
+                            f"{mine['tokens_per_s'] / ref['tokens_per_s']:.2f}"
+                            f", {mine['memory_mib'] / ref['memory_mib']:.2f}")
+                print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def _cell(result):
+    if "error" in result:
+        return result["error"]
+    return (f"{result['tokens_per_s']:,.0f} tok/s, "
+            f"{result['memory_mib']:,.0f} MiB")
 
 
 def main(argv=None):
@@ -265,22 +392,41 @@ def main(argv=None):
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=None,
+                        help="tokens a batch (batch = tokens // L); "
+                        "default: --batch rows at every length")
+    parser.add_argument("--dtype-policy", default="float32",
+                        choices=("float32", "mixed_bfloat16"),
+                        help="ours: the Keras policy; the reference: "
+                        "bf16 autocast over fp32 weights")
     parser.add_argument("--timeout", type=int, default=1800)
+    parser.add_argument("--one-process", action="store_true",
+                        help="one child per side, model and backend for "
+                        "all lengths (on a CPU only the first length's "
+                        "memory is comparable)")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="seconds: children not started by then are "
+                        "reported as not run")
+    parser.add_argument("--json-out", default=None,
+                        help="append every result as a JSON line here")
     parser.add_argument("--side", choices=("ours", "reference"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
-    parser.add_argument("--length", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-lengths", nargs="+", type=int,
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.side == "reference":
-        result = child_reference(args)
-    elif args.side == "ours":
-        result = mixers.child_model(args.model, args.length,
-                                    args.batch * args.length, args.hidden,
-                                    args.layers, args.steps)
-    else:
+    if not args.side:
         return table(args)
-    print("RESULT " + json.dumps(result), flush=True)
+    for length in args.child_lengths:
+        if args.side == "reference":
+            result = child_reference(args, length)
+        else:
+            result = mixers.child_model(
+                args.model, length, _batch(args, length) * length,
+                args.hidden, args.layers, args.steps, args.dtype_policy)
+        print("RESULT " + json.dumps(dict(result, length=length)),
+              flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The drivers of the speed benchmarks, without timing anything.
+
+`benchmarks/mixers.py` and `benchmarks/reference_speed.py` run their
+measurements in child processes; what is tested here is the bookkeeping
+around them that a short GPU lease depends on: which child measures what
+(`--one-process`), a failing measurement not losing the others, the
+ratios and the JSON lines of the table, the deadline, and a SIGTERM (the
+session script's budget) printing what was measured so far.
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import mixers  # noqa: E402
+import reference_speed  # noqa: E402
+
+
+def test_one_process_groups_per_backend():
+    args = argparse.Namespace(models=["transformer", "s4d"],
+                              lengths=[4096, 1024], one_process=False)
+    assert mixers._child_groups(args, "torch") == [
+        (["transformer"], [4096]), (["transformer"], [1024]),
+        (["s4d"], [4096]), (["s4d"], [1024])]
+    args.one_process = True
+    # JAX cannot start a new peak: one child per model
+    assert mixers._child_groups(args, "jax") == [
+        (["transformer"], [1024, 4096]), (["s4d"], [1024, 4096])]
+    assert mixers._child_groups(args, "torch") == [
+        (["transformer", "s4d"], [1024, 4096])]
+
+
+def test_child_models_reports_a_failure_and_goes_on(monkeypatch, capsys):
+    def fake(model, length, *args):
+        if model == "bad" and length == 2:
+            raise RuntimeError("out of memory")
+        return {"step_s": length / 10}
+
+    monkeypatch.setattr(mixers, "child_model", fake)
+    mixers.child_models(["good", "bad", "last"], [1, 2], 0, 0, 0, 0)
+    rows = [json.loads(line[7:]) for line in capsys.readouterr().out
+            .splitlines() if line.startswith("RESULT ")]
+    assert [(r["model"], r["length"]) for r in rows] == [
+        ("good", 1), ("good", 2), ("bad", 1), ("bad", 2), ("last", 1),
+        ("last", 2)]
+    assert rows[3]["error"] == "RuntimeError: out of memory"
+    assert [r.get("step_s") for r in rows] == [0.1, 0.2, 0.1, None, 0.1,
+                                                0.2]
+
+
+def test_reference_speed_batch():
+    args = argparse.Namespace(batch=16, tokens=None)
+    assert reference_speed._batch(args, 4096) == 16
+    args.tokens = 65536
+    assert [reference_speed._batch(args, n) for n in (1024, 16384,
+                                                       131072)] == [64, 4, 1]
+
+
+def _table_args(tmp_path, **kwargs):
+    return argparse.Namespace(**dict(
+        dict(models=["s4d", "transformer"], mega_repo=None,
+             backends=["jax", "torch"], lengths=[1024, 4096], tokens=8192,
+             batch=16, layers=4, hidden=128, dtype_policy="float32",
+             one_process=True, deadline=None,
+             json_out=str(tmp_path / "rows.jsonl")), **kwargs))
+
+
+def _fake_result(side, model, length, backend):
+    # tokens/s: the reference 1000 per token of L, ours 2x (jax) or 0.5x
+    speed = {"reference": 1.0, "jax": 2.0, "torch": 0.5}[
+        backend if side == "ours" else side]
+    return {"tokens_per_s": 1000.0 * length * speed, "memory_mib": 100.0
+            * (4.0 if backend == "jax" and side == "ours" else 1.0)}
+
+
+def test_reference_speed_table_ratios_and_json(tmp_path, monkeypatch,
+                                               capsys):
+    calls = []
+
+    def measure(args, side, model, lengths, backend):
+        calls.append((side, model, tuple(lengths), backend))
+        if (side, model, backend) == ("ours", "transformer", "torch"):
+            return {n: {"error": "killed (out of memory)"} for n in lengths}
+        return {n: _fake_result(side, model, n, backend) for n in lengths}
+
+    monkeypatch.setattr(reference_speed, "measure", measure)
+    assert reference_speed.table(_table_args(tmp_path)) is None
+    # one child per side, model and backend for both lengths
+    assert calls == [(side, model, (1024, 4096), backend)
+                     for model in ("s4d", "transformer")
+                     for side, backend in (("reference", "torch"),
+                                           ("ours", "jax"),
+                                           ("ours", "torch"))]
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| s4d") or line.startswith("| transformer")]
+    assert rows[0] == ("| s4d | 1024 | 1,024,000 tok/s, 100 MiB | "
+                       "2.00, 4.00 | 0.50, 1.00 |")
+    assert rows[3] == ("| transformer | 4096 | 4,096,000 tok/s, 100 MiB | "
+                       "2.00, 4.00 | killed (out of memory) |")
+    lines = [json.loads(line) for line in
+             (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert len(lines) == 12
+    assert lines[0] == dict(_fake_result("reference", "s4d", 1024, "torch"),
+                            side="reference", model="s4d", length=1024,
+                            backend="torch", dtype_policy="float32")
+
+
+def test_reference_speed_deadline_and_sigterm(tmp_path, monkeypatch,
+                                              capsys):
+    def measure(args, side, model, lengths, backend):
+        if model == "transformer":  # the session's budget runs out here
+            os.kill(os.getpid(), signal.SIGTERM)
+        return {n: _fake_result(side, model, n, backend) for n in lengths}
+
+    monkeypatch.setattr(reference_speed, "measure", measure)
+    before = signal.getsignal(signal.SIGTERM)
+    assert reference_speed.table(_table_args(tmp_path, lengths=[1024])) == 1
+    assert signal.getsignal(signal.SIGTERM) is before
+    out = capsys.readouterr().out
+    assert "| s4d | 1024 | 1,024,000 tok/s, 100 MiB | 2.00, 4.00 | " \
+        "0.50, 1.00 |" in out
+    assert ("| transformer | 1024 | stopped (SIGTERM) | stopped (SIGTERM) "
+            "| stopped (SIGTERM) |") in out
+
+    monkeypatch.setattr(reference_speed, "measure", pytest.fail)
+    args = _table_args(tmp_path, lengths=[1024], deadline=-1.0)
+    assert reference_speed.table(args) is None
+    assert out.count("not run") == 0
+    assert capsys.readouterr().out.count("not run (deadline)") == 6
