@@ -82,6 +82,15 @@ COMMON_KEYS = dict(
     # (`callbacks.StopAfterTime`; a run started again gets the whole limit
     # again, unless the limit had stopped its training: then it is tested)
     time_limit_minutes=None,
+    # None: Keras's "auto" (XLA under JAX; eager under PyTorch, and under
+    # TensorFlow on a CPU); True compiles the train, test and predict steps
+    # (`torch.compile` under PyTorch, where a GPU step is otherwise bound
+    # by dispatching one op at a time; XLA under TensorFlow); False runs
+    # them eagerly. Every new batch shape compiles anew: on the bucketed
+    # tasks (ListOps, Text, Retrieval) pair True with bucket_step=None
+    # (`torch.compile` stops compiling after 8 shapes and runs the rest
+    # eagerly)
+    jit_compile=None,
     learning_rate=1e-3,
     # learning rate of the family's dynamics weights; None: the global rate
     ssm_learning_rate=None,

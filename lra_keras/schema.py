@@ -148,6 +148,7 @@ RULES = dict(
     epochs=_count(),
     train_steps=_count(optional=True),
     time_limit_minutes=Rule(float, positive=True, optional=True),
+    jit_compile=Rule(bool, optional=True),
     learning_rate=_rate(),
     ssm_learning_rate=_rate(optional=True),
     dt_learning_rate=Rule(str, choices=DT_LEARNING_RATES),

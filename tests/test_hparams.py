@@ -493,6 +493,14 @@ def test_time_limit_is_positive_minutes_or_none():
             get_hparams("listops", "s4d", time_limit_minutes=bad)
 
 
+def test_jit_compile_is_a_bool_or_none():
+    assert get_hparams("listops", "s4d")["jit_compile"] is None
+    assert get_hparams("listops", "s4d", jit_compile=True)["jit_compile"]
+    for bad in ("true", 1, "auto"):
+        with pytest.raises(ValueError, match="jit_compile"):
+            get_hparams("listops", "s4d", jit_compile=bad)
+
+
 def test_a_causal_objective_refuses_the_class_tokens():
     # SPT's causal objective sets causal=True on LRA's rows
     for model in ("performer", "sparse_transformer"):

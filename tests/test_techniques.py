@@ -904,3 +904,44 @@ def test_pretraining_takes_its_own_schedule_and_warmup():
     assert (cut["train_steps"], cut["time_limit_minutes"]) == (None, None)
     quick = get_hparams("text", "s4", "quick", technique="spt")
     assert quick["pretrain_schedule"] is None
+
+
+@pytest.mark.parametrize("technique", ["none", "multitask", "spt"])
+def test_jit_compile_reaches_every_phase(technique):
+    # None leaves Keras's "auto": XLA under JAX, eager under PyTorch and
+    # under TensorFlow on a CPU; True and False are passed as they are.
+    auto = keras.backend.backend() == "jax"
+    for jit, expected in ((None, auto), (True, True), (False, False)):
+        hp = get_hparams("listops", "s4d", technique=technique,
+                         hidden_dim=8, num_layers=1, sequence_length=16,
+                         jit_compile=jit)
+        if technique == "spt":
+            model = build_pretrainer(**pretrainer_kwargs(hp))
+            compile_pretrainer(model, hp, total_steps=4)
+        else:
+            tech = techniques.get_technique(technique)
+            model = tech.build(hp)
+            tech.compile(model, "adam", hp)
+        assert model.jit_compile is expected, (technique, jit)
+
+
+def test_a_compiled_step_equals_the_eager_one():
+    # Under PyTorch `jit_compile=True` is `torch.compile`; under JAX and
+    # TensorFlow, XLA against eager execution. Same weights, same batches:
+    # the same three losses.
+    losses = {}
+    for jit in (False, True):
+        keras.utils.set_random_seed(0)
+        hp = get_hparams("listops", "s4d", hidden_dim=16, num_layers=1,
+                         sequence_length=32, dropout=0.0, jit_compile=jit)
+        tech = techniques.get_technique("none")
+        model = tech.build(hp)
+        tech.compile(model, keras.optimizers.AdamW(1e-2), hp)
+        rng = np.random.default_rng(0)
+        x = {"token_ids": rng.integers(1, 17, (4, 32)).astype("int32"),
+             "padding_mask": np.ones((4, 32), bool)}
+        y = rng.integers(0, 10, (4,))
+        losses[jit] = [float(model.train_on_batch(x, y)[0])
+                       for _ in range(3)]
+    np.testing.assert_allclose(losses[True], losses[False], rtol=1e-5)
+    assert losses[True][2] < losses[True][0]  # it trains

@@ -26,6 +26,13 @@ numpy-only augmentations and masking can import it.
 """
 
 
+def compile_options(hp):
+    """The `model.compile` arguments every phase takes from `hp`:
+    `jit_compile` (None: Keras's "auto")."""
+    jit = hp.get("jit_compile")
+    return {"jit_compile": "auto" if jit is None else jit}
+
+
 def classification_loss(hp):
     """(loss, accuracy metric) of the classifier's `logits`.
 
@@ -102,7 +109,8 @@ class Technique:
         """Compiles `model`; returns the logged classification accuracy
         name."""
         loss, accuracy = classification_loss(hp)
-        model.compile(optimizer=optimizer, loss=loss, metrics=[accuracy])
+        model.compile(optimizer=optimizer, loss=loss, metrics=[accuracy],
+                      **compile_options(hp))
         return "accuracy"
 
     def classifier(self, model):

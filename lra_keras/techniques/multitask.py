@@ -19,6 +19,7 @@ import numpy as np
 
 from lra_keras.techniques.base import Technique
 from lra_keras.techniques.base import classification_loss
+from lra_keras.techniques.base import compile_options
 from lra_keras.techniques.masking import check_loss_positions
 from lra_keras.techniques.masking import denoising_targets
 
@@ -64,6 +65,7 @@ class Multitask(Technique):
             loss_weights={"logits": 1.0,
                           "token_logits": float(hp["multitask_loss_weight"])},
             metrics={"logits": [accuracy]},
+            **compile_options(hp),
         )
         # Keras prefixes the output's name.
         return "logits_accuracy"

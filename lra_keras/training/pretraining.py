@@ -15,6 +15,7 @@ from lra_keras._atomic import atomic_path
 from lra_keras._atomic import write_json
 from lra_keras.models import build_pretrainer
 from lra_keras.models import pretrainer_kwargs
+from lra_keras.techniques.base import compile_options
 from lra_keras.training.inputs import make_batches
 from lra_keras.training.optimization import fit_callbacks
 from lra_keras.training.optimization import make_optimizer
@@ -43,6 +44,7 @@ def compile_pretrainer(model, hp, total_steps):
         optimizer=make_optimizer(hp, total_steps),
         loss=loss,
         weighted_metrics=weighted_metrics,
+        **compile_options(hp),
     )
 
 
