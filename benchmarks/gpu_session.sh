@@ -45,18 +45,10 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
 
-if ! python3 -c "import keras" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1
-then
-  python3 -m pip install -q --no-index --no-deps --no-compile \
-    --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
+. benchmarks/device_env.sh
 # JAX unless told: Keras's default backend, TensorFlow, is not there
 export KERAS_BACKEND=${KERAS_BACKEND:-jax}
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false \
-  LRA_KERAS_DATA=${LRA_KERAS_DATA:-/tmp/lra_data} TF_CPP_MIN_LOG_LEVEL=3
+export LRA_KERAS_DATA=${LRA_KERAS_DATA:-/tmp/lra_data}
 {
   nvidia-smi
   python3 -c 'import jax, keras, torch; print("jax", jax.__version__,

@@ -47,16 +47,7 @@ start=$(date +%s)
 stamp() { echo "[$(($(date +%s) - start)) s] $*"; }
 left() { echo $((SCRIPT_SECONDS - ($(date +%s) - start))); }
 
-if ! python3 -c "import keras" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1
-then
-  python3 -m pip install -q --no-index --no-deps --no-compile \
-    --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false \
-  TF_CPP_MIN_LOG_LEVEL=3
+. benchmarks/device_env.sh
 {
   nvidia-smi
   KERAS_BACKEND=jax python3 -c 'import jax, keras, torch; print("jax",

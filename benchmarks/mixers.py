@@ -465,6 +465,18 @@ def kernel_study(args):
             )
 
 
+def add_session_options(parser, one_process_help):
+    """`--one-process`, `--deadline` and `--json-out`: what a short GPU
+    lease needs of a benchmark."""
+    parser.add_argument("--one-process", action="store_true",
+                        help=one_process_help)
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="seconds: children not started by then are "
+                        "reported as not run")
+    parser.add_argument("--json-out", default=None,
+                        help="append every result as a JSON line here")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backends", nargs="*", default=list(BACKENDS))
@@ -477,17 +489,11 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--kernel-study", action="store_true")
-    parser.add_argument("--one-process", action="store_true",
-                        help="for a GPU: one child for every model and "
-                        "length (PyTorch, TensorFlow) or per model (JAX), "
-                        "less start-up and import time; JAX's peak memory "
-                        "is then the child's, and on a CPU only a child's "
-                        "first memory is comparable")
-    parser.add_argument("--deadline", type=float, default=None,
-                        help="seconds: children not started by then are "
-                        "reported as not run")
-    parser.add_argument("--json-out", default=None,
-                        help="append every result as a JSON line here")
+    add_session_options(
+        parser, "for a GPU: one child for every model and length "
+        "(PyTorch, TensorFlow) or per model (JAX), less start-up and "
+        "import time; JAX's peak memory is then the child's, and on a CPU "
+        "only a child's first memory is comparable")
     parser.add_argument("--dtype-policy", default="float32",
                         help="Keras dtype policy of the models: float32, "
                         "mixed_bfloat16 or mixed_float16")

@@ -400,15 +400,9 @@ def main(argv=None):
                         help="ours: the Keras policy; the reference: "
                         "bf16 autocast over fp32 weights")
     parser.add_argument("--timeout", type=int, default=1800)
-    parser.add_argument("--one-process", action="store_true",
-                        help="one child per side, model and backend for "
-                        "all lengths (on a CPU only the first length's "
-                        "memory is comparable)")
-    parser.add_argument("--deadline", type=float, default=None,
-                        help="seconds: children not started by then are "
-                        "reported as not run")
-    parser.add_argument("--json-out", default=None,
-                        help="append every result as a JSON line here")
+    mixers.add_session_options(
+        parser, "one child per side, model and backend for all lengths "
+        "(on a CPU only the first length's memory is comparable)")
     parser.add_argument("--side", choices=("ours", "reference"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
