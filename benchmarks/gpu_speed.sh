@@ -16,7 +16,8 @@
 # as wheels in .whl/ (carried), as for `benchmarks/gpu_session.sh`.
 #
 # 1. reference_speed.py: REF_MODELS at LENGTHS, TOKENS a batch, DTYPE
-#    (float32 or mixed_bfloat16), the reference and ours under JAX and
+#    (float32 or mixed_bfloat16), JIT (our `jit_compile`: auto, true,
+#    false), the reference and ours under JAX and
 #    PyTorch, one child per side, model and backend; children not started
 #    by REF_SECONDS are reported as not run.
 # 2. mixers.py: MIX_MODELS (the transformer first: the ratios' baseline)
@@ -41,6 +42,8 @@ sparse_transformer longformer linformer reformer sinkhorn synthesizer \
 bigbird linear_transformer performer}
 MIX_BACKENDS=${MIX_BACKENDS-torch jax}
 STEPS=${STEPS:-3}
+# auto, true (our steps under torch.compile / XLA) or false
+JIT=${JIT:-auto}
 mkdir -p "$OUT" || exit 1
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -66,6 +69,7 @@ if [ "$budget" -gt 0 ] && [ -n "$REF_MODELS" ]; then
     --s4-repo "$REFS/s4" "${mega[@]}" --models $REF_MODELS \
     --lengths $LENGTHS --tokens "$TOKENS" --dtype-policy "$DTYPE" \
     --backends jax torch --steps "$STEPS" --timeout 120 --one-process \
+    --jit-compile "$JIT" \
     --deadline "$REF_SECONDS" --json-out "$OUT/results.jsonl" 2>&1 \
     | tee "$OUT/reference_speed.txt"
 fi
@@ -78,6 +82,7 @@ for backend in $MIX_BACKENDS; do
   timeout "$budget" python3 benchmarks/mixers.py --backends "$backend" \
     --models $MIX_MODELS --lengths $LENGTHS --tokens "$TOKENS" \
     --dtype-policy "$DTYPE" --steps "$STEPS" --timeout 90 --one-process \
+    --jit-compile "$JIT" \
     --deadline $((budget - 60)) --json-out "$OUT/results.jsonl" 2>&1 \
     | tee -a "$OUT/mixers.txt"
 done

@@ -5,6 +5,7 @@
         [--tokens 16384] [--hidden 128] [--layers 4] [--steps 3]
         [--dtype-policy {float32,mixed_bfloat16,mixed_float16}]
         [--one-process] [--deadline S] [--json-out FILE]
+        [--jit-compile {auto,true,false}]
     python benchmarks/mixers.py --kernel-study [--lengths ...]
 
 Part 1 (default): for each backend, model family and length, one
@@ -33,6 +34,8 @@ TensorFlow one child times every family and length, starting a new peak
 for each. On a CPU only a child's first memory is comparable.
 `--deadline S` reports the children not started within S seconds as not
 run, and `--json-out` appends every result as a JSON line.
+`--jit-compile true` compiles our models' steps (`torch.compile` under
+PyTorch, XLA under TensorFlow; the `jit_compile` hyperparameter).
 
 Runs that fail (out of memory, timeout) are reported as such, not hidden,
 with the exception's message.
@@ -136,12 +139,13 @@ def _accelerator():
 
 
 def child_model(model, length, tokens, hidden, layers, steps,
-                dtype_policy="float32"):
+                dtype_policy="float32", jit_compile="auto"):
     """One training step's time and memory, as a dict."""
     from lra_keras.models import dtype_policy_scope
 
     with dtype_policy_scope(dtype_policy):
-        return _child_model(model, length, tokens, hidden, layers, steps)
+        return _child_model(model, length, tokens, hidden, layers, steps,
+                            jit_compile)
 
 
 def child_models(models, lengths, *args):
@@ -171,7 +175,8 @@ def child_models(models, lengths, *args):
                     torch.cuda.empty_cache()
 
 
-def _child_model(model, length, tokens, hidden, layers, steps):
+def _child_model(model, length, tokens, hidden, layers, steps,
+                 jit_compile="auto"):
     import keras
     import numpy as np
 
@@ -186,6 +191,7 @@ def _child_model(model, length, tokens, hidden, layers, steps):
     net.compile(
         optimizer=keras.optimizers.AdamW(1e-4),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=jit_compile,
     )
     rng = np.random.default_rng(0)
     x = {
@@ -352,7 +358,7 @@ def _fmt_ratio(value, base):
 def models_table(args):
     print(f"Training step of a {args.layers}-block stack, width "
           f"{args.hidden}, {args.tokens} tokens per batch, "
-          f"{args.dtype_policy}; ratios vs. the "
+          f"{args.dtype_policy}{_jit_note(args)}; ratios vs. the "
           "rotary Transformer (same backend, same L). Memory: on a CPU "
           "the growth of the process's peak resident set, on a GPU the "
           "device's peak allocation (weights included"
@@ -375,7 +381,8 @@ def models_table(args):
                      "--lengths", *map(str, lengths), "--tokens",
                      str(args.tokens), "--hidden", str(args.hidden),
                      "--layers", str(args.layers), "--steps",
-                     str(args.steps), "--dtype-policy", args.dtype_policy]
+                     str(args.steps), "--dtype-policy", args.dtype_policy,
+                     "--jit-compile", args.jit_compile]
             timeout = args.timeout * len(lengths) * len(models)
             if left is not None and len(models) > 1:
                 # a child of many models stops at the deadline (with a
@@ -409,7 +416,8 @@ def _print_row(args, results, backend, length, model, result):
         with open(args.json_out, "a") as f:
             f.write(json.dumps(dict(result, backend=backend, length=length,
                                     model=model,
-                                    dtype_policy=args.dtype_policy)) + "\n")
+                                    dtype_policy=args.dtype_policy,
+                                    jit_compile=args.jit_compile)) + "\n")
     if "error" in result:
         print(f"{backend:10s} L={length:6d} {model:11s} "
               f"failed: {result['error']}", flush=True)
@@ -465,9 +473,25 @@ def kernel_study(args):
             )
 
 
+def jit_value(flag):
+    """`--jit-compile`'s "auto", "true" or "false" as `model.compile`
+    takes it."""
+    return {"auto": "auto", "true": True, "false": False}[flag]
+
+
+def _jit_note(args):
+    return ("" if args.jit_compile == "auto"
+            else f", jit_compile={args.jit_compile}")
+
+
 def add_session_options(parser, one_process_help):
-    """`--one-process`, `--deadline` and `--json-out`: what a short GPU
-    lease needs of a benchmark."""
+    """`--one-process`, `--deadline`, `--json-out` and `--jit-compile`:
+    what a short GPU lease needs of a benchmark."""
+    parser.add_argument("--jit-compile", default="auto",
+                        choices=("auto", "true", "false"),
+                        help="our models' `model.compile(jit_compile=)`: "
+                        "true is torch.compile under PyTorch, XLA under "
+                        "TensorFlow")
     parser.add_argument("--one-process", action="store_true",
                         help=one_process_help)
     parser.add_argument("--deadline", type=float, default=None,
@@ -509,7 +533,7 @@ def main(argv=None):
         if args.mode == "model":
             child_models(args.model, args.lengths, args.tokens,
                          args.hidden, args.layers, args.steps,
-                         args.dtype_policy)
+                         args.dtype_policy, jit_value(args.jit_compile))
             return
         result = child_kernel(args.length, args.block_size or None, 128,
                               64, args.steps)

@@ -5,7 +5,7 @@
         [--backends jax tensorflow torch] [--batch 16 | --tokens 65536]
         [--hidden 128] [--layers 4] [--steps 3]
         [--dtype-policy float32|mixed_bfloat16] [--one-process]
-        [--deadline S] [--json-out FILE]
+        [--deadline S] [--json-out FILE] [--jit-compile auto|true|false]
 
 One configuration on both sides: `--layers` residual blocks of width
 `--hidden`, a batch of `--batch` rows of L random tokens (or `--tokens //
@@ -23,7 +23,8 @@ dominate a short lease; on a CPU only the first length's memory is
 comparable). `--deadline S` reports children not started within S seconds
 as not run, `--json-out` appends every measurement as a JSON line, and a
 SIGTERM (a session script's time budget) stops the child in flight and
-prints the rows measured so far.
+prints the rows measured so far. `--jit-compile true` compiles our steps
+(`torch.compile` under PyTorch); the reference stays eager.
 
 The references, imported from the checkouts given on the command line
 (nothing of theirs is copied here):
@@ -271,7 +272,8 @@ def measure(args, side, model, lengths, backend):
              "--batch", str(args.batch), "--hidden", str(args.hidden),
              "--layers", str(args.layers), "--steps", str(args.steps),
              "--s4-repo", str(args.s4_repo),
-             "--dtype-policy", args.dtype_policy]
+             "--dtype-policy", args.dtype_policy,
+             "--jit-compile", args.jit_compile]
     if args.tokens:
         extra += ["--tokens", str(args.tokens)]
     if args.mega_repo:
@@ -288,7 +290,8 @@ def _record(args, side, model, length, backend, result):
         with open(args.json_out, "a") as f:
             f.write(json.dumps(dict(
                 result, side=side, model=model, length=length,
-                backend=backend, dtype_policy=args.dtype_policy)) + "\n")
+                backend=backend, dtype_policy=args.dtype_policy,
+                jit_compile=args.jit_compile)) + "\n")
     return result
 
 
@@ -297,7 +300,8 @@ def table(args):
     size = (f"{args.tokens} tokens a batch (batch = tokens // L)"
             if args.tokens else f"batch {args.batch}")
     print(f"Training step, {args.layers} blocks of width {args.hidden}, "
-          f"{size}, {args.dtype_policy}, {os.cpu_count()} CPUs visible; "
+          f"{size}, {args.dtype_policy}{mixers._jit_note(args)}, "
+          f"{os.cpu_count()} CPUs visible; "
           "ratios: ours / reference (tokens/s: > 1 is faster; memory: "
           "< 1 is leaner). Memory: on a CPU the growth of the peak "
           "resident set, on a GPU the device's peak allocation.",
@@ -417,7 +421,8 @@ def main(argv=None):
         else:
             result = mixers.child_model(
                 args.model, length, _batch(args, length) * length,
-                args.hidden, args.layers, args.steps, args.dtype_policy)
+                args.hidden, args.layers, args.steps, args.dtype_policy,
+                mixers.jit_value(args.jit_compile))
         print("RESULT " + json.dumps(dict(result, length=length)),
               flush=True)
 

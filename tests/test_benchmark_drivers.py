@@ -68,6 +68,7 @@ def _table_args(tmp_path, **kwargs):
         dict(models=["s4d", "transformer"], mega_repo=None,
              backends=["jax", "torch"], lengths=[1024, 4096], tokens=8192,
              batch=16, layers=4, hidden=128, dtype_policy="float32",
+             jit_compile="auto",
              one_process=True, deadline=None,
              json_out=str(tmp_path / "rows.jsonl")), **kwargs))
 
@@ -109,7 +110,8 @@ def test_reference_speed_table_ratios_and_json(tmp_path, monkeypatch,
     assert len(lines) == 12
     assert lines[0] == dict(_fake_result("reference", "s4d", 1024, "torch"),
                             side="reference", model="s4d", length=1024,
-                            backend="torch", dtype_policy="float32")
+                            backend="torch", dtype_policy="float32",
+                            jit_compile="auto")
 
 
 def test_reference_speed_deadline_and_sigterm(tmp_path, monkeypatch,
@@ -134,3 +136,13 @@ def test_reference_speed_deadline_and_sigterm(tmp_path, monkeypatch,
     assert reference_speed.table(args) is None
     assert out.count("not run") == 0
     assert capsys.readouterr().out.count("not run (deadline)") == 6
+
+
+def test_jit_compile_flag_reaches_model_compile():
+    assert [mixers.jit_value(f) for f in ("auto", "true", "false")] == [
+        "auto", True, False]
+    parser = argparse.ArgumentParser()
+    mixers.add_session_options(parser, "")
+    assert parser.parse_args([]).jit_compile == "auto"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--jit-compile", "yes"])
