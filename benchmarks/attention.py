@@ -3,6 +3,9 @@
     python benchmarks/attention.py [--lengths 1024 2048] [--batch 16]
     python benchmarks/attention.py --implementations fused linear performer \\
         linformer --lengths 1024 4096 16384 --batch 1
+    python benchmarks/attention.py --backends jax torch --implementations \\
+        fused chunked --lengths 4096 16384 --batch 4 \\
+        --dtype-policy mixed_bfloat16 [--no-mask]
 
 Times one training step (forward + backward) of `RotaryMultiHeadAttention`
 (hidden 128, 4 heads) and records the peak resident memory of the process,
@@ -22,6 +25,14 @@ column is empty (the count above is softmax attention's). With several
 lengths, the last table gives each path's memory growth exponent between
 successive lengths: log(peak growth ratio) / log(length ratio), 1 for
 memory linear in L, 2 for quadratic.
+
+`--dtype-policy mixed_bfloat16` runs the layer under that Keras policy
+(bf16 attention inputs), and `--no-mask` passes no padding mask: together
+they show whether the fused path gets a flash kernel on a GPU (cuDNN under
+JAX, PyTorch's FLASH backend, neither of which takes a boolean mask
+as such). On a GPU each step is synchronised and the memory column is the
+device's peak allocation (`benchmarks/mixers.py`'s) rather than the
+growth of the process's resident set.
 """
 
 import argparse
@@ -35,6 +46,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 BACKENDS = ("jax", "tensorflow", "torch")
 IMPLEMENTATIONS = ("fused", "chunked", "reference")
@@ -47,8 +59,10 @@ def _peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child(impl, length, batch, hidden, heads, repeats):
+def child(impl, length, batch, hidden, heads, repeats,
+          dtype_policy="float32", masked=True):
     import keras
+    import mixers
     import numpy as np
 
     from lra_keras.layers import RotaryMultiHeadAttention
@@ -58,16 +72,17 @@ def child(impl, length, batch, hidden, heads, repeats):
     if impl in EFFICIENT:
         layer = RotaryMultiHeadAttention(
             num_heads=heads, key_dim=hidden // heads, attention_type=impl,
-            max_length=length, feature_redraw=False,
+            max_length=length, feature_redraw=False, dtype=dtype_policy,
         )
     else:
         layer = RotaryMultiHeadAttention(
             num_heads=heads, key_dim=hidden // heads,
-            attention_implementation=impl,
+            attention_implementation=impl, dtype=dtype_policy,
         )
     x = np.random.default_rng(0).normal(size=(batch, length, hidden))
     x = keras.ops.convert_to_tensor(x.astype("float32"))
-    mask = keras.ops.convert_to_tensor(np.ones((batch, length), bool))
+    mask = (keras.ops.convert_to_tensor(np.ones((batch, length), bool))
+            if masked else None)
     layer.build(x.shape)
     weights = [w.value for w in layer.trainable_weights]
     # the Performer's random features and seed state
@@ -102,7 +117,12 @@ def child(impl, length, batch, hidden, heads, repeats):
         def run():
             ws = [w.detach().requires_grad_(True) for w in weights]
             torch.autograd.grad(loss_fn(ws, x), ws)
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
 
+    accelerator = mixers._accelerator()
+    if accelerator and accelerator[2]:
+        accelerator[2]()
     before = _peak_mib()
     run()  # compile / warm up
     times = []
@@ -120,7 +140,11 @@ def child(impl, length, batch, hidden, heads, repeats):
         seconds=seconds,
         gflops=None if impl in EFFICIENT else flops / seconds / 1e9,
         peak_mib=_peak_mib(),
-        growth_mib=_peak_mib() - before,
+        # on a GPU the device's peak allocation (JAX's: the process's)
+        growth_mib=(accelerator[1]() if accelerator
+                    else _peak_mib() - before),
+        dtype_policy=dtype_policy,
+        masked=masked,
     )
 
 
@@ -136,15 +160,23 @@ def main():
     parser.add_argument("--implementations", nargs="+",
                         default=["auto", *IMPLEMENTATIONS],
                         choices=["auto", *IMPLEMENTATIONS, *EFFICIENT])
+    parser.add_argument("--dtype-policy", default="float32",
+                        choices=("float32", "mixed_bfloat16",
+                                 "mixed_float16"))
+    parser.add_argument("--no-mask", action="store_true",
+                        help="pass no padding mask (default: all ones)")
     parser.add_argument("--child", nargs=2, metavar=("IMPL", "LENGTH"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         result = child(args.child[0], int(args.child[1]), args.batch,
-                       args.hidden, args.heads, args.repeats)
+                       args.hidden, args.heads, args.repeats,
+                       args.dtype_policy, not args.no_mask)
         print("RESULT " + json.dumps(result))
         return
-    print(f"batch {args.batch}, hidden {args.hidden}, heads {args.heads}; "
+    print(f"batch {args.batch}, hidden {args.hidden}, heads {args.heads}, "
+          f"{args.dtype_policy}, "
+          f"{'no padding mask' if args.no_mask else 'an all-ones mask'}; "
           "one forward+backward step of RotaryMultiHeadAttention")
     print(f"{'backend':<11}{'L':>6} {'path':<10}{'ms':>9}{'GFLOP/s':>9}"
           f"{'peak MiB':>10}{'x fused time':>14}{'x fused mem':>13}")
@@ -156,7 +188,9 @@ def main():
                 cmd = [sys.executable, __file__, "--child", impl,
                        str(length), "--batch", str(args.batch), "--hidden",
                        str(args.hidden), "--heads", str(args.heads),
-                       "--repeats", str(args.repeats)]
+                       "--repeats", str(args.repeats), "--dtype-policy",
+                       args.dtype_policy, *(["--no-mask"] if args.no_mask
+                                            else [])]
                 env = {**os.environ, "KERAS_BACKEND": backend,
                        "TF_CPP_MIN_LOG_LEVEL": "3"}
                 out = subprocess.run(cmd, env=env, capture_output=True,
