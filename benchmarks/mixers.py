@@ -412,12 +412,7 @@ def _child_groups(args, backend):
 
 def _print_row(args, results, backend, length, model, result):
     results[(backend, length, model)] = result
-    if args.json_out:
-        with open(args.json_out, "a") as f:
-            f.write(json.dumps(dict(result, backend=backend, length=length,
-                                    model=model,
-                                    dtype_policy=args.dtype_policy,
-                                    jit_compile=args.jit_compile)) + "\n")
+    record_json(args, result, backend=backend, length=length, model=model)
     if "error" in result:
         print(f"{backend:10s} L={length:6d} {model:11s} "
               f"failed: {result['error']}", flush=True)
@@ -471,6 +466,16 @@ def kernel_study(args):
                 "training step",
                 flush=True,
             )
+
+
+def record_json(args, result, **where):
+    """Appends `result`, with `where` and the command's dtype policy and
+    `--jit-compile`, as a JSON line to `--json-out` when given."""
+    if args.json_out:
+        with open(args.json_out, "a") as f:
+            f.write(json.dumps(dict(
+                result, **where, dtype_policy=args.dtype_policy,
+                jit_compile=args.jit_compile)) + "\n")
 
 
 def jit_value(flag):

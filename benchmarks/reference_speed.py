@@ -285,16 +285,6 @@ def measure(args, side, model, lengths, backend):
     return {length: done.get(length, rows[-1]) for length in lengths}
 
 
-def _record(args, side, model, length, backend, result):
-    if args.json_out:
-        with open(args.json_out, "a") as f:
-            f.write(json.dumps(dict(
-                result, side=side, model=model, length=length,
-                backend=backend, dtype_policy=args.dtype_policy,
-                jit_compile=args.jit_compile)) + "\n")
-    return result
-
-
 def table(args):
     models = [m for m in args.models if m != "mega" or args.mega_repo]
     size = (f"{args.tokens} tokens a batch (batch = tokens // L)"
@@ -338,8 +328,10 @@ def table(args):
         if results is None:
             why = "stopped (SIGTERM)" if stopped else "not run (deadline)"
             results = {n: {"error": why} for n in lengths}
-        return {n: _record(args, side, model, n, backend, r)
-                for n, r in results.items()}
+        for n, result in results.items():
+            mixers.record_json(args, result, side=side, model=model,
+                               length=n, backend=backend)
+        return results
 
     try:
         _rows(args, models, groups, timed)
