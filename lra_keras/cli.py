@@ -136,6 +136,15 @@ def parser_for(task):
         help="override hyperparameters, e.g. --set epochs=3 batch_size=16 "
         "(may be repeated; python -m lra_keras.hparams lists the keys)",
     )
+    parser.add_argument(
+        "--compilation-cache", default=None, metavar="DIR",
+        help="JAX only: keep the compiled training and evaluation steps in "
+        "DIR, so that the next run or seed of the same model loads them "
+        "instead of compiling each batch shape again (default: "
+        "jax_compilation_cache/ in the data cache, $LRA_KERAS_DATA or "
+        "~/.cache/lra_keras, unless JAX_COMPILATION_CACHE_DIR is set; "
+        "'none': off)",
+    )
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error")
     return parser
@@ -186,11 +195,19 @@ def main(task, argv=None):
         _exit(parser, 2, error)
     # Imported here so that --help answers without loading a backend.
     from lra_keras.backend_utils import tensorboard_callback
+    from lra_keras.backend_utils import use_compilation_cache
+    from lra_keras.data import cache_dir
     from lra_keras.training import run
     from lra_keras.training.run_directory import RunDirectoryError
     from lra_keras.training.run_directory import default_out_dir
     from lra_keras.training.run_directory import run_name
 
+    if args.compilation_cache is None:
+        use_compilation_cache(cache_dir() / "jax_compilation_cache",
+                              replace=False)
+    else:
+        use_compilation_cache(None if args.compilation_cache == "none"
+                              else args.compilation_cache)
     out = Path(args.out) if args.out else default_out_dir(hp)
     if args.seeds is None:
         jobs = [(args.seed or 0, out, run_name(hp))]

@@ -1,4 +1,7 @@
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -29,6 +32,14 @@ if os.environ.get("KERAS_BACKEND") == "jax":
     os.environ["XLA_FLAGS"] = " ".join(filter(None, [_set, *(
         flag for flag in TEST_XLA_FLAGS
         if flag.split("=")[0] not in _set)]))
+    # The recipes' command line keeps JAX's compiled steps on disk, by
+    # default in the user's data cache; the tests' (and the processes they
+    # start) go to a folder of this pass, removed at its end.
+    if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(
+            prefix="lra_keras_jax_cache_")
+        atexit.register(shutil.rmtree,
+                        os.environ["JAX_COMPILATION_CACHE_DIR"], True)
 
 
 def pytest_report_header(config):

@@ -5,7 +5,9 @@ measurements in child processes; what is tested here is the bookkeeping
 around them that a short GPU lease depends on: which child measures what
 (`--one-process`), a failing measurement not losing the others, the
 ratios and the JSON lines of the table, the deadline, and a SIGTERM (the
-session script's budget) printing what was measured so far.
+session script's budget) printing what was measured so far; and how
+`benchmarks/preset_step.py` splits a run's steps into step and
+compilation.
 """
 
 import argparse
@@ -20,6 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import mixers  # noqa: E402
+import preset_step  # noqa: E402
 import reference_speed  # noqa: E402
 
 
@@ -146,3 +149,42 @@ def test_jit_compile_flag_reaches_model_compile():
     assert parser.parse_args([]).jit_compile == "auto"
     with pytest.raises(SystemExit):
         parser.parse_args(["--jit-compile", "yes"])
+
+
+def test_preset_step_splits_steps_from_compilation():
+    # shapes (batch, length): the first step of each shape compiles
+    records = [((32, 256), 3.0), ((32, 256), 0.1), ((32, 512), 4.0),
+               ((32, 512), 0.2), ((32, 256), 0.1), ((16, 256), 1.0)]
+    got = preset_step.summarize(records)
+    # every repeated step runs 81,920 tokens/s; the step's median is 0.1
+    assert got["tokens_per_s"] == pytest.approx(81920)
+    assert got["step_s"] == pytest.approx(0.1)
+    assert got["shapes"] == 3
+    # beyond 0.1, 0.2 and 0.05 s of tokens at that rate
+    assert got["compile_s"] == pytest.approx(2.9 + 3.8 + 0.95)
+    assert got["steps"] == 6
+    assert got["total_s"] == pytest.approx(8.4)
+    with pytest.raises(ValueError, match="more --steps"):
+        preset_step.summarize(records[:1])
+
+
+def test_preset_step_table_ratios(monkeypatch, capsys):
+    rates = dict(jax=50000.0, tensorflow=100000.0)
+
+    def run_child(args, backend, extra, timeout, script=None):
+        assert extra[:3] == ["--child", "--task", "listops"]
+        if backend == "torch":
+            return {"error": "failed"}
+        return dict(step_s=1.0, tokens_per_s=rates[backend], shapes=2,
+                    compile_s=3.0, steps=10, total_s=12.0, batch_size=32)
+
+    monkeypatch.setattr(preset_step.mixers, "run_child", run_child)
+    preset_step.main([])
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| jax") or line.startswith("| tensorflow")
+            or line.startswith("| torch")]
+    assert rows == [
+        "| jax | 1.000 | 50,000 | 2.00 | 2 | 3.0 | 12.0 |",
+        "| tensorflow | 1.000 | 100,000 | 1.00 | 2 | 3.0 | 12.0 |",
+        "| torch | failed | | | | | |",
+    ]

@@ -319,3 +319,63 @@ def test_augment_rejects_text_tasks(tmp_path):
                             cwd=tmp_path, timeout=300)
     assert result.returncode != 0
     assert "No augmentation is defined for the 'text' task" in result.stderr
+
+
+@pytest.mark.one_backend("jax")
+def test_compilation_cache_keeps_steps_and_changes_nothing(tmp_path):
+    """`--compilation-cache DIR` writes JAX's compiled steps there; a run
+    that loads them trains exactly as the one that compiled them."""
+    data_dir = tmp_path / "data"
+    _write_fixture(data_dir)
+    cache = tmp_path / "jax_cache"
+    env = {k: v for k, v in os.environ.items()
+           if k != "JAX_COMPILATION_CACHE_DIR"}
+    # every program, however quickly it compiles (JAX keeps those of 1 s+)
+    env.update(KERAS_BACKEND="jax",
+               JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0")
+    metrics = []
+    for run in ("compiles", "loads"):
+        cmd = [
+            sys.executable, str(ROOT / "recipes" / "listops.py"),
+            "--preset", "quick", "--data-dir", str(data_dir), "--out",
+            str(tmp_path / run), "--no-export", "--saved-models",
+            str(tmp_path / "saved"), "--compilation-cache", str(cache),
+            "--set", "sequence_length=64", "epochs=1", "batch_size=8",
+            "hidden_dim=16", "num_layers=1", "intermediate_dim=32",
+            "bucket_step=16",
+        ]
+        result = subprocess.run(cmd, env=env, capture_output=True,
+                                text=True, cwd=tmp_path, timeout=600)
+        assert result.returncode == 0, result.stderr[-3000:]
+        if run == "compiles":
+            entries = sorted(p.name for p in cache.iterdir())
+            assert entries  # the training, evaluation and test steps
+        metrics.append(json.loads((tmp_path / run / "metrics.json")
+                                  .read_text()))
+    assert sorted(p.name for p in cache.iterdir()) == entries
+    for key in ("test_accuracy", "test_loss", "best_val_accuracy"):
+        assert metrics[1][key] == metrics[0][key]
+
+
+def test_compilation_cache_only_under_jax_and_never_over_a_set_one(
+        tmp_path):
+    from lra_keras.backend_utils import use_compilation_cache
+
+    if keras.backend.backend() != "jax":
+        assert use_compilation_cache(tmp_path) is None
+        return
+    import jax
+
+    before = (jax.config.jax_compilation_cache_dir,
+              jax.config.jax_enable_compilation_cache)
+    try:
+        jax.config.update("jax_compilation_cache_dir", str(tmp_path / "a"))
+        assert use_compilation_cache(tmp_path / "b", replace=False) == str(
+            tmp_path / "a")
+        assert use_compilation_cache(tmp_path / "b") == str(tmp_path / "b")
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "b")
+        assert use_compilation_cache(None) is None
+        assert not jax.config.jax_enable_compilation_cache
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before[0])
+        jax.config.update("jax_enable_compilation_cache", before[1])

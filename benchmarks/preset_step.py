@@ -1,0 +1,151 @@
+"""A preset's training steps as a recipe runs them, per backend.
+
+    python benchmarks/preset_step.py [--task listops] [--model s4d]
+        [--preset quick] [--set key=value ...] [--steps 60]
+        [--backends jax tensorflow torch] [--data-dir DIR]
+
+`mixers.py` times one stack on one batch shape; this benchmark times what
+a recipe's `model.fit` does with a preset: the same resolved row, the same
+data (the task's cached or generated training split), the same length
+buckets in the same shuffled order, the model and optimiser built and
+compiled as `lra_keras.training.run` builds them (`Technique.build`,
+`make_optimizer`, `Technique.compile`). In one subprocess per backend it
+calls `train_on_batch` on the first `--steps` training batches and splits
+their time in two:
+
+- the step: the median time of the batches whose shape came before
+  (nothing to compile), and their median tokens per second;
+- the compilation: what the first batch of each new shape took beyond
+  its tokens at that rate, summed (JAX and TensorFlow compile a step per
+  shape; PyTorch runs eagerly unless `jit_compile=True`).
+
+It prints each backend's step, tokens per second, number of shapes and
+compilation time, and the step as a multiple of the fastest backend's
+(its time per token over the fastest's; the aim: every backend within
+1.2x). Data loading is left
+out: batches are made before the timing, as `fit` prefetches them.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import mixers  # noqa: E402 (benchmarks/: run_child)
+
+BACKENDS = mixers.BACKENDS
+
+
+def _parse_set(items):
+    from lra_keras.cli import parse_overrides
+
+    return parse_overrides(items or [])
+
+
+def child(task, model, preset, overrides, steps, data_dir, seed=0):
+    """Times the first `steps` training batches of a run; a dict."""
+    import keras
+
+    from lra_keras import techniques
+    from lra_keras.hparams import get_hparams
+    from lra_keras.training.inputs import load_splits
+    from lra_keras.training.inputs import run_batches
+    from lra_keras.training.optimization import make_optimizer
+    from lra_keras.training.run import planned_steps
+
+    hp = get_hparams(task, model, preset, **overrides)
+    technique = techniques.get_technique(hp.get("technique", "none"))
+    keras.utils.set_random_seed(seed)
+    splits = load_splits(task, hp, data_dir)
+    train, _, _ = run_batches(task, splits, hp, technique, seed=seed)
+    _, total_steps = planned_steps(hp, len(train))
+    net = technique.build(hp)
+    technique.compile(net, make_optimizer(hp, total_steps), hp)
+    records = []
+    for i in range(min(steps, len(train))):
+        x, y = train[i]
+        rows = next(iter(x.values())) if isinstance(x, dict) else x
+        start = time.perf_counter()
+        net.train_on_batch(x, y)
+        records.append((tuple(rows.shape), time.perf_counter() - start))
+    return dict(summarize(records), batch_size=hp["batch_size"])
+
+
+def summarize(records):
+    """[(batch shape, seconds)] of consecutive steps -> a dict: `step_s`,
+    the median time of the steps whose shape came before (nothing to
+    compile); `tokens_per_s`, their median rate; `shapes`; `compile_s`,
+    what each shape's first step took beyond its tokens at that rate,
+    summed; `steps` and `total_s`, every step's time."""
+    seen, first, repeated, rates = set(), [], [], []
+    for shape, seconds in records:
+        if shape in seen:
+            repeated.append(seconds)
+            rates.append(shape[0] * shape[1] / seconds)
+        else:
+            seen.add(shape)
+            first.append((shape[0] * shape[1], seconds))
+    if not repeated:
+        raise ValueError("every batch had a new shape: pass more --steps")
+    rate = statistics.median(rates)
+    return dict(
+        step_s=statistics.median(repeated), tokens_per_s=rate,
+        shapes=len(seen),
+        compile_s=sum(seconds - tokens / rate for tokens, seconds in first),
+        steps=len(records), total_s=sum(t for _, t in records))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", default="listops")
+    parser.add_argument("--model", default="s4d")
+    parser.add_argument("--preset", default="quick")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--backends", nargs="*", default=list(BACKENDS))
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--timeout", type=int, default=1800)
+    parser.add_argument("--child", action="store_true",
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        result = child(args.task, args.model, args.preset,
+                       _parse_set(args.set), args.steps, args.data_dir)
+        print("RESULT " + json.dumps(result), flush=True)
+        return
+    _parse_set(args.set)  # a bad --set fails here, not in every child
+    extra = ["--child", "--task", args.task, "--model", args.model,
+             "--preset", args.preset, "--steps", str(args.steps),
+             *(["--data-dir", args.data_dir] if args.data_dir else []),
+             *(["--set", *args.set] if args.set else [])]
+    script = str(Path(__file__).resolve())
+    results = {}
+    for backend in args.backends:
+        results[backend] = mixers.run_child(args, backend, extra,
+                                            args.timeout, script=script)
+        print(f"{backend}: {results[backend]}", flush=True)
+    rates = [r["tokens_per_s"] for r in results.values() if "step_s" in r]
+    fastest = max(rates, default=None)
+    print(f"\n{args.task}, {args.model}, {args.preset} preset"
+          f"{' ' + ' '.join(args.set) if args.set else ''}: the first "
+          f"{args.steps} training batches\n")
+    print("| backend | step (s) | tokens/s | x fastest | shapes | "
+          "compile (s) | total (s) |")
+    print("|---|---|---|---|---|---|---|")
+    for backend, r in results.items():
+        if "step_s" not in r:
+            print(f"| {backend} | {r.get('error')} | | | | | |")
+            continue
+        print(f"| {backend} | {r['step_s']:.3f} | {r['tokens_per_s']:,.0f}"
+              f" | {fastest / r['tokens_per_s']:.2f} | {r['shapes']} | "
+              f"{r['compile_s']:.1f} | {r['total_s']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
