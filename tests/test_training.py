@@ -4,6 +4,7 @@ import json
 import keras
 import numpy as np
 import pytest
+from keras import ops
 
 from lra_keras.data import listops
 from lra_keras.hparams import get_hparams
@@ -312,3 +313,27 @@ def test_list_devices_names_a_cpu_or_accelerator():
     devices = list_devices()
     assert devices and all(":" in d for d in devices)
     assert on_accelerator() == any(not d.startswith("cpu") for d in devices)
+
+
+@pytest.mark.parametrize("shared_shape", [(3, 4), (1, 3, 4)])
+def test_add_shared_is_the_broadcast_sum_and_its_gradient(shared_shape):
+    """`add_shared` (a product with ones under JAX) against numpy: the
+    value is `x + shared` and the gradient of `shared` the sum over rows."""
+    from lra_keras.backend_utils import add_shared
+    from tests.testing import value_and_grads
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 3, 4)).astype("float32")
+    shared = rng.normal(size=shared_shape).astype("float32")
+    weights = rng.normal(size=(5, 3, 4)).astype("float32")
+    got = to_numpy(add_shared(ops.convert_to_tensor(x),
+                              ops.convert_to_tensor(shared)))
+    np.testing.assert_allclose(got, x + shared, rtol=1e-6, atol=1e-6)
+    value, (dx, dshared) = value_and_grads(
+        lambda a, b: ops.sum(add_shared(a, b)
+                             * ops.convert_to_tensor(weights)), x, shared)
+    np.testing.assert_allclose(value, np.sum((x + shared) * weights),
+                               rtol=1e-5)
+    np.testing.assert_allclose(dx, weights, rtol=1e-6)
+    np.testing.assert_allclose(
+        dshared, weights.sum(0).reshape(shared_shape), rtol=1e-5, atol=1e-6)

@@ -96,6 +96,7 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.backend_utils import add_shared
 from lra_keras.layers.attention_kernels import _block_bias
 from lra_keras.layers.attention_kernels import _key_bias
 from lra_keras.layers.attention_kernels import reference_attention
@@ -340,8 +341,11 @@ def synthesizer_attention(query, key, value, synthetic_logits,
     q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
     scores = ops.cast(synthetic_logits, q.dtype)
     if dot_product:
-        scores = scores + ops.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(
-            q.shape[-1])
+        dots = ops.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(q.shape[-1])
+        # Logits shared by the batch (the random modes): added so that
+        # their gradient is fast under JAX (`add_shared`).
+        scores = (add_shared(dots, scores[0]) if scores.shape[0] == 1
+                  else scores + dots)
     # The masks as the exact kernels add them (`attention_kernels`).
     q_len, k_len = ops.shape(scores)[2], ops.shape(scores)[3]
     bias = _block_bias(_key_bias(padding_mask, scores.dtype), causal, 0,

@@ -16,6 +16,7 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.backend_utils import add_shared
 from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
 from lra_keras.layers.sequence_norm import NORMS
@@ -341,9 +342,9 @@ class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
             past = positions[None, :] <= positions[:, None]  # (C, C)
             allowed = allowed * ops.cast(past, "float32")  # (N, C, C)
         if self.attention_activation == "softmax":
-            scores = ops.einsum(
+            scores = add_shared(ops.einsum(
                 "nid,njd->nij", q * self.key_dim**-0.5, k
-            ) + bias  # (N, C, C)
+            ), bias)  # (N, C, C)
             scores = ops.where(allowed > 0, scores, _MASK_SCORE)
             weights = ops.softmax(scores, axis=-1)  # (N, C, C)
         else:
@@ -351,7 +352,8 @@ class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
             lengths = ops.maximum(
                 ops.sum(allowed, axis=-1, keepdims=True), 1.0
             )  # (N, C or 1, 1)
-            scores = ops.einsum("nid,njd->nij", q, k) / lengths + bias
+            scores = add_shared(ops.einsum("nid,njd->nij", q, k) / lengths,
+                                bias)
             weights = laplace_attention_function(scores) * allowed
         weights = self.attention_dropout_layer(
             ops.cast(weights, v.dtype), training=training

@@ -20,6 +20,7 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.backend_utils import add_shared
 from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
 from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.dense_init import check_dense_init
@@ -657,7 +658,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         if "dense" in self.synthesizer_mode:
             dense = self.dense_logits(self.dense_hidden(inputs))
             dense = ops.transpose(dense, (0, 2, 1, 3))  # (B, H, L, max)
-            logits = logits + dense[..., :length]
+            dense = dense[..., :length]
+            logits = (dense if isinstance(logits, float)
+                      else add_shared(dense, logits[0]))
         return logits
 
     def _draw_features(self):
