@@ -665,6 +665,15 @@ def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
                     hp["position_embedding"], hp["attention_bias"],
                     hp["final_norm"], hp["binary_logit"]) == (
                 "gelu_tanh", 0.1, "normal", "sinusoidal", False, True, False)
+            # the encoders' attention_dropout_rate 0.1 where the attention
+            # drops weights (linear_attention.py line 55: `del
+            # dropout_rate`; the Performer's and Reformer's drop none),
+            # flax's LayerNorm epsilon and lecun_normal Dense head
+            assert hp["attention_dropout"] == (
+                0.0 if model in ("linear_transformer", "performer",
+                                 "reformer") else 0.1), (task, model)
+            assert (hp["layer_norm_epsilon"], hp["head_dense_init"]) == (
+                1e-6, "lecun")
             assert hp["source"].startswith("Long Range Arena's"), hp
             # CLS pooling; the dual encoder pools each document's first
             # token, which LRA's Sparse Transformer makes global there too
@@ -745,6 +754,14 @@ def test_lra_xformer_rows_on_image_and_pathfinder_are_lras_configs():
             assert hp["weight_decay"] == (
                 0.7 if (task, model) == ("image", "sinkhorn") else 0.0)
             assert hp["head"] == ("linear" if model == "sinkhorn" else "mlp")
+            # attention_dropout_rate: base_cifar10_config.py line 53 (0.2),
+            # base_pathfinder32_config.py line 53 (0.1)
+            assert hp["attention_dropout"] == (
+                0.0 if model in ("linear_transformer", "performer",
+                                 "reformer")
+                else 0.2 if task == "image" else 0.1), (task, model)
+            assert (hp["layer_norm_epsilon"], hp["head_dense_init"]) == (
+                1e-6, "lecun")
             assert hp["source"].startswith("Long Range Arena's"), hp
     # the patterns of every task (utils/train_utils.py lines 73-78)
     for task in TASKS:

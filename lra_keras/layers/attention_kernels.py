@@ -100,11 +100,22 @@ def _block_bias(bias, causal, start, size, length, dtype):
     return block
 
 
-def reference_attention(query, key, value, padding_mask=None, causal=False):
+def drop_weights(probs, weights_dropout):
+    """`weights_dropout(probs)`, or `probs` when it is None: the dropout
+    on the attention weights (after the softmax, before the values) that
+    every kernel taking `weights_dropout` applies."""
+    return probs if weights_dropout is None else weights_dropout(probs)
+
+
+def reference_attention(query, key, value, padding_mask=None, causal=False,
+                        weights_dropout=None):
     """Plain softmax attention, materialising all scores (the test oracle).
 
     Shapes as `keras.ops.dot_product_attention`: query (batch, Lq, heads, D),
     key/value (batch, Lk, heads, D), padding_mask (batch, Lk) of real keys.
+    `weights_dropout`: None, or a callable applied to the attention
+    weights (batch, heads, Lq, Lk) before they weigh the values
+    (`drop_weights`).
     """
     scale = 1.0 / math.sqrt(query.shape[-1])
     q = ops.transpose(query, (0, 2, 1, 3))  # (B, H, Lq, D)
@@ -118,7 +129,7 @@ def reference_attention(query, key, value, padding_mask=None, causal=False):
     )
     if bias is not None:
         scores = scores + bias
-    probs = ops.softmax(scores, axis=-1)
+    probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
     return ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3))
 
 
@@ -260,6 +271,7 @@ def attention(
     causal=False,
     implementation="auto",
     block_size=None,
+    weights_dropout=None,
 ):
     """Multi-head softmax attention through the fastest exact path.
 
@@ -274,11 +286,17 @@ def attention(
             (`chunked_attention`; falls back to `"fused"` when a sequence
             length is unknown at trace time) or `"reference"`.
         block_size: queries per block of the chunked path.
+        weights_dropout: None, or a callable applied to the attention
+            weights (`drop_weights`). Only the reference path forms them:
+            given one, the attention takes it whatever `implementation`
+            says (memory quadratic in L).
 
     Returns:
         Tensor (batch, Lq, heads, head_dim).
     """
     impl = resolve_implementation(implementation, key.shape[1])
+    if weights_dropout is not None:
+        impl = "reference"
     if impl == "chunked" and None in (query.shape[1], key.shape[1]):
         # Lengths unknown while tracing (TensorFlow relaxes shapes after
         # retracing for several lengths): blocks cannot be laid out.
@@ -288,7 +306,8 @@ def attention(
             query, key, value, padding_mask, causal, block_size
         )
     if impl == "reference":
-        return reference_attention(query, key, value, padding_mask, causal)
+        return reference_attention(query, key, value, padding_mask, causal,
+                                   weights_dropout)
     mask = None
     if padding_mask is not None:
         mask = ops.cast(padding_mask, "bool")[:, None, None, :]

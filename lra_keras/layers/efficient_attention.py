@@ -99,6 +99,7 @@ from keras import ops
 from lra_keras.backend_utils import add_shared
 from lra_keras.layers.attention_kernels import _block_bias
 from lra_keras.layers.attention_kernels import _key_bias
+from lra_keras.layers.attention_kernels import drop_weights
 from lra_keras.layers.attention_kernels import reference_attention
 
 # Queries per block of the causal kernelized attention: the within-block
@@ -329,14 +330,14 @@ SYNTHESIZER_MODES = ("random", "factorized_random", "dense", "dense+random")
 
 def synthesizer_attention(query, key, value, synthetic_logits,
                           padding_mask=None, causal=False,
-                          dot_product=True):
+                          dot_product=True, weights_dropout=None):
     """Softmax attention over synthetic logits (plus the dot products).
 
     `softmax(S + [Q K^T / sqrt(d)]) V` with `S` the synthetic logits
     (batch or 1, heads, Lq, Lk); padded keys (and later keys, when
     causal) masked. Quadratic in L, as the Synthesizer is.
 
-    Shapes as `attention_kernels.reference_attention`.
+    Shapes and `weights_dropout` as `attention_kernels.reference_attention`.
     """
     q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
     scores = ops.cast(synthetic_logits, q.dtype)
@@ -352,7 +353,7 @@ def synthesizer_attention(query, key, value, synthetic_logits,
                        q_len, k_len, scores.dtype)
     if bias is not None:
         scores = scores + bias
-    probs = ops.softmax(scores, axis=-1)
+    probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
     return ops.einsum("bhqk,bkhd->bqhd", probs, v)
 
 
@@ -360,7 +361,7 @@ LOCAL_LAYOUTS = ("contiguous", "strided")
 
 
 def local_attention(query, key, value, block_size, padding_mask=None,
-                    causal=False, layout="contiguous"):
+                    causal=False, layout="contiguous", weights_dropout=None):
     """Softmax attention within groups of `block_size` positions.
 
     The length is padded to a multiple of `block_size` (the extra keys
@@ -369,7 +370,9 @@ def local_attention(query, key, value, block_size, padding_mask=None,
     with `n` the number of groups (LRA's code). Causal: within a group,
     only earlier positions (both layouts keep the order).
 
-    Shapes as `attention_kernels.reference_attention`; O(L b) memory.
+    Shapes and `weights_dropout` as `attention_kernels
+    .reference_attention` (the weights here (B, n, H, b, b)); O(L b)
+    memory.
     """
     if layout not in LOCAL_LAYOUTS:
         raise ValueError(f"`layout` must be one of {LOCAL_LAYOUTS}. "
@@ -386,7 +389,7 @@ def local_attention(query, key, value, block_size, padding_mask=None,
         allowed = ops.logical_and(
             allowed, ops.cast(ops.tril(ops.ones((b, b))), "bool"))
     scores = ops.where(allowed, scores, -1e9)
-    probs = ops.softmax(scores, axis=-1)
+    probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
     out = ops.einsum("bnhqk,bnkhd->bnqhd", probs, vg)
     return ungroup(out)[:, :length]
 
@@ -437,7 +440,8 @@ def _grouped(q, k, v, padding_mask, b, layout):
 
 def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
                        block_size, padding_mask=None, layout="strided",
-                       sort_activation="softmax", sinkhorn_iterations=1):
+                       sort_activation="softmax", sinkhorn_iterations=1,
+                       weights_dropout=None):
     """Sparse Sinkhorn attention: a block's own keys plus a sorted block.
 
     The sequence is cut into n groups of `block_size` (`layout` as
@@ -450,7 +454,8 @@ def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
     Tay et al. 2020 eq. 3) makes the sorted groups `K'_l = sum_k P[k, l]
     K_k` (and V'). Output, as LRA's code: softmax attention of each query
     group over its own group plus softmax attention over its sorted group
-    (two softmaxes, summed).
+    (two softmaxes, summed); `weights_dropout` (as `attention_kernels
+    .reference_attention`) applies to each softmax's weights.
 
     Shapes as `attention_kernels.reference_attention`; `sort_kernel`
     (head_dim, max_blocks) and `sort_bias` (max_blocks,), max_blocks >= n.
@@ -484,7 +489,8 @@ def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
 
     def attend(keys, values, allowed):  # allowed (B, n, H|1, 1|b?, b)
         scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, keys) * scale
-        probs = masked_softmax(scores, allowed)
+        probs = drop_weights(masked_softmax(scores, allowed),
+                             weights_dropout)
         return ops.einsum("bnhqk,bnkhd->bnqhd", probs, values)
 
     out = attend(kg, vg, real[:, :, None, None, :])
@@ -492,7 +498,8 @@ def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
     return ungroup(out)[:, :length]
 
 
-def linformer_attention(query, key, value, projection, padding_mask=None):
+def linformer_attention(query, key, value, projection, padding_mask=None,
+                        weights_dropout=None):
     """Softmax attention over keys and values projected along the length.
 
     `K' = E^T K`, `V' = E^T V` with `E` the first L rows of `projection`
@@ -500,7 +507,8 @@ def linformer_attention(query, key, value, projection, padding_mask=None):
     values are zeroed before the projection. Not causal: every projected
     position mixes the whole sequence.
 
-    Shapes as `attention_kernels.reference_attention`; `projection`
+    Shapes and `weights_dropout` (on the weights over the k projected
+    keys) as `attention_kernels.reference_attention`; `projection`
     (max_length, k) with max_length >= L.
     """
     if key.shape[1] is not None and key.shape[1] > projection.shape[0]:
@@ -517,4 +525,5 @@ def linformer_attention(query, key, value, projection, padding_mask=None):
     e = ops.cast(projection[:length], key.dtype)  # (L, k)
     key = ops.einsum("blhd,lr->brhd", key, e)  # (B, k, H, D)
     value = ops.einsum("blhd,lr->brhd", value, e)
-    return reference_attention(query, key, value)
+    return reference_attention(query, key, value,
+                               weights_dropout=weights_dropout)

@@ -55,6 +55,7 @@ ATTENTION_TYPES = ("softmax", "linear", "performer", "linformer", "local",
 # defaults; `TransformerEncoder` passes them through.
 ATTENTION_OPTIONS = dict(
     attention_type="softmax",
+    attention_dropout=0.0,
     num_random_features=256,
     performer_kernel="softmax",
     orthogonal_scaling=0,
@@ -81,6 +82,10 @@ ATTENTION_OPTIONS = dict(
     sinkhorn_iterations=1,
 )
 SINKHORN_SORTS = ("softmax", "sinkhorn")
+# The attentions that never form attention weights (the kernelised ones),
+# or whose LRA code ignores its dropout rate (the Reformer's LSH attention,
+# `reformer/reformer_attention.py`): `attention_dropout` is refused there.
+_NO_WEIGHTS_DROPOUT = ("linear", "performer", "reformer")
 PERFORMER_KERNELS = ("softmax", "relu")
 # The options that are counts of positions or blocks, each >= its minimum.
 _COUNT_OPTIONS = dict(sparse_block_size=1, sparse_summary_size=0,
@@ -254,6 +259,14 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             and keys, `lra_keras.layers.lsh_attention`: no key
             projection); or `"sinkhorn"` (sorted blocks, not causal,
             needs `max_length`).
+        attention_dropout: float in [0, 1). Dropout on the attention
+            weights in training (after the softmax, before the values; an
+            independent mask per batch element, head and query, as LRA's
+            `broadcast_dropout=False`). The exact softmax attention then
+            takes its reference path, which forms the (L, L) weights,
+            whatever `attention_implementation` says. Refused (nonzero)
+            for `"linear"` and `"performer"`, which form no weights, and
+            for `"reformer"`, whose LRA code drops none. Defaults to 0.
         num_random_features: int. Performer: random features per head
             (LRA's `nb_features`). Defaults to 256.
         performer_kernel: `"softmax"` (FAVOR+: positive random features
@@ -310,7 +323,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         inputs: tensor (batch, length, hidden_dim).
         padding_mask: optional (batch, length) tensor, nonzero at real
             tokens. Padded keys get no attention weight.
-        training: bool. The Performer redraws its features when `True`.
+        training: bool. The Performer redraws its features and
+            `attention_dropout` drops weights when `True`.
 
     Returns:
         Tensor (batch, length, hidden_dim).
@@ -336,6 +350,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         rotary_scope="head",
         dense_init="keras",
         attention_type="softmax",
+        attention_dropout=0.0,
         num_random_features=256,
         performer_kernel="softmax",
         orthogonal_scaling=0,
@@ -410,6 +425,17 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             raise ValueError(
                 f"`attention_type` must be one of {ATTENTION_TYPES}. "
                 f"Received: attention_type={attention_type!r}"
+            )
+        if not 0.0 <= float(attention_dropout) < 1.0 or (
+                float(attention_dropout) > 0
+                and attention_type in _NO_WEIGHTS_DROPOUT):
+            raise ValueError(
+                "`attention_dropout` must be in [0, 1), and 0 for the "
+                f"attentions {_NO_WEIGHTS_DROPOUT} (the first two never "
+                "form the attention weights; LRA's LSH attention drops "
+                "none). Received: "
+                f"attention_dropout={attention_dropout}, "
+                f"attention_type={attention_type!r}"
             )
         if attention_type == "linformer" and (causal or not max_length):
             raise ValueError(
@@ -497,6 +523,14 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.rotary_disable_half = bool(rotary_disable_half)
         self.rotary_scope = rotary_scope
         self.attention_type = attention_type
+        self.attention_dropout = float(attention_dropout)
+        # The attention weights' dropout (`keras.layers.Dropout`: its own
+        # seed generator, inverted scaling), applied by the kernels
+        # (`attention_kernels.drop_weights`).
+        self.weights_dropout_layer = (
+            keras.layers.Dropout(self.attention_dropout,
+                                 name="weights_dropout")
+            if self.attention_dropout else None)
         self.num_random_features = int(num_random_features)
         self.performer_kernel = performer_kernel
         self.orthogonal_scaling = int(orthogonal_scaling)
@@ -647,7 +681,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         """(batch or 1, heads, L, L) logits of the synthesizer modes."""
         self._check_max_length(inputs, "The Synthesizer")
         length = ops.shape(inputs)[1]
-        logits = 0.0
+        logits = None
         if "random" in self.synthesizer_mode:
             if self.synthesizer_mode == "factorized_random":
                 full = ops.einsum("hlk,hkm->hlm", self.random_left,
@@ -659,7 +693,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             dense = self.dense_logits(self.dense_hidden(inputs))
             dense = ops.transpose(dense, (0, 2, 1, 3))  # (B, H, L, max)
             dense = dense[..., :length]
-            logits = (dense if isinstance(logits, float)
+            logits = (dense if logits is None
                       else add_shared(dense, logits[0]))
         return logits
 
@@ -668,7 +702,14 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             self.num_random_features, self.key_dim, seed=self.seed_generator,
             scaling=self.orthogonal_scaling)
 
+    def _weights_dropout(self, training):
+        """The callable dropping attention weights in training, or None."""
+        if not (training and self.weights_dropout_layer is not None):
+            return None
+        return lambda probs: self.weights_dropout_layer(probs, training=True)
+
     def _attend(self, q, k, v, padding_mask, training, inputs):
+        drop = self._weights_dropout(training)
         if self.attention_type == "linear":
             return linear_attention(q, k, v, padding_mask, self.causal)
         if self.attention_type == "performer":
@@ -682,36 +723,37 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                                        self.causal)
         if self.attention_type == "linformer":
             return linformer_attention(q, k, v, self.length_projection,
-                                       padding_mask)
+                                       padding_mask, drop)
         if self.attention_type == "synthesizer":
             return synthesizer_attention(
                 q, k, v, self._synthetic_logits(inputs), padding_mask,
-                self.causal, self.synthesizer_dot_product)
+                self.causal, self.synthesizer_dot_product, drop)
         if self.attention_type == "local":
             return local_attention(q, k, v, self.local_block_size,
                                    padding_mask, self.causal,
-                                   self.local_layout)
+                                   self.local_layout, drop)
         if self.attention_type == "sparse_transformer":
             return sparse_transformer_attention(
                 q, k, v, self.sparse_block_size, self.sparse_summary_size,
-                padding_mask, self.sparse_cls_token)
+                padding_mask, self.sparse_cls_token, drop)
         if self.attention_type == "longformer":
             return longformer_attention(
                 q, k, v, self.longformer_window,
-                self.longformer_global_tokens, padding_mask, self.causal)
+                self.longformer_global_tokens, padding_mask, self.causal,
+                drop)
         if self.attention_type == "sinkhorn":
             self._check_max_length(q, "The Sinkhorn attention")
             return sinkhorn_attention(
                 q, k, v, self.sort_kernel, self.sort_bias,
                 self.local_block_size, padding_mask, self.local_layout,
-                self.sinkhorn_sort, self.sinkhorn_iterations)
+                self.sinkhorn_sort, self.sinkhorn_iterations, drop)
         if self.attention_type == "reformer":
             return lsh_attention(q, v, self.lsh_rotations,
                                  self.reformer_chunk_size, padding_mask)
         if self.attention_type == "bigbird":
             return bigbird_attention(
                 q, k, v, self.bigbird_block_size, self.bigbird_random_blocks,
-                self.bigbird_seed, padding_mask, self.causal)
+                self.bigbird_seed, padding_mask, self.causal, drop)
         return attention(
             q,
             k,
@@ -720,6 +762,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             causal=self.causal,
             implementation=self.attention_implementation,
             block_size=self.block_size,
+            weights_dropout=drop,
         )
 
     def call(self, inputs, padding_mask=None, training=None):
@@ -757,6 +800,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             rotary_scope=self.rotary_scope,
             dense_init=self.dense_init,
             attention_type=self.attention_type,
+            attention_dropout=self.attention_dropout,
             num_random_features=self.num_random_features,
             performer_kernel=self.performer_kernel,
             orthogonal_scaling=self.orthogonal_scaling,

@@ -54,6 +54,7 @@ import math
 
 from keras import ops
 
+from lra_keras.layers.attention_kernels import drop_weights
 from lra_keras.layers.efficient_attention import masked_softmax
 from lra_keras.layers.efficient_attention import pad_to_blocks
 
@@ -67,7 +68,7 @@ def _blocks(t, num_blocks, block_size):
 def block_sparse_attention(query, key, value, block_size, key_blocks,
                            key_blocks_valid, rule, extra_keys=None,
                            extra_rule=None, global_rows=(0, 0),
-                           padding_mask=None):
+                           padding_mask=None, weights_dropout=None):
     """Softmax attention over gathered key blocks, extra keys and global
     rows.
 
@@ -96,6 +97,10 @@ def block_sparse_attention(query, key, value, block_size, key_blocks,
         extra_rule: callable like `rule` for the extra keys; None: `rule`.
         global_rows: (first, last) numbers of global rows.
         padding_mask: optional (batch, L), nonzero at real tokens.
+        weights_dropout: None, or a callable applied to the attention
+            weights (`attention_kernels.drop_weights`), here blocked
+            (batch, heads, n, b, keys) and, for the global rows, (batch,
+            heads, rows, L').
 
     Returns:
         Tensor (batch, L, heads, head_dim).
@@ -168,7 +173,7 @@ def block_sparse_attention(query, key, value, block_size, key_blocks,
         [ops.broadcast_to(t, (ops.shape(scores)[0], heads,
                               *ops.shape(t)[2:-1], ops.shape(t)[-1]))
          for t in masks], axis=-1)
-    probs = masked_softmax(scores, mask)
+    probs = drop_weights(masked_softmax(scores, mask), weights_dropout)
     out = ops.einsum("bhnqk,bhnkd->bhnqd", probs,
                      ops.concatenate(values, axis=3))
     out = ops.reshape(ops.transpose(out, (0, 2, 3, 1, 4)),
@@ -178,14 +183,16 @@ def block_sparse_attention(query, key, value, block_size, key_blocks,
     rows_rule = rule if extra_rule is None else extra_rule
     first, last = global_rows
     if first:
-        out = _replace_rows(out, q, k, v, real, rows_rule, 0, first)
+        out = _replace_rows(out, q, k, v, real, rows_rule, 0, first,
+                            weights_dropout)
     if last:
         out = _replace_rows(out, q, k, v, real, rows_rule, n * b - last,
-                            last)
+                            last, weights_dropout)
     return out[:, :length]
 
 
-def _replace_rows(out, q, k, v, real, rule, start, count):
+def _replace_rows(out, q, k, v, real, rule, start, count,
+                  weights_dropout=None):
     """`out` (B, L', H, D) with rows `start .. start + count - 1` replaced
     by attention over every real key allowed by `rule` (O(count L))."""
     positions = ops.arange(ops.shape(q)[1], dtype="int32")
@@ -196,7 +203,8 @@ def _replace_rows(out, q, k, v, real, rule, start, count):
     allowed = ops.logical_and(
         rule(row_pos[:, None], positions[None, :])[None, None],
         real[:, None, None, :])
-    full = ops.einsum("bhqk,bkhd->bqhd", masked_softmax(scores, allowed), v)
+    probs = drop_weights(masked_softmax(scores, allowed), weights_dropout)
+    full = ops.einsum("bhqk,bkhd->bqhd", probs, v)
     return ops.concatenate(
         [out[:, :start], full, out[:, start + count:]], axis=1)
 
@@ -230,13 +238,14 @@ def _and_causal(rule, causal):
 
 def sparse_transformer_attention(query, key, value, block_size=128,
                                  summary_size=32, padding_mask=None,
-                                 cls_token=False):
+                                 cls_token=False, weights_dropout=None):
     """The Sparse Transformer's fixed pattern, as LRA runs it (causal).
 
     Key k is seen from query q iff `k <= q` and (`k // l == q // l`, or
     `k mod l == 0`, or `k mod l >= l - c`), l = `block_size`, c =
     `summary_size`: the union of LRA's `Fixed1Pattern` and
-    `Fixed2Pattern`. Shapes as `attention_kernels.reference_attention`.
+    `Fixed2Pattern`. Shapes as `attention_kernels.reference_attention`,
+    `weights_dropout` as `block_sparse_attention`.
 
     With `cls_token`, LRA's variant for a classification token at
     position 0 (`SparseAttention.apply` with `use_cls_token`, lines
@@ -264,7 +273,8 @@ def sparse_transformer_attention(query, key, value, block_size=128,
         return block_sparse_attention(
             query, key, value, block, table,
             ops.ones_like(table, dtype="bool"), rule=_causal_rule(True),
-            extra_keys=extra, padding_mask=padding_mask)
+            extra_keys=extra, padding_mask=padding_mask,
+            weights_dropout=weights_dropout)
     # Shifted by one, the last block's last summary position falls past
     # the padded length: dropped. Position 0 is an extra key of every
     # query.
@@ -288,11 +298,12 @@ def sparse_transformer_attention(query, key, value, block_size=128,
     return block_sparse_attention(
         query, key, value, block, table, valid, rule=same_block,
         extra_keys=extra, extra_rule=summary, global_rows=(1, 0),
-        padding_mask=padding_mask)
+        padding_mask=padding_mask, weights_dropout=weights_dropout)
 
 
 def longformer_attention(query, key, value, window=512, num_global_tokens=0,
-                         padding_mask=None, causal=False):
+                         padding_mask=None, causal=False,
+                         weights_dropout=None):
     """Sliding-window attention with global first tokens (Longformer).
 
     Query q sees key k iff `-(w // 2) <= q - k <= w - w // 2 - 1` (LRA's
@@ -301,7 +312,8 @@ def longformer_attention(query, key, value, window=512, num_global_tokens=0,
     `num_global_tokens` positions; `causal` also requires `k <= q`.
     Blocks of `max(w - w // 2, w // 2)` positions, each attending its own
     and both neighbouring blocks. Shapes as
-    `attention_kernels.reference_attention`.
+    `attention_kernels.reference_attention`, `weights_dropout` as
+    `block_sparse_attention`.
     """
     right = int(window) // 2
     left = int(window) - right
@@ -323,7 +335,7 @@ def longformer_attention(query, key, value, window=512, num_global_tokens=0,
     return block_sparse_attention(
         query, key, value, block, table, valid, rule=rule, extra_keys=extra,
         extra_rule=extra_rule, global_rows=(g, 0),
-        padding_mask=padding_mask)
+        padding_mask=padding_mask, weights_dropout=weights_dropout)
 
 
 def bigbird_random_blocks(num_blocks, num_heads, num_random_blocks,
@@ -388,14 +400,16 @@ def _hash_ranks(seed, heads, n):
 
 
 def bigbird_attention(query, key, value, block_size=64, num_random_blocks=3,
-                      seed=0, padding_mask=None, causal=False):
+                      seed=0, padding_mask=None, causal=False,
+                      weights_dropout=None):
     """BigBird's internal-transformer-construction pattern, as LRA's code.
 
     Blocks of `block_size`; the first and last (padded) blocks are global;
     every other block sees its own and neighbouring blocks, the global
     blocks and `num_random_blocks` random blocks per head
     (`bigbird_random_blocks`). `causal` also requires `k <= q`. Shapes as
-    `attention_kernels.reference_attention`.
+    `attention_kernels.reference_attention`, `weights_dropout` as
+    `block_sparse_attention`.
     """
     b = int(block_size)
     length = ops.shape(query)[1]
@@ -414,4 +428,5 @@ def bigbird_attention(query, key, value, block_size=64, num_random_blocks=3,
     rule = _causal_rule(causal)
     return block_sparse_attention(
         query, key, value, b, table, valid, rule=rule, extra_keys=extra,
-        global_rows=(b, b), padding_mask=padding_mask)
+        global_rows=(b, b), padding_mask=padding_mask,
+        weights_dropout=weights_dropout)

@@ -227,7 +227,7 @@ def build_classifier(task, model="transformer", *, num_classes,
                      head_hidden_dim=None, head_activation="gelu",
                      head_dropout=0.0, logits_bias=True,
                      binary_logit=False, pair_features="nli", towers=1,
-                     token_head=False, **arch):
+                     token_head=False, head_dense_init=None, **arch):
     """Sequence classifier: encoder -> padding-aware pooling -> head.
 
     With `towers=2` (retrieval) both sequences of a pair go through the
@@ -253,6 +253,10 @@ def build_classifier(task, model="transformer", *, num_classes,
         head_hidden_dim: int or None. Width of the MLP head's (first)
             hidden layer; None: the encoder's width.
         head_activation: activation of the MLP head's hidden layers.
+        head_dense_init: `"keras"`, `"torch"`, `"lecun"`
+            (`layers.dense_init`) or None (the blocks' `dense_init`): how
+            the head's hidden and logits layers start (LRA's flax head:
+            `"lecun"`). Defaults to None.
         head_dropout: float. Dropout on the MLP head's hidden layers,
             before its activation (the MEGA code's `act(dropout(Linear(x)))`).
             Defaults to 0.
@@ -302,6 +306,7 @@ def build_classifier(task, model="transformer", *, num_classes,
     # === Layers ===
     pool = SequencePooling(pooling, name="pooling")
     dense_init = arch.get("dense_init", "keras")
+    head_init = head_dense_init or dense_init
     head_inputs = hidden_dim * (1 if towers == 1 else
                                 4 if pair_features == "nli" else 2)
     head_layers = []
@@ -314,7 +319,7 @@ def build_classifier(task, model="transformer", *, num_classes,
             width,
             activation=None if head_dropout else head_activation,
             name=f"head_hidden{suffix}",
-            **dense_initializers(dense_init, head_inputs),
+            **dense_initializers(head_init, head_inputs),
         ))
         if head_dropout:
             head_layers += [
@@ -327,7 +332,7 @@ def build_classifier(task, model="transformer", *, num_classes,
     # Output layers compute in float32 under a mixed precision policy
     # (`dtype_policy`), as Keras's mixed precision guide advises: the
     # logits and the softmax of the loss keep float32's range.
-    logits_init = dense_initializers(dense_init, head_inputs)
+    logits_init = dense_initializers(head_init, head_inputs)
     if not logits_bias:
         logits_init.pop("bias_initializer", None)
     head_layers.append(keras.layers.Dense(

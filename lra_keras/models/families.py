@@ -94,6 +94,10 @@ HEAD_DEFAULTS = dict(
     head="mlp",
     head_hidden_dim=None,  # None: hidden_dim
     head_activation="gelu",
+    # how the head's dense layers start (`layers.dense_init`: "keras",
+    # "torch" or "lecun"); None: the blocks' `dense_init` (LRA's flax
+    # classifier head: "lecun", its blocks' xavier_uniform "keras")
+    head_dense_init=None,
     # dropout between the MLP head's hidden layer and its activation (the
     # MEGA code's classifier: act(dropout(Linear(x))), model.py:53-56, 195)
     head_dropout=0.0,
@@ -201,6 +205,7 @@ def make_norm(arch, name):
     also the final norm of such stacks."""
     norm = layer("sequence_norm")(
         arch.get("norm", "layer"), name,
+        epsilon=arch.get("layer_norm_epsilon", 1e-5),
         momentum=arch.get("batch_norm_momentum", 0.9),
         unbiased=arch.get("batch_norm_unbiased", False),
         num_groups=arch.get("norm_groups"),
@@ -253,7 +258,13 @@ _TRANSFORMER_KEYS = dict(
     num_heads=4,
     intermediate_dim=256,
     dropout=0.0,
+    # dropout on the attention weights (LRA's `attention_dropout_rate`;
+    # `RotaryMultiHeadAttention`: the exact attention then forms the
+    # (L, L) weights)
+    attention_dropout=0.0,
     activation="relu",
+    # the blocks' and the final LayerNorm's epsilon (flax's: 1e-6)
+    layer_norm_epsilon=1e-5,
     # "rotary" | "learned" | "sinusoidal" | "none" (YCTFS Table 4
     # ablation); the sinusoidal base is max_wavelength, as the rotary.
     position_embedding="rotary",
@@ -294,7 +305,9 @@ def _transformer_block(attention_type, options=(), by_length=False,
             num_heads=a["num_heads"],
             intermediate_dim=a["intermediate_dim"],
             dropout=a["dropout"],
+            attention_dropout=a["attention_dropout"],
             activation=a["activation"],
+            layer_norm_epsilon=a["layer_norm_epsilon"],
             max_wavelength=a["max_wavelength"],
             use_rotary=a["position_embedding"] in ("rotary",
                                                    "rotary+sinusoidal"),

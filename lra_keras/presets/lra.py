@@ -23,12 +23,12 @@ on ListOps, 8000 on Text and Retrieval, `optimizers.RsqrtDecay`), batch
 32, for its number of steps (`train_steps`: 5,000, 20,000, 5,000); its
 softmax cross-entropy over both classes on the two-class tasks
 (`lra_benchmarks/utils/train_utils.py` lines 152-166; `matching/train.py`
-line 84 passes `num_classes=2`). Not taken, said here and in the README:
-- dropout on the attention weights (`attention_dropout_rate` 0.1): no
-  attention of this library drops its weights;
-- flax's LayerNorm epsilon 1e-6 (here 1e-5), the MLP biases' N(0, 1e-6)
-  start (here zeros), the head's lecun_normal kernels (here
-  glorot_uniform, as the blocks' xavier_uniform).
+line 84 passes `num_classes=2`); dropout 0.1 on the attention weights
+(the encoders' `attention_dropout_rate`, `attention_dropout`; none for
+the linear, Performer and Reformer attentions, whose LRA code drops no
+weights), flax's LayerNorm epsilon 1e-6 (`layer_norm_epsilon`) and its
+head's lecun_normal kernels (`head_dense_init="lecun"`). Not taken, said
+here and in the README: the MLP biases' N(0, 1e-6) start (here zeros).
 The Sparse Transformer takes the CLS variant of its pattern
 (`sparse_cls_token`), the Sinkhorn Transformer its encoder's own
 readout, the mean under one Dense (see `_ATTENTION`).
@@ -400,6 +400,13 @@ LRA_BACKBONE = dict(
     activation="gelu_tanh",
     dropout=0.1,  # dropout_rate: blocks, MLP and embedded tokens
     embedding_dropout=None,
+    # the encoders' attention_dropout_rate default (e.g. local.py lines
+    # 34 and 113; the trainers pass none): dropout on the attention
+    # weights, an independent mask per element (broadcast_dropout=False,
+    # e.g. local.py line 75); `_NO_WEIGHTS_DROPOUT` models drop none
+    attention_dropout=0.1,
+    # flax's nn.LayerNorm, epsilon 1e-6 (the blocks' and encoder_norm)
+    layer_norm_epsilon=1e-6,
     embedding_init="normal",  # Embed: normal(stddev=1.0), line 143
     position_embedding="sinusoidal",  # AddPositionEmbs, posemb_init None
     attention_bias=False,  # SelfAttention(bias=False), line 59
@@ -409,6 +416,10 @@ LRA_BACKBONE = dict(
     pooling="first",
     head="mlp",  # classifier_head: Dense(mlp_dim), relu, Dense
     head_activation="relu",
+    # classifier_head's and classifier_head_dual's nn.Dense layers take
+    # flax's default lecun_normal kernels (common_layers.py lines
+    # 166-241)
+    head_dense_init="lecun",
     binary_logit=False,  # softmax cross-entropy over both classes
     # optimiser (listops/train.py lines 73-78, the same in matching and
     # text_classification): flax's Adam, decoupled decay of every weight
@@ -504,6 +515,12 @@ _ATTENTION = dict(
 
 # LRA's ten efficient Transformers, by `--model` name.
 XFORMERS = tuple(_ATTENTION)
+# The xformers whose LRA attention drops no weights whatever its
+# `dropout_rate`: linear_attention.py line 55 (`del dropout_rate`), the
+# Performer's fast attention (performer_attention.py, no dropout) and the
+# Reformer's LSH attention (reformer_attention.py, no dropout):
+# `attention_dropout` 0 (`RotaryMultiHeadAttention` refuses it there).
+_NO_WEIGHTS_DROPOUT = ("linear_transformer", "performer", "reformer")
 
 
 def lra_row(task, model):
@@ -512,6 +529,8 @@ def lra_row(task, model):
     what, cells = _ATTENTION[model]
     config, steps = _CONFIGS[task]
     row = {**LRA_BACKBONE, **LRA_TASK[task], **cells}
+    if model in _NO_WEIGHTS_DROPOUT:
+        row.update(attention_dropout=0.0)
     if task == "retrieval" and model == "sinkhorn":
         row.update(pooling="first", head="mlp2")  # the dual encoder's
     if task == "listops" and model == "performer":
@@ -541,15 +560,17 @@ for _task in LRA_TASK:
 LRA_IMAGE = {
     # base_cifar10_config.py lines 19-55: batch 256, 35,000 steps (200
     # epochs of 175), rate 5e-4, no decay, warmup 175, dropout 0.3
-    # (attention dropout 0.2), CLS, learned positions N(0, 0.02)
+    # (attention dropout 0.2, line 53), CLS, learned positions N(0, 0.02)
     "image": dict(batch_size=256, train_steps=35000, learning_rate=5e-4,
                   weight_decay=0.0, warmup_steps=175, schedule="cosine",
-                  schedule_steps=35175, dropout=0.3, cls_token=True,
+                  schedule_steps=35175, dropout=0.3, attention_dropout=0.2,
+                  cls_token=True,
                   pooling="first", position_embedding="learned",
                   position_init_std=0.02),
     # base_pathfinder32_config.py lines 18-55: batch 512, 62,400 steps
-    # (200 epochs of 312), rate 1e-3, no decay, warmup 312, dropout 0.1,
-    # mean pooling, sinusoidal positions
+    # (200 epochs of 312), rate 1e-3, no decay, warmup 312, dropout 0.1
+    # (attention dropout 0.1, line 53, the backbone's), mean pooling,
+    # sinusoidal positions
     "pathfinder": dict(batch_size=512, train_steps=62400, learning_rate=1e-3,
                        weight_decay=0.0, warmup_steps=312, schedule="cosine",
                        schedule_steps=62712, dropout=0.1, cls_token=False,
@@ -611,6 +632,8 @@ def lra_image_row(task, model):
     row.update(hidden_dim=emb, num_heads=heads, num_layers=layers,
                attention_dim=qkv, intermediate_dim=mlp, head_hidden_dim=mlp,
                **own)
+    if model in _NO_WEIGHTS_DROPOUT:
+        row.update(attention_dropout=0.0)
     config = f"image/configs/{_IMAGE_CONFIGS[task]}/{model}_base.py"
     row["source"] = (
         f"Long Range Arena's {task} configuration of the model "

@@ -381,6 +381,32 @@ def test_lra_rows_build_with_their_class_token():
                                    to_numpy(net(x)), atol=1e-4)
 
 
+def test_lra_rows_build_flax_norms_heads_and_attention_dropout():
+    # LRA's flax encoders: every LayerNorm at epsilon 1e-6, the head's
+    # Dense layers lecun_normal (truncated normal, variance 1 / fan_in),
+    # dropout 0.1 on the attention weights; `head_dense_init=None` leaves
+    # the head to the blocks' `dense_init`.
+    hp = tiny_hparams("listops", "local")
+    net = build_classifier(**classifier_kwargs(hp))
+    norms = [layer for layer in net._flatten_layers()
+             if isinstance(layer, keras.layers.LayerNormalization)]
+    assert norms and {layer.epsilon for layer in norms} == {1e-6}
+    attentions = [layer for layer in net._flatten_layers()
+                  if type(layer).__name__ == "RotaryMultiHeadAttention"]
+    assert attentions and {a.attention_dropout for a in attentions} == {0.1}
+    for name in ("head_hidden", "logits"):
+        dense = net.get_layer(name)
+        init = dense.kernel_initializer
+        assert isinstance(init, keras.initializers.TruncatedNormal), name
+        fan_in = dense.kernel.shape[0]
+        assert math.isclose(init.stddev * 0.87962566103423978,
+                            1 / math.sqrt(fan_in)), name
+    hp.update(head_dense_init=None)
+    net = build_classifier(**classifier_kwargs(hp))
+    assert net.get_layer("logits").kernel_initializer.__class__.__name__ \
+        == "GlorotUniform"
+
+
 def test_mega_head_drops_before_its_activation_and_has_no_logits_bias():
     # The MEGA code's classifier: act(dropout(Linear(x))), then a Linear
     # to the classes without bias (fairseq/models/lra/model.py:53-66, 195).
