@@ -12,6 +12,7 @@ from lra_keras.layers import sparse_attention as sa
 from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
 from tests.layers.test_sparse_attention import bigbird_mask
+from tests.layers.test_sparse_attention import dense_masked_attention
 from tests.layers.test_sparse_attention import longformer_mask
 from tests.layers.test_sparse_attention import sparse_transformer_mask
 from tests.testing import assert_allclose
@@ -35,18 +36,8 @@ def numpy_rule(probs):
 
 
 def dense_dropped(q, k, v, mask, padding_mask=None):
-    """numpy_rule(softmax(q k^T / sqrt(d)) under the (heads or 1, L, L)
-    mask of allowed pairs) v, in float64."""
-    q, k, v = (np.asarray(t, np.float64) for t in (q, k, v))
-    scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1])
-    allowed = np.broadcast_to(mask[None], scores.shape)
-    if padding_mask is not None:
-        allowed = allowed & padding_mask[:, None, None, :].astype(bool)
-    scores = np.where(allowed, scores, -np.inf)
-    with np.errstate(invalid="ignore"):  # padded rows without keys
-        weights = np.exp(scores - scores.max(-1, keepdims=True))
-        weights /= weights.sum(-1, keepdims=True)
-    return np.einsum("bhqk,bkhd->bqhd", numpy_rule(weights), v)
+    """numpy_rule on the weights of the dense attention under `mask`."""
+    return dense_masked_attention(q, k, v, mask, padding_mask, numpy_rule)
 
 
 def _inputs(length, heads=2, depth=8, seed=0):

@@ -9,9 +9,11 @@ from tests.testing import assert_allclose
 from tests.testing import to_numpy
 
 
-def dense_masked_attention(q, k, v, mask, padding_mask=None):
+def dense_masked_attention(q, k, v, mask, padding_mask=None,
+                           weights_rule=None):
     """softmax(q k^T / sqrt(d)) v under an explicit (heads or 1, L, L)
-    mask of allowed (query, key) pairs, in float64."""
+    mask of allowed (query, key) pairs, in float64; `weights_rule`, a
+    numpy function, applied to the weights before the values."""
     q, k, v = (np.asarray(t, np.float64) for t in (q, k, v))
     scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1])
     allowed = np.broadcast_to(mask[None], scores.shape)
@@ -23,6 +25,8 @@ def dense_masked_attention(q, k, v, mask, padding_mask=None):
         scores -= scores.max(-1, keepdims=True)
         weights = np.exp(scores)
         weights /= weights.sum(-1, keepdims=True)
+    if weights_rule is not None:
+        weights = weights_rule(weights)
     return np.einsum("bhqk,bkhd->bqhd", weights, v)
 
 
