@@ -85,7 +85,9 @@ SIZES = dict(
     # LRA's xformers with the Transformer's heads, MLP and head width, no
     # class token (their ListOps rows take LRA's 8 heads, MLP 1024, a class
     # token and a head of 1024); the rest of their rows as they are
-    # (dropout 0.1, no attention biases, the Performer's 2 features)
+    # (dropout 0.1 and, since 4d855bc, LRA's dropout 0.1 on the attention
+    # weights where its code drops them; no attention biases, the
+    # Performer's 2 features)
     **{model: dict(num_heads=4, intermediate_dim=256, cls_token=False,
                    pooling="mean", head_hidden_dim=None,
                    **({"sparse_cls_token": False}

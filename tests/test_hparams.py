@@ -667,11 +667,12 @@ def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
                 "gelu_tanh", 0.1, "normal", "sinusoidal", False, True, False)
             # the encoders' attention_dropout_rate 0.1 where the attention
             # drops weights (linear_attention.py line 55: `del
-            # dropout_rate`; the Performer's and Reformer's drop none),
+            # dropout_rate`; the Performer's, the Reformer's and BigBird's
+            # non-causal attention drop none),
             # flax's LayerNorm epsilon and lecun_normal Dense head
             assert hp["attention_dropout"] == (
                 0.0 if model in ("linear_transformer", "performer",
-                                 "reformer") else 0.1), (task, model)
+                                 "reformer", "bigbird") else 0.1), (task, model)
             assert (hp["layer_norm_epsilon"], hp["head_dense_init"]) == (
                 1e-6, "lecun")
             assert hp["source"].startswith("Long Range Arena's"), hp
@@ -758,7 +759,7 @@ def test_lra_xformer_rows_on_image_and_pathfinder_are_lras_configs():
             # base_pathfinder32_config.py line 53 (0.1)
             assert hp["attention_dropout"] == (
                 0.0 if model in ("linear_transformer", "performer",
-                                 "reformer")
+                                 "reformer", "bigbird")
                 else 0.2 if task == "image" else 0.1), (task, model)
             assert (hp["layer_norm_epsilon"], hp["head_dense_init"]) == (
                 1e-6, "lecun")

@@ -455,7 +455,10 @@ def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
     K_k` (and V'). Output, as LRA's code: softmax attention of each query
     group over its own group plus softmax attention over its sorted group
     (two softmaxes, summed); `weights_dropout` (as `attention_kernels
-    .reference_attention`) applies to each softmax's weights.
+    .reference_attention`) applies to each softmax's weights, drawing a
+    mask for each (LRA's code passes one dropout key to both,
+    `sinkhorn_attention.py` lines 474 and 487, so its two masks are the
+    same).
 
     Shapes as `attention_kernels.reference_attention`; `sort_kernel`
     (head_dim, max_blocks) and `sort_bias` (max_blocks,), max_blocks >= n.

@@ -529,7 +529,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         # (`attention_kernels.drop_weights`).
         self.weights_dropout_layer = (
             keras.layers.Dropout(self.attention_dropout,
-                                 name="weights_dropout")
+                                 name="weights_dropout",
+                                 dtype=self.dtype_policy)
             if self.attention_dropout else None)
         self.num_random_features = int(num_random_features)
         self.performer_kernel = performer_kernel

@@ -26,7 +26,8 @@ softmax cross-entropy over both classes on the two-class tasks
 line 84 passes `num_classes=2`); dropout 0.1 on the attention weights
 (the encoders' `attention_dropout_rate`, `attention_dropout`; none for
 the linear, Performer and Reformer attentions, whose LRA code drops no
-weights), flax's LayerNorm epsilon 1e-6 (`layer_norm_epsilon`) and its
+weights; nor BigBird's non-causal attention, `_NO_WEIGHTS_DROPOUT`),
+flax's LayerNorm epsilon 1e-6 (`layer_norm_epsilon`) and its
 head's lecun_normal kernels (`head_dense_init="lecun"`). Not taken, said
 here and in the README: the MLP biases' N(0, 1e-6) start (here zeros).
 The Sparse Transformer takes the CLS variant of its pattern
@@ -403,7 +404,7 @@ LRA_BACKBONE = dict(
     # the encoders' attention_dropout_rate default (e.g. local.py lines
     # 34 and 113; the trainers pass none): dropout on the attention
     # weights, an independent mask per element (broadcast_dropout=False,
-    # e.g. local.py line 75); `_NO_WEIGHTS_DROPOUT` models drop none
+    # e.g. local.py line 75); the `_NO_WEIGHTS_DROPOUT` models drop none
     attention_dropout=0.1,
     # flax's nn.LayerNorm, epsilon 1e-6 (the blocks' and encoder_norm)
     layer_norm_epsilon=1e-6,
@@ -517,10 +518,15 @@ _ATTENTION = dict(
 XFORMERS = tuple(_ATTENTION)
 # The xformers whose LRA attention drops no weights whatever its
 # `dropout_rate`: linear_attention.py line 55 (`del dropout_rate`), the
-# Performer's fast attention (performer_attention.py, no dropout) and the
-# Reformer's LSH attention (reformer_attention.py, no dropout):
-# `attention_dropout` 0 (`RotaryMultiHeadAttention` refuses it there).
-_NO_WEIGHTS_DROPOUT = ("linear_transformer", "performer", "reformer")
+# Performer's fast attention (performer_attention.py, no dropout), the
+# Reformer's LSH attention (reformer_attention.py, no dropout; the layer
+# refuses a rate for these three) and BigBird's, whose encoder is never
+# causal (bigbird.py line 33) and whose non-causal branch,
+# `sparse_dot_product_attention` (bigbird_attention.py line 317), takes
+# no dropout (only the causal fallback passes it, lines 613-623):
+# `attention_dropout` 0.
+_NO_WEIGHTS_DROPOUT = ("linear_transformer", "performer", "reformer",
+                       "bigbird")
 
 
 def lra_row(task, model):

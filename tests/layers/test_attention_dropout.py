@@ -36,8 +36,14 @@ def numpy_rule(probs):
 
 
 def dense_dropped(q, k, v, mask, padding_mask=None):
-    """numpy_rule on the weights of the dense attention under `mask`."""
-    return dense_masked_attention(q, k, v, mask, padding_mask, numpy_rule)
+    """numpy_rule on the weights of the dense attention under `mask`;
+    asserts that the rule dropped some weight (else it is a scaling,
+    the same wherever applied)."""
+    dropped = dense_masked_attention(q, k, v, mask, padding_mask, numpy_rule)
+    scaled = SCALE * dense_masked_attention(q, k, v, mask, padding_mask)
+    real = np.isfinite(scaled)
+    assert not np.allclose(dropped[real], scaled[real])
+    return dropped
 
 
 def _inputs(length, heads=2, depth=8, seed=0):
@@ -169,15 +175,35 @@ def test_attention_dropout_is_unbiased_and_off_at_inference():
                   <= 5 * spread + 1e-6)
 
 
-def test_attention_dropout_drops_weights_of_the_efficient_attentions():
-    # Local attention at rate 0.5, in training: the output moves, and
-    # the config keeps the rate.
-    layer = _layer(0.5, "local", local_block_size=3)
+# Every attention that forms weights, with small blocks for 6 positions.
+WEIGHT_FORMING = dict(
+    softmax={},
+    local=dict(local_block_size=3),
+    synthesizer=dict(max_length=6),
+    linformer=dict(max_length=6, projection_dim=4),
+    sparse_transformer=dict(sparse_block_size=3, sparse_summary_size=1),
+    longformer=dict(longformer_window=2, longformer_global_tokens=1),
+    bigbird=dict(bigbird_block_size=2, bigbird_random_blocks=1),
+    sinkhorn=dict(max_length=6, local_block_size=3),
+)
+
+
+@pytest.mark.parametrize("attention_type", sorted(WEIGHT_FORMING))
+def test_attention_dropout_reaches_every_attention_that_forms_weights(
+        attention_type):
+    # At rate 0.5 the training output moves; at inference the layer is
+    # the rate-0 layer with the same weights; the config keeps the rate.
+    options = WEIGHT_FORMING[attention_type]
+    plain = _layer(0.0, attention_type, **options)
+    dropping = _layer(0.5, attention_type, **options)
+    dropping.set_weights(plain.get_weights())
     x = np.random.default_rng(1).normal(size=(2, 6, 8)).astype("float32")
-    assert not np.allclose(to_numpy(layer(x, training=True)),
-                           to_numpy(layer(x)))
-    assert_config_round_trip(layer)
-    assert layer.get_config()["attention_dropout"] == 0.5
+    expected = to_numpy(plain(x))
+    assert_allclose(dropping(x), expected, atol=1e-6)
+    assert not np.allclose(to_numpy(dropping(x, training=True)), expected,
+                           atol=1e-4)
+    assert_config_round_trip(dropping)
+    assert dropping.get_config()["attention_dropout"] == 0.5
 
 
 @pytest.mark.parametrize("attention_type", ["linear", "performer",
@@ -192,11 +218,17 @@ def test_attention_dropout_is_refused_where_no_weights_drop(attention_type):
                                  attention_dropout=1.0)
 
 
-def test_attention_dropout_trains_under_fit():
+def test_attention_dropout_draws_a_new_mask_every_compiled_step():
+    # A compiled training step at learning rate 0 (the weights stay):
+    # the loss of the same batch changes from step to step, the
+    # evaluation's does not.
     layer = _layer(0.3, "local", local_block_size=3)
     inputs = keras.Input((6, 8))
-    model = keras.Model(inputs, ops.mean(layer(inputs), axis=(1, 2)))
-    model.compile("sgd", "mse")
+    model = keras.Model(inputs, ops.mean(layer(inputs) ** 2, axis=(1, 2)))
+    model.compile(keras.optimizers.SGD(learning_rate=0.0), "mse")
     x = np.random.default_rng(2).normal(size=(8, 6, 8)).astype("float32")
-    history = model.fit(x, np.zeros(8, "float32"), epochs=1, verbose=0)
-    assert np.isfinite(history.history["loss"][0])
+    y = np.zeros(8, "float32")
+    losses = [float(model.train_on_batch(x, y)) for _ in range(3)]
+    assert len(set(losses)) == 3, losses
+    assert model.evaluate(x, y, verbose=0) == model.evaluate(x, y,
+                                                             verbose=0)
