@@ -294,9 +294,8 @@ def attention(
     Returns:
         Tensor (batch, Lq, heads, head_dim).
     """
-    impl = resolve_implementation(implementation, key.shape[1])
-    if weights_dropout is not None:
-        impl = "reference"
+    impl = ("reference" if weights_dropout is not None
+            else resolve_implementation(implementation, key.shape[1]))
     if impl == "chunked" and None in (query.shape[1], key.shape[1]):
         # Lengths unknown while tracing (TensorFlow relaxes shapes after
         # retracing for several lengths): blocks cannot be laid out.

@@ -83,8 +83,9 @@ ATTENTION_OPTIONS = dict(
 )
 SINKHORN_SORTS = ("softmax", "sinkhorn")
 # The attentions that never form attention weights (the kernelised ones),
-# or whose LRA code ignores its dropout rate (the Reformer's LSH attention,
-# `reformer/reformer_attention.py`): `attention_dropout` is refused there.
+# and the LSH attention, whose kernel (`lsh_attention`) takes no weights
+# dropout (LRA's Reformer drops none either): `attention_dropout` is
+# refused there.
 _NO_WEIGHTS_DROPOUT = ("linear", "performer", "reformer")
 PERFORMER_KERNELS = ("softmax", "relu")
 # The options that are counts of positions or blocks, each >= its minimum.
@@ -266,7 +267,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             takes its reference path, which forms the (L, L) weights,
             whatever `attention_implementation` says. Refused (nonzero)
             for `"linear"` and `"performer"`, which form no weights, and
-            for `"reformer"`, whose LRA code drops none. Defaults to 0.
+            for `"reformer"`, whose LSH kernel takes no weights dropout
+            (LRA's drops none either). Defaults to 0.
         num_random_features: int. Performer: random features per head
             (LRA's `nb_features`). Defaults to 256.
         performer_kernel: `"softmax"` (FAVOR+: positive random features
@@ -432,8 +434,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             raise ValueError(
                 "`attention_dropout` must be in [0, 1), and 0 for the "
                 f"attentions {_NO_WEIGHTS_DROPOUT} (the first two never "
-                "form the attention weights; LRA's LSH attention drops "
-                "none). Received: "
+                "form the attention weights; the LSH kernel drops none, "
+                "as LRA's Reformer). Received: "
                 f"attention_dropout={attention_dropout}, "
                 f"attention_type={attention_type!r}"
             )

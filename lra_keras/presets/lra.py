@@ -26,7 +26,7 @@ softmax cross-entropy over both classes on the two-class tasks
 line 84 passes `num_classes=2`); dropout 0.1 on the attention weights
 (the encoders' `attention_dropout_rate`, `attention_dropout`; none for
 the linear, Performer and Reformer attentions, whose LRA code drops no
-weights; nor BigBird's non-causal attention, `_NO_WEIGHTS_DROPOUT`),
+weights; nor BigBird's non-causal attention, `_LRA_UNDROPPED`),
 flax's LayerNorm epsilon 1e-6 (`layer_norm_epsilon`) and its
 head's lecun_normal kernels (`head_dense_init="lecun"`). Not taken, said
 here and in the README: the MLP biases' N(0, 1e-6) start (here zeros).
@@ -404,7 +404,7 @@ LRA_BACKBONE = dict(
     # the encoders' attention_dropout_rate default (e.g. local.py lines
     # 34 and 113; the trainers pass none): dropout on the attention
     # weights, an independent mask per element (broadcast_dropout=False,
-    # e.g. local.py line 75); the `_NO_WEIGHTS_DROPOUT` models drop none
+    # e.g. local.py line 75); the `_LRA_UNDROPPED` models drop none
     attention_dropout=0.1,
     # flax's nn.LayerNorm, epsilon 1e-6 (the blocks' and encoder_norm)
     layer_norm_epsilon=1e-6,
@@ -525,8 +525,7 @@ XFORMERS = tuple(_ATTENTION)
 # `sparse_dot_product_attention` (bigbird_attention.py line 317), takes
 # no dropout (only the causal fallback passes it, lines 613-623):
 # `attention_dropout` 0.
-_NO_WEIGHTS_DROPOUT = ("linear_transformer", "performer", "reformer",
-                       "bigbird")
+_LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 
 
 def lra_row(task, model):
@@ -535,7 +534,7 @@ def lra_row(task, model):
     what, cells = _ATTENTION[model]
     config, steps = _CONFIGS[task]
     row = {**LRA_BACKBONE, **LRA_TASK[task], **cells}
-    if model in _NO_WEIGHTS_DROPOUT:
+    if model in _LRA_UNDROPPED:
         row.update(attention_dropout=0.0)
     if task == "retrieval" and model == "sinkhorn":
         row.update(pooling="first", head="mlp2")  # the dual encoder's
@@ -638,7 +637,7 @@ def lra_image_row(task, model):
     row.update(hidden_dim=emb, num_heads=heads, num_layers=layers,
                attention_dim=qkv, intermediate_dim=mlp, head_hidden_dim=mlp,
                **own)
-    if model in _NO_WEIGHTS_DROPOUT:
+    if model in _LRA_UNDROPPED:
         row.update(attention_dropout=0.0)
     config = f"image/configs/{_IMAGE_CONFIGS[task]}/{model}_base.py"
     row["source"] = (
