@@ -237,6 +237,7 @@ RULES = dict(
     attention_bias=Rule(bool),
     attention_dim=_count(optional=True),
     position_init_std=Rule(float, positive=True, optional=True),
+    ffn_bias_init_std=Rule(float, positive=True, optional=True),
     dense_init=Rule(str, choices=DENSE_INITS),
     embedding_dropout=Rule(float, minimum=0, maximum=1, optional=True),
     input_encoder=Rule(str, choices=("embedding", "linear")),

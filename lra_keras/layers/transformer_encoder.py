@@ -53,6 +53,9 @@ class TransformerEncoder(keras.layers.Layer):
             width, split over the heads, the output projected back to the
             input width (LRA's `qkv_dim`, flax's `qkv_features`). None: the
             input width.
+        ffn_bias_init_std: float or None. The feed-forward layers' biases
+            start N(0, std^2) (LRA's `MlpBlock`: 1e-6). None: as
+            `dense_init` starts them.
         **kwargs: the layer's own (`name`, `dtype`), and the attention's
             choice and options, the keys of
             `rotary_attention.ATTENTION_OPTIONS` (`attention_type`: exact
@@ -89,6 +92,7 @@ class TransformerEncoder(keras.layers.Layer):
         dense_init="keras",
         attention_bias=True,
         attention_dim=None,
+        ffn_bias_init_std=None,
         **kwargs,
     ):
         # The attention's own choice and options
@@ -122,6 +126,13 @@ class TransformerEncoder(keras.layers.Layer):
         self.attention_bias = bool(attention_bias)
         self.attention_dim = (None if attention_dim is None
                               else int(attention_dim))
+        if ffn_bias_init_std is not None and not float(ffn_bias_init_std) > 0:
+            raise ValueError(
+                "`ffn_bias_init_std` must be None or > 0. Received: "
+                f"ffn_bias_init_std={ffn_bias_init_std}"
+            )
+        self.ffn_bias_init_std = (None if ffn_bias_init_std is None
+                                  else float(ffn_bias_init_std))
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
@@ -159,11 +170,11 @@ class TransformerEncoder(keras.layers.Layer):
             activation=self.activation,
             name="ffn_inner",
             dtype=dtype,
-            **dense_initializers(self.dense_init, hidden_dim),
+            **self._ffn_initializers(hidden_dim),
         )
         self.ffn_outer = keras.layers.Dense(
             hidden_dim, name="ffn_outer", dtype=dtype,
-            **dense_initializers(self.dense_init, self.intermediate_dim),
+            **self._ffn_initializers(self.intermediate_dim),
         )
         self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=dtype)
         self.attention_norm.build(input_shape)
@@ -172,6 +183,13 @@ class TransformerEncoder(keras.layers.Layer):
         self.ffn_inner.build(input_shape)
         self.ffn_outer.build((*input_shape[:-1], self.intermediate_dim))
         self.built = True
+
+    def _ffn_initializers(self, fan_in):
+        initializers = dense_initializers(self.dense_init, fan_in)
+        if self.ffn_bias_init_std is not None:
+            initializers["bias_initializer"] = keras.initializers.RandomNormal(
+                stddev=self.ffn_bias_init_std)
+        return initializers
 
     def call(self, inputs, padding_mask=None, training=None):
         x = inputs  # (batch, length, hidden_dim)
@@ -203,6 +221,7 @@ class TransformerEncoder(keras.layers.Layer):
             dense_init=self.dense_init,
             attention_bias=self.attention_bias,
             attention_dim=self.attention_dim,
+            ffn_bias_init_std=self.ffn_bias_init_std,
             **self.attention_options,
         )
         return config

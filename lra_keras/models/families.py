@@ -284,6 +284,9 @@ _TRANSFORMER_KEYS = dict(
     # learned positions (`position_embedding="learned"`) start N(0, std^2);
     # None: Keras's glorot_uniform (LRA's `posemb_init` normal(0.02))
     position_init_std=None,
+    # the feed-forward biases start N(0, std^2); None: as dense_init
+    # (LRA's MlpBlock: normal(1e-6), common_layers.py line 152)
+    ffn_bias_init_std=None,
 )
 
 
@@ -318,6 +321,7 @@ def _transformer_block(attention_type, options=(), by_length=False,
             dense_init=a["dense_init"],
             attention_bias=a["attention_bias"],
             attention_dim=a["attention_dim"],
+            ffn_bias_init_std=a["ffn_bias_init_std"],
             attention_type=attention_type,
             **{key: a[key] for key in options},
             **options_of_length,

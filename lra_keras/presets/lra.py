@@ -27,9 +27,9 @@ line 84 passes `num_classes=2`); dropout 0.1 on the attention weights
 (the encoders' `attention_dropout_rate`, `attention_dropout`; none for
 the linear, Performer and Reformer attentions, whose LRA code drops no
 weights; nor BigBird's non-causal attention, `_LRA_UNDROPPED`),
-flax's LayerNorm epsilon 1e-6 (`layer_norm_epsilon`) and its
-head's lecun_normal kernels (`head_dense_init="lecun"`). Not taken, said
-here and in the README: the MLP biases' N(0, 1e-6) start (here zeros).
+flax's LayerNorm epsilon 1e-6 (`layer_norm_epsilon`), its
+head's lecun_normal kernels (`head_dense_init="lecun"`) and its MLP
+blocks' biases drawn from N(0, 1e-6^2) (`ffn_bias_init_std`).
 The Sparse Transformer takes the CLS variant of its pattern
 (`sparse_cls_token`), the Sinkhorn Transformer its encoder's own
 readout, the mean under one Dense (see `_ATTENTION`).
@@ -412,6 +412,9 @@ LRA_BACKBONE = dict(
     position_embedding="sinusoidal",  # AddPositionEmbs, posemb_init None
     attention_bias=False,  # SelfAttention(bias=False), line 59
     dense_init="keras",  # xavier_uniform kernels, lines 57 and 151
+    # MlpBlock's bias_init normal(stddev=1e-6) (common_layers.py line 152;
+    # every encoder's MLP block)
+    ffn_bias_init_std=1e-6,
     final_norm=True,  # encoder_norm, line 205
     cls_token=True,  # classifier_pool "CLS", lines 148-156
     pooling="first",

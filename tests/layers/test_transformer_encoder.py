@@ -141,3 +141,26 @@ def test_attention_dim_narrows_the_attention_not_the_block(tmp_path):
     with pytest.raises(ValueError, match="divisible by `num_heads`"):
         TransformerEncoder(num_heads=3, intermediate_dim=16,
                            attention_dim=4)(x)
+
+
+def test_ffn_bias_init_std_draws_the_feed_forward_biases_only():
+    # LRA's MlpBlock: biases N(0, 1e-6^2); the attention's and the norms'
+    # weights start as without it.
+    keras.utils.set_random_seed(0)
+    block = TransformerEncoder(num_heads=2, intermediate_dim=256,
+                               ffn_bias_init_std=1e-3)
+    block.build((None, None, 128))
+    inner, outer = (to_numpy(block.ffn_inner.bias),
+                    to_numpy(block.ffn_outer.bias))
+    drawn = np.concatenate([inner, outer])
+    assert drawn.shape == (384,) and np.all(drawn != 0)
+    # 384 draws of N(0, 1e-3^2): the sample std within 15% of 1e-3
+    assert 0.85e-3 < drawn.std() < 1.15e-3 and abs(drawn.mean()) < 2e-4
+    assert not np.allclose(inner[:128], outer)  # two draws, not one
+    assert not any(np.any(to_numpy(w)) for w in block.attention.weights
+                   if w.path.endswith("bias"))
+    rebuilt = assert_config_round_trip(block)
+    assert rebuilt.ffn_bias_init_std == 1e-3
+    with pytest.raises(ValueError, match="ffn_bias_init_std"):
+        TransformerEncoder(num_heads=2, intermediate_dim=8,
+                           ffn_bias_init_std=0.0)

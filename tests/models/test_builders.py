@@ -401,10 +401,20 @@ def test_lra_rows_build_flax_norms_heads_and_attention_dropout():
         fan_in = dense.kernel.shape[0]
         assert math.isclose(init.stddev * 0.87962566103423978,
                             1 / math.sqrt(fan_in)), name
-    hp.update(head_dense_init=None)
+    # LRA's MlpBlock biases start N(0, 1e-6^2): drawn, not zeros
+    biases = [to_numpy(layer.bias) for layer in net._flatten_layers()
+              if layer.name in ("ffn_inner", "ffn_outer")]
+    assert len(biases) == 2 * hp["num_layers"]
+    drawn = np.concatenate(biases)
+    assert np.all(drawn != 0) and np.all(np.abs(drawn) < 1e-5)
+    assert 0.7e-6 < drawn.std() < 1.3e-6
+    hp.update(head_dense_init=None, ffn_bias_init_std=None)
     net = build_classifier(**classifier_kwargs(hp))
     assert net.get_layer("logits").kernel_initializer.__class__.__name__ \
         == "GlorotUniform"
+    assert not any(np.any(to_numpy(layer.bias))
+                   for layer in net._flatten_layers()
+                   if layer.name in ("ffn_inner", "ffn_outer"))
 
 
 def test_mega_head_drops_before_its_activation_and_has_no_logits_bias():
