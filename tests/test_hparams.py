@@ -172,6 +172,7 @@ def test_dlr_rows_are_the_s4_rows_with_the_dlr_layer():
                         learning_rate=lr, batch_size=batch, norm="layer",
                         tie_dropout=False)
         expected.pop("batch_norm_unbiased", None)
+        expected.pop("batch_norm_count_padding", None)
         # S4's n_ssm and FFTConv dropout: the DLR has neither
         expected.pop("num_ssms", None)
         expected.pop("dropout_before_activation", None)
@@ -830,3 +831,16 @@ def test_megalodon_rows_are_the_mega_rows_with_the_megalodon_cells():
     hp = get_hparams("listops", "megalodon")
     assert (hp["norm"], hp["num_heads"], hp["weight_decay_on"]) == (
         "timestep", 1, "all")
+
+
+def test_batch_norm_counts_padding_where_the_reference_code_does():
+    # The S4 and S5 code bases' BatchNorm sees no mask (presets.s4,
+    # presets.s5): their rows, and the LRU's and RTF's built on them, count
+    # the padded positions; every other row keeps the real-token statistics.
+    counted = {(task, model) for (task, model), row in PAPER.items()
+               if get_hparams(task, model).get("batch_norm_count_padding")}
+    assert counted == {(task, model) for (task, model), row in PAPER.items()
+                       if model in ("s4", "s4d", "s5", "lru", "rtf")
+                       and row.get("norm") == "batch"}
+    assert ("listops", "s4") in counted and ("text", "s5") in counted
+    assert not get_hparams("listops", "dlr")["batch_norm_count_padding"]

@@ -40,7 +40,9 @@ class MaskedBatchNormalization(keras.layers.Layer):
 
     Padded positions output zeros (in both modes), so the whole output is
     independent of the padding. A batch without any real token leaves the
-    moving statistics unchanged.
+    moving statistics unchanged. With `count_padding=True` the layer is the
+    references' BatchNorm, which sees no mask: the padded positions enter
+    the statistics and are normalised as the real ones.
 
     Without a padding mask every position is real, and the layer computes
     exactly what `keras.layers.BatchNormalization(axis=-1)` with the same
@@ -68,6 +70,10 @@ class MaskedBatchNormalization(keras.layers.Layer):
             does, while still normalising with the biased one. False (the
             default) updates it with the biased variance, as flax (S5) and
             `keras.layers.BatchNormalization` do.
+        count_padding: bool. Ignore the padding mask: statistics over
+            every position of the batch, padded ones normalised too, as
+            the S4 and S5 code's BatchNorm (which sees no mask) computes
+            on padded batches. Defaults to False.
         beta_initializer, gamma_initializer, moving_mean_initializer,
             moving_variance_initializer: initializers of the weights.
             Default to zeros, ones, zeros, ones.
@@ -77,12 +83,14 @@ class MaskedBatchNormalization(keras.layers.Layer):
     Call arguments:
         inputs: tensor (batch, length, channels).
         padding_mask: optional (batch, length) tensor, nonzero at real
-            tokens. Without it every position is real.
+            tokens. Without it (or with `count_padding`) every position
+            is real.
         training: bool. Batch statistics (and moving-statistic updates)
             when true, moving statistics otherwise.
 
     Returns:
-        Tensor (batch, length, channels), zero at padded positions.
+        Tensor (batch, length, channels), zero at padded positions (unless
+        `count_padding`).
 
     Example:
     >>> layer = MaskedBatchNormalization()
@@ -98,6 +106,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
         center=True,
         scale=True,
         unbiased_moving_variance=False,
+        count_padding=False,
         beta_initializer="zeros",
         gamma_initializer="ones",
         moving_mean_initializer="zeros",
@@ -127,6 +136,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
             ("center", center),
             ("scale", scale),
             ("unbiased_moving_variance", unbiased_moving_variance),
+            ("count_padding", count_padding),
         ):
             if not isinstance(value, bool):
                 raise ValueError(
@@ -137,6 +147,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
         self.center = center
         self.scale = scale
         self.unbiased_moving_variance = unbiased_moving_variance
+        self.count_padding = count_padding
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
@@ -236,7 +247,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
         compute_dtype = backend.result_type(inputs.dtype, "float32")
         inputs = ops.cast(inputs, compute_dtype)
         real = None
-        if padding_mask is not None:
+        if padding_mask is not None and not self.count_padding:
             real = ops.cast(ops.cast(padding_mask, "bool"), compute_dtype)
             real = ops.expand_dims(real, -1)  # (batch, length, 1)
 
@@ -299,6 +310,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
             center=self.center,
             scale=self.scale,
             unbiased_moving_variance=self.unbiased_moving_variance,
+            count_padding=self.count_padding,
             beta_initializer=initializers.serialize(self.beta_initializer),
             gamma_initializer=initializers.serialize(self.gamma_initializer),
             moving_mean_initializer=initializers.serialize(

@@ -21,10 +21,10 @@ NORMS = ("layer", "batch", "scale", "timestep")
 
 
 def sequence_norm(kind, name, epsilon=1e-5, momentum=0.9, unbiased=False,
-                  dtype=None, num_groups=None):
+                  dtype=None, num_groups=None, count_padding=False):
     """The norm layer `kind` (one of `NORMS`); call it through `normalize`.
 
-    `momentum` and `unbiased` are the batch norm's (see
+    `momentum`, `unbiased` and `count_padding` are the batch norm's (see
     `MaskedBatchNormalization`), `num_groups` the timestep norm's; the
     others ignore them.
     """
@@ -34,7 +34,8 @@ def sequence_norm(kind, name, epsilon=1e-5, momentum=0.9, unbiased=False,
     if kind == "batch":
         return MaskedBatchNormalization(
             momentum=momentum, epsilon=epsilon,
-            unbiased_moving_variance=unbiased, name=name, dtype=dtype)
+            unbiased_moving_variance=unbiased, count_padding=count_padding,
+            name=name, dtype=dtype)
     if kind == "scale":
         return ScaleNormalization(epsilon=epsilon, name=name, dtype=dtype)
     if kind == "timestep":

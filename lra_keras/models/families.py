@@ -163,6 +163,9 @@ RESIDUAL_KEYS = dict(
     batch_norm_momentum=0.9,  # Keras's convention (PyTorch's 0.1)
     # the moving variance from the unbiased batch variance, as PyTorch
     batch_norm_unbiased=False,
+    # the batch norm's statistics over padded positions too, which it
+    # then normalises (the S4 and S5 code's BatchNorm sees no mask)
+    batch_norm_count_padding=False,
     # the residual dropout mask shared along the sequence (S4's
     # `tie_dropout`, DropoutNd)
     tie_dropout=False,
@@ -208,6 +211,7 @@ def make_norm(arch, name):
         epsilon=arch.get("layer_norm_epsilon", 1e-5),
         momentum=arch.get("batch_norm_momentum", 0.9),
         unbiased=arch.get("batch_norm_unbiased", False),
+        count_padding=arch.get("batch_norm_count_padding", False),
         num_groups=arch.get("norm_groups"),
     )
     return lambda x, mask: layer("normalize")(norm, x, mask)

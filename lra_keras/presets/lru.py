@@ -133,3 +133,8 @@ PAPER = {
         source=derived("pathx256"),
     ),
 }
+
+# S5's BatchNorm, which sees no padding mask (see `presets.s5`).
+for _row in PAPER.values():
+    if _row.get("norm") == "batch":
+        _row["batch_norm_count_padding"] = True

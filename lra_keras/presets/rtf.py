@@ -125,3 +125,9 @@ PAPER = {
         source=derived("pathx256", "rtf-pathx.yaml"),
     ),
 }
+
+# The S4 code base's BatchNorm, which sees no padding mask (see
+# `presets.s4`).
+for _row in PAPER.values():
+    if _row.get("norm") == "batch":
+        _row["batch_norm_count_padding"] = True

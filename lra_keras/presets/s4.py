@@ -72,8 +72,10 @@ from:
 - BatchNorm: `nn.BatchNorm1d` (`src/models/nn/normalization.py` lines
   31-35): momentum 0.1 in PyTorch's convention (Keras's 0.9), eps 1e-5,
   the moving variance from the unbiased batch variance
-  (`batch_norm_unbiased=True`). The final norm of pre-norm stacks is of
-  the same kind (`backbones/model.py`, `self.norm`).
+  (`batch_norm_unbiased=True`), its statistics over the padded
+  positions too, as it sees no mask (`batch_norm_count_padding=True`,
+  below the rows). The final norm of pre-norm stacks is of the same kind
+  (`backbones/model.py`, `self.norm`).
 - The token embedding: `encoder: embedding` (`configs/pipeline/imdb.yaml`,
   `listops.yaml`, `aan.yaml`), PyTorch's `nn.Embedding`, N(0, 1)
   (`embedding_init="normal"`).
@@ -422,3 +424,11 @@ PAPER = {
         ),
     ),
 }
+
+# The code's BatchNorm sees no padding mask (`Normalization.forward`,
+# src/models/nn/normalization.py lines 44-60, called on every position by
+# `SequenceResidualBlock`, src/models/sequence/backbones/block.py lines
+# 102 and 119): the padded positions of a batch enter its statistics.
+for _row in PAPER.values():
+    if _row.get("norm") == "batch":
+        _row["batch_norm_count_padding"] = True

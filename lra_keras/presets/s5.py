@@ -68,8 +68,11 @@ the S4 code's loaders (`s5/dataloaders/lra.py` lines 33, 230 and 565,
 `append_eos: True`; `l_max` 4096, 2048 and 4000, lines 27, 228 and 562):
 `append_eos=True` on the three rows, as in `presets.s4`.
 
-Not representable here yet: the BatchNorm statistics over padding (ours:
-real tokens only).
+The BatchNorm's statistics count the padded positions, as the code's
+(`batch_norm_count_padding`, below the rows). Not representable here
+yet: the backward scan of the bidirectional layer runs through the
+padding, which holds what the blocks computed there (ours zeroes the
+padded inputs of every layer, so its scan starts at the last real token).
 
 PathX-256 (no S5 run): the Path-X row with max pooling, as NTFS C.1.2 runs
 PathX-256.
@@ -234,3 +237,10 @@ PAPER = {
         ),
     ),
 }
+
+# The code's BatchNorm sees no padding mask (`SequenceLayer`, s5/layers.py
+# lines 44 and 65/89: `nn.BatchNorm` over every position of the batch):
+# the padded positions enter its statistics.
+for _row in PAPER.values():
+    if _row.get("norm") == "batch":
+        _row["batch_norm_count_padding"] = True

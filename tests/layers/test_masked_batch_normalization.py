@@ -161,6 +161,33 @@ def test_padded_inputs_get_no_gradient():
     assert np.all(np.isfinite(grad)) and np.any(grad[mask] != 0)
 
 
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_count_padding_is_the_references_unmasked_batch_norm(unbiased):
+    # The S4 code's BatchNorm1d (unbiased) and S5's flax BatchNorm see no
+    # mask: statistics over every position, padded ones normalised too;
+    # with count_padding the mask changes nothing.
+    rng = np.random.default_rng(5)
+    x = (rng.normal(size=(3, 6, CHANNELS)) * 2.0 + 0.5).astype("float32")
+    _, mask = _data()
+    weights = _weights()
+    everywhere = np.ones(mask.shape, bool)
+    ref_out, ref_mean, ref_var = numpy_reference(
+        x, everywhere, weights, momentum=0.8, unbiased=unbiased)
+    for padding_mask in (mask, None):
+        layer = _layer(weights, momentum=0.8, count_padding=True,
+                       unbiased_moving_variance=unbiased)
+        out = to_numpy(layer(x, padding_mask=padding_mask, training=True))
+        assert_allclose(out, ref_out, atol=1e-5, rtol=1e-5)
+        assert np.all(out[~mask] != 0)
+        assert_allclose(layer.moving_mean, ref_mean, atol=1e-6, rtol=1e-6)
+        assert_allclose(layer.moving_variance, ref_var, atol=1e-6,
+                        rtol=1e-6)
+    # Against the masked layer: the real tokens' statistics differ.
+    masked = _layer(weights, momentum=0.8, unbiased_moving_variance=unbiased)
+    masked(x, padding_mask=mask, training=True)
+    assert not np.allclose(_moving(masked)[0], ref_mean, atol=1e-3)
+
+
 @pytest.mark.parametrize("momentum,epsilon", [(0.9, 1e-5), (0.5, 1e-3)])
 def test_without_mask_equals_keras_batch_normalization(momentum, epsilon):
     x = np.random.default_rng(4).normal(size=(3, 7, CHANNELS))
@@ -249,10 +276,11 @@ def test_round_trips(tmp_path):
     layer = MaskedBatchNormalization(
         momentum=0.95, epsilon=1e-3, center=False,
         unbiased_moving_variance=True, gamma_regularizer="l2",
-        name="norm")
+        count_padding=True, name="norm")
     rebuilt = assert_config_round_trip(layer)
     assert rebuilt.momentum == 0.95 and rebuilt.epsilon == 1e-3
     assert rebuilt.center is False and rebuilt.unbiased_moving_variance
+    assert rebuilt.count_padding
 
     x, mask = _data()
     inputs = {"x": keras.Input((6, CHANNELS), name="x"),
@@ -274,6 +302,7 @@ def test_round_trips(tmp_path):
     ({"center": 1}, "center"),
     ({"scale": None}, "scale"),
     ({"unbiased_moving_variance": "yes"}, "unbiased_moving_variance"),
+    ({"count_padding": 1}, "count_padding"),
 ])
 def test_bad_arguments_are_rejected(kwargs, match):
     with pytest.raises(ValueError, match=f"Received: {match}"):
