@@ -673,18 +673,22 @@ def part_b(args, reference):
                     after, args.num_layers, hp["vocabulary_size"]))
                 note += f"; running stats {gap:.1e} {verdict(gap)}"
                 value = max(value, gap)
-            if batch_name == "padded":
-                # Known: the reference encodes the padding tokens, and its
-                # backward scan (and BatchNorm, in training) reads them.
-                note += (" (known: the reference's backward scan reads "
-                         "the padding" + (", so do its BatchNorm "
-                                          "statistics" if mode == "training"
-                                          else "") + ")")
+            # The reference encodes the padding tokens, its scans (the
+            # backward one reaching the real tokens) and its BatchNorm
+            # statistics read them: the preset's `read_padding` and
+            # `batch_norm_count_padding` do the same. Without them the
+            # padded batch differs, as known.
+            padding_read = hp.get("read_padding") and (
+                mode == "inference" or hp.get("batch_norm_count_padding"))
+            if batch_name == "padded" and not padding_read:
+                note += " (known: without read_padding and "  \
+                        "batch_norm_count_padding the padding is not read)"
             else:
                 ok &= value <= TOLERANCE
             rows.append((f"forward, {mode}, {batch_name} batch",
                          f"{relative(got, expected):.1e}", note))
-    verdicts["forward (full-length batch)"] = (ok, True)
+    verdicts["forward" if hp.get("read_padding")
+             else "forward (full-length batch)"] = (ok, True)
     # One step on the full batch.
     tokens, mask, lengths, labels = batches["full"]
     ref_loss, state = reference.step(tokens, lengths, labels)

@@ -228,6 +228,7 @@ RULES = dict(
     batch_norm_momentum=_fraction(),
     batch_norm_unbiased=Rule(bool),
     batch_norm_count_padding=Rule(bool),
+    read_padding=Rule(bool),
     tie_dropout=Rule(bool),
     final_norm=Rule(bool),
     embedding_init=Rule(str, choices=("uniform", "normal", "scaled_normal",

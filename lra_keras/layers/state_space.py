@@ -78,6 +78,13 @@ class StateSpaceLayer(keras.layers.Layer):
             d27bdf9), in addition to the dropout after it (`S4Block`'s
             `self.drop`, `src/models/sequence/modules/s4block.py` line
             154). Defaults to False.
+        read_padding: bool. Whether the sequence mixing reads the padded
+            positions as they are. False (the default, as the S4 code's
+            `S4Block`, which zeroes the inputs past each length,
+            `s4block.py` lines 147-150) zeroes them first, so that a
+            non-causal layer's real outputs do not depend on the padding.
+            True: the S5 code, whose scan (both directions) runs over the
+            whole padded batch (`s5/layers.py` line 66, no mask).
     """
 
     def __init__(
@@ -89,6 +96,7 @@ class StateSpaceLayer(keras.layers.Layer):
         dropout=0.0,
         dense_init="keras",
         dropout_before_activation=False,
+        read_padding=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -112,6 +120,7 @@ class StateSpaceLayer(keras.layers.Layer):
         self.output_activation = output_activation
         self.dropout = float(dropout)
         self.dropout_before_activation = bool(dropout_before_activation)
+        self.read_padding = bool(read_padding)
 
     # Whether `D u` is added to the SSM's output (RTF keeps its feedthrough
     # in the kernel instead).
@@ -183,7 +192,7 @@ class StateSpaceLayer(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, padding_mask=None, training=None):
-        u = masked(inputs, padding_mask)  # (batch, length, H)
+        u = inputs if self.read_padding else masked(inputs, padding_mask)
         x = self.ssm_convolve(u)
         if self.D is not None:
             x = x + u * ops.cast(self.D, u.dtype)
@@ -217,6 +226,7 @@ class StateSpaceLayer(keras.layers.Layer):
             dropout=self.dropout,
             dense_init=self.dense_init,
             dropout_before_activation=self.dropout_before_activation,
+            read_padding=self.read_padding,
         )
         return config
 

@@ -514,6 +514,9 @@ _SSM_KEYS = dict(
     output_activation="glu",
     dropout=0.0,
     causal=False,
+    # the mixer reads the padded positions as they are (the S5 code's
+    # scan); False zeroes them first (the S4 code's S4Block)
+    read_padding=False,
     **RESIDUAL_KEYS,
 )
 
@@ -527,6 +530,7 @@ def _ssm_args(a, name):
         output_activation=a["output_activation"],
         dropout=a["dropout"],
         dense_init=a["dense_init"],
+        read_padding=a["read_padding"],
         name=name,
     )
 
@@ -613,7 +617,8 @@ register(Family(
         state_dim=a["state_dim"], r_min=a["r_min"], r_max=a["r_max"],
         max_phase=a["max_phase"], recurrence=a["recurrence"],
         causal=a["causal"], output_activation=a["output_activation"],
-        dropout=a["dropout"], dense_init=a["dense_init"], name=name)),
+        dropout=a["dropout"], dense_init=a["dense_init"],
+        read_padding=a["read_padding"], name=name)),
     # the weights minimal-LRU trains at its SSM rate without weight decay
     # (lru/train_helpers.py lines 91-96)
     dynamics=("ssm_nu_log", "ssm_theta_log", "ssm_gamma_log", "ssm_B_real",
@@ -636,7 +641,8 @@ register(Family(
         state_dim=a["state_dim"], num_denominators=a["num_denominators"],
         truncation=a["truncation"] or a["sequence_length"],
         causal=a["causal"], output_activation=a["output_activation"],
-        dropout=a["dropout"], dense_init=a["dense_init"], name=name)),
+        dropout=a["dropout"], dense_init=a["dense_init"],
+        read_padding=a["read_padding"], name=name)),
     # `ab` and `h_0`, which the RTF wrapper registers with the layer's
     # own rate and decay (rtf_wrapper.py lines 24-25)
     dynamics=("ssm_numerator", "ssm_denominator", "ssm_feedthrough"),

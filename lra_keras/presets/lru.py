@@ -134,7 +134,9 @@ PAPER = {
     ),
 }
 
-# S5's BatchNorm, which sees no padding mask (see `presets.s5`).
+# S5's blocks, which see no padding mask (see `presets.s5`): the mixer
+# reads the padding, the BatchNorm counts it.
 for _row in PAPER.values():
+    _row["read_padding"] = True
     if _row.get("norm") == "batch":
         _row["batch_norm_count_padding"] = True

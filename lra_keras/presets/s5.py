@@ -68,11 +68,11 @@ the S4 code's loaders (`s5/dataloaders/lra.py` lines 33, 230 and 565,
 `append_eos: True`; `l_max` 4096, 2048 and 4000, lines 27, 228 and 562):
 `append_eos=True` on the three rows, as in `presets.s4`.
 
-The BatchNorm's statistics count the padded positions, as the code's
-(`batch_norm_count_padding`, below the rows). Not representable here
-yet: the backward scan of the bidirectional layer runs through the
-padding, which holds what the blocks computed there (ours zeroes the
-padded inputs of every layer, so its scan starts at the last real token).
+The padding as the code treats it (below the rows): its BatchNorm's
+statistics count the padded positions (`batch_norm_count_padding`), and
+its scans, the backward one included, run over them as they are
+(`read_padding`: no layer zeroes them first), so that a real token's
+output reads the padding after it, as the reference's does.
 
 PathX-256 (no S5 run): the Path-X row with max pooling, as NTFS C.1.2 runs
 PathX-256.
@@ -238,9 +238,12 @@ PAPER = {
     ),
 }
 
-# The code's BatchNorm sees no padding mask (`SequenceLayer`, s5/layers.py
-# lines 44 and 65/89: `nn.BatchNorm` over every position of the batch):
-# the padded positions enter its statistics.
+# The code sees no padding mask in its blocks: `SequenceLayer`'s
+# `nn.BatchNorm` (s5/layers.py lines 44 and 65/89) normalises over every
+# position of the batch, and its `S5SSM` (`self.seq`, line 66; s5/ssm.py
+# `apply_ssm`) scans the whole padded sequence in both directions; only
+# the pooling reads the lengths (s5/seq_model.py `masked_meanpool`).
 for _row in PAPER.values():
+    _row["read_padding"] = True
     if _row.get("norm") == "batch":
         _row["batch_norm_count_padding"] = True

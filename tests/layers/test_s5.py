@@ -237,6 +237,32 @@ def test_padding_does_not_change_real_positions():
     assert_padding_changes_no_real_position(_make_layer)
 
 
+def test_read_padding_scans_the_padding_as_the_s5_code():
+    # The S5 code scans the whole padded batch: with `read_padding` the
+    # mask changes nothing in the layer, and the backward scan carries the
+    # (suffix) padding into the real positions; a causal scan cannot.
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(2, 24, 8)).astype("float32")
+    mask = np.ones((2, 24), bool)
+    mask[0, 20:] = False
+    mask[1, 9:] = False
+    for causal in (False, True):
+        reading = _make_layer(x, causal=causal, read_padding=True)
+        zeroing = _make_layer(x, causal=causal)
+        zeroing.set_weights(reading.get_weights())
+        read = to_numpy(reading(x, padding_mask=mask))
+        assert_allclose(read, reading(x), atol=1e-6)
+        zeroed = to_numpy(zeroing(x, padding_mask=mask))
+        gap = np.abs(read[mask] - zeroed[mask]).max()
+        if causal:
+            assert gap < 1e-5
+        else:
+            assert gap > 1e-2
+            # the padding read is the inputs', not zeros
+            assert_allclose(read, zeroing(x), atol=1e-6)
+    assert assert_config_round_trip(reading).read_padding is True
+
+
 def _dynamic_model(layer, hidden_dim=8):
     inputs = keras.Input((None, hidden_dim))
     return keras.Model(inputs, layer(inputs))
