@@ -228,9 +228,12 @@ def test_yctfs_technique_rows_follow_a2():
                 TECHNIQUE[(task, model, "multitask")]) == expected
     for (task, model), row in AUGMENT.items():
         # 67 epochs (section 3, Tables 5-7); the Transformer's config, the
-        # run behind its number, trains 100 (pathfinder/base.yaml).
+        # run behind its number, trains 100 (pathfinder/base.yaml); the
+        # code's data module: flips and affine maps, no D4, the three sets
+        # pooled for validation and test.
         assert task == "pathfinder" and _without_source(row) == dict(
-            epochs=100 if model == "transformer" else 67)
+            epochs=100 if model == "transformer" else 67,
+            augment_d4=False, augment_affine=True, eval_difficulty="all")
 
 
 def test_ntfs_spt_rows_share_the_table_4_and_5_conventions():
@@ -567,6 +570,14 @@ def test_resolve_names_where_each_value_came_from():
     assert origins["train_difficulty"] == (
         "derived by augmentation 'pathfinder_augment'")
     assert origins["kernel_size"] == PAPER[("pathfinder", "conv")]["source"]
+    # the YCTFS code's data: no D4, its flips and affine maps, the three
+    # sets pooled for validation and test
+    assert (hp["augment_d4"], hp["augment_affine"],
+            hp["eval_difficulty"]) == (False, True, "all")
+    assert origins["augment_d4"].startswith("augment: You Can Train")
+    hp, origins = resolve("pathfinder", "s4d", augment=True)
+    assert (hp["augment_d4"], hp["augment_affine"],
+            hp["eval_difficulty"]) == (True, False, None)
     assert origins["augment_d4"] == (
         "default of augmentation 'pathfinder_augment'")
 

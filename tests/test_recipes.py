@@ -299,8 +299,9 @@ def test_recipes_train_with_the_technique_flags(task, flags, extra,
     if "causal" in flags:
         assert config["causal"] is True
     if task == "pathfinder":
-        # Trained on the three sets, validated and tested on the hard one.
+        # Trained, validated and tested on the three sets (YCTFS's code).
         assert config["train_difficulty"] == "all"
+        assert config["eval_difficulty"] == "all"
         assert config["difficulty"] == "hard"
 
 

@@ -481,6 +481,12 @@ def test_bad_technique_arguments_raise():
         techniques.get_technique("distill")
     augment = techniques.get_augmentation("pathfinder")
     assert augment.make(dict(augment_d4=False), seed=0) is None
+    # YCTFS's flips and affine maps alone, or after a D4 symmetry
+    images = np.random.default_rng(0).integers(1, 256, (6, 64))
+    for d4 in (False, True):
+        step = augment.make(dict(augment_d4=d4, augment_affine=True), seed=0)
+        out = step(images, np.random.default_rng(0))
+        assert out.shape == images.shape and not np.array_equal(out, images)
 
 
 @pytest.mark.numpy_only
@@ -766,9 +772,20 @@ def test_pathfinder_augment_trains_on_all_three_difficulties(
     assert x.shape == (3 * 16, 1024)  # 80% of 20 from each set
     np.testing.assert_array_equal(x, np.concatenate([p[0] for p in parts]))
     np.testing.assert_array_equal(y, np.concatenate([p[1] for p in parts]))
+    # YCTFS's code validates and tests on the three sets pooled
+    assert hp["eval_difficulty"] == "all" and hp["augment_affine"]
+    for split in ("val", "test"):
+        pooled = [pathfinder.load_pathfinder(split, difficulty=d,
+                                             num_samples=20, progress=False)
+                  for d in pathfinder.DIFFICULTIES]
+        np.testing.assert_array_equal(
+            splits[split][0], np.concatenate([p[0] for p in pooled]))
+    # eval_difficulty None: the hard set's
+    hp["eval_difficulty"] = None
     hard = pathfinder.load_pathfinder("val", difficulty="hard",
                                       num_samples=20, progress=False)
-    np.testing.assert_array_equal(splits["val"][0], hard[0])
+    np.testing.assert_array_equal(
+        load_splits("pathfinder", hp)["val"][0], hard[0])
 
 
 def _write_cifar_binary(directory, rng, per_batch=4):

@@ -1,4 +1,5 @@
-"""Pathfinder augmentation: D4 symmetries and all three difficulty sets.
+"""Pathfinder augmentation: D4 symmetries or YCTFS's flips and affine
+maps, and all three difficulty sets.
 
 YCTFS (§3, Tables 5-7) trains Pathfinder on all three difficulty sets
 (contour lengths 6, 9 and 14) for 67 epochs, the number of steps of 200
@@ -10,7 +11,16 @@ or reflection changes, and the eight symmetries of the dihedral group D4
 permute pixels exactly, without the interpolation that would distort a
 low-resolution image.
 
-The D4 functions import only numpy and the standard library.
+The authors' code differs from the paper's text (long-transformers,
+branch lra-paper, `src/data_loaders/pathfinder.py`): it flips and
+affine-maps each training image (`augment_affine`, `flips_affine`; a
+nearest-pixel map, so a marker near the border can leave the image), and
+it pools the three sets and splits them at random 80/10/10, so that its
+validation and test images mix the three difficulties
+(`eval_difficulty="all"`, `training.inputs.load_splits`). The YCTFS
+rows with `augment` take both (`presets.yctfs`).
+
+The D4 and affine functions import only numpy and the standard library.
 
 References:
 - Miralles et al., "You Can Train from Scratch: Further Analysis of the Long
@@ -153,6 +163,98 @@ def d4(images, rng, *, resolution=None, elements=None):
     return out.reshape(images.shape)
 
 
+def inverse_affine_matrix(angle, translate, scale, center):
+    """The (2, 3) map from output to input pixel coordinates of a rotation
+    by `angle` degrees about `center`, a `scale` and a `translate`, as
+    torchvision's `_get_inverse_affine_matrix` forms it (no shear):
+    `C R(angle)^-1 C^-1 T^-1 / scale` in the image's (x right, y down)
+    coordinates.
+    """
+    rot = np.deg2rad(angle)
+    cx, cy = center
+    tx, ty = translate
+    m = np.array([np.cos(rot), np.sin(rot), 0.0,
+                  -np.sin(rot), np.cos(rot), 0.0]) / scale
+    m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty) + cx
+    m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty) + cy
+    return m.reshape(2, 3)
+
+
+def flips_affine(images, rng, *, degrees=10.0, translate=0.1,
+                 scale=(0.9, 1.1)):
+    """YCTFS's Pathfinder augmentation: random flips, then a random affine
+    map, of every image of a batch.
+
+    The long-transformers code (branch lra-paper,
+    `src/data_loaders/pathfinder.py` lines 59-63, `enable_augment: true`
+    in `configs/dataset/pathfinder.yaml`) transforms each training PIL
+    image by `RandomHorizontalFlip(0.5)`, `RandomVerticalFlip(0.5)` and
+    `RandomAffine(degrees=10, translate=(0.1, 0.1), scale=(0.9, 1.1))`.
+    As torchvision's `RandomAffine.get_params`: the angle uniform in
+    `[-degrees, degrees]`, the shifts `round(U(-translate * R,
+    translate * R))` pixels, the scale uniform in `scale`; as its PIL path
+    (`Image.transform(AFFINE, NEAREST)`, centre `(R / 2, R / 2)`): each
+    output pixel takes the input pixel under its centre mapped by
+    `inverse_affine_matrix`, and 0 (black) outside the image. YCTFS
+    applies them to the training images only, taking the label (are the
+    markers joined?) to survive them.
+
+    Args:
+        images: array `(N, R * R)` of flattened row-major images, or
+            `(N, R, R)`, of grey values (0 black).
+        rng: `np.random.Generator` kept across steps.
+        degrees, translate, scale: the ranges of `RandomAffine`.
+
+    Returns:
+        A new array of the shape and dtype of `images`.
+
+    Example:
+
+    >>> x = np.arange(2 * 16).reshape(2, 16)
+    >>> flips_affine(x, np.random.default_rng(0)).shape
+    (2, 16)
+    """
+    images = np.asarray(images)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(
+            "`rng` must be a np.random.Generator kept across steps, e.g. "
+            f"np.random.default_rng(seed). Received: rng={rng!r}"
+        )
+    if images.ndim == 3 and images.shape[1] == images.shape[2]:
+        resolution = images.shape[1]
+    elif images.ndim == 2:
+        resolution = _square_side(images.shape[1], "images.shape[1]")
+    else:
+        raise ValueError(
+            "`images` must have shape (N, R * R) or (N, R, R). "
+            f"Received: shape={images.shape}"
+        )
+    n, r = images.shape[0], resolution
+    flat = images.reshape(n, r * r)
+    flip_x = rng.random(n) < 0.5
+    flip_y = rng.random(n) < 0.5
+    angle = rng.uniform(-degrees, degrees, n)
+    shift = np.round(rng.uniform(-translate * r, translate * r, (n, 2)))
+    scales = rng.uniform(scale[0], scale[1], n)
+    ys, xs = np.divmod(np.arange(r * r), r)
+    centres = np.stack([xs + 0.5, ys + 0.5, np.ones(r * r)])  # (3, R * R)
+    out = np.zeros_like(flat)
+    for i in range(n):
+        m = inverse_affine_matrix(angle[i], shift[i], scales[i],
+                                  (r / 2, r / 2))
+        sx, sy = m @ centres  # input coordinates of each output centre
+        inside = (sx >= 0) & (sx < r) & (sy >= 0) & (sy < r)
+        px = np.floor(sx[inside]).astype(np.int64)
+        py = np.floor(sy[inside]).astype(np.int64)
+        # the affine map reads the flipped image
+        if flip_x[i]:
+            px = r - 1 - px
+        if flip_y[i]:
+            py = r - 1 - py
+        out[i, inside] = flat[i, py * r + px]
+    return out.reshape(images.shape)
+
+
 @functools.lru_cache(maxsize=8)
 def _d4_gather_table(resolution):
     # Row k: the source pixel of each output pixel under element k.
@@ -190,9 +292,16 @@ class PathfinderAugment(Augmentation):
               "sets) and appendix C (symmetries)")
     keys = dict(
         augment_d4=True,  # a random D4 symmetry of each training image
+        # YCTFS's code: random flips and a random affine map of each
+        # training image (`flips_affine`), after the D4 symmetry if any
+        augment_affine=False,
         # The training split's difficulty; None: `difficulty` (augment
-        # sets "all"; val and test keep `difficulty`).
+        # sets "all"; val and test keep `difficulty`, or read
+        # `eval_difficulty`).
         train_difficulty=None,
+        # Val and test's difficulty; None: `difficulty`. "all": the three
+        # sets (YCTFS's code splits them pooled).
+        eval_difficulty=None,
     )
 
     def resolve(self, hp):
@@ -200,9 +309,20 @@ class PathfinderAugment(Augmentation):
             hp["train_difficulty"] = "all"
 
     def make(self, hp, seed):
-        if not hp["augment_d4"]:
+        steps = []
+        if hp["augment_d4"]:
+            steps.append(d4)
+        if hp.get("augment_affine"):
+            steps.append(flips_affine)
+        if not steps:
             return None
-        return lambda x, rng: d4(x, rng)
+
+        def augment(x, rng):
+            for step in steps:
+                x = step(x, rng)
+            return x
+
+        return augment
 
 
 PATHFINDER_AUGMENT = PathfinderAugment()

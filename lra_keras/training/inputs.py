@@ -19,11 +19,12 @@ def load_splits(task, hp, data_dir=None):
 
     The loader gets the task's `loader_options` that are set in `hp`. The
     training split reads `train_difficulty` where the task has difficulty
-    sets (val and test stay on `difficulty`); `"all"` loads each set and
-    keeps `train_samples` of each, as YCTFS trains on three times the hard
-    set's size. With `augment`, the task's augmentation may supply its own
-    training split (`Augmentation.load_train`: CIFAR-10 in colour for the
-    colour policy).
+    sets, val and test `eval_difficulty` (both None: `difficulty`);
+    `"all"` loads each set and keeps `<split>_samples` of each, as YCTFS
+    trains on three times the hard set's size (and its code validates and
+    tests on the three sets pooled). With `augment`, the task's
+    augmentation may supply its own training split
+    (`Augmentation.load_train`: CIFAR-10 in colour for the colour policy).
     """
     spec = get_task(task)
     augmentation = None
@@ -38,6 +39,8 @@ def load_splits(task, hp, data_dir=None):
         split_options = dict(options)
         if split == "train" and hp.get("train_difficulty"):
             split_options["difficulty"] = hp["train_difficulty"]
+        if split != "train" and hp.get("eval_difficulty"):
+            split_options["difficulty"] = hp["eval_difficulty"]
         parts = [split_options]
         if split_options.get("difficulty") == "all":
             parts = [dict(split_options, difficulty=d)

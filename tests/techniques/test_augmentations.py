@@ -10,6 +10,8 @@ from lra_keras.techniques.operand_permutation import permute_listops
 from lra_keras.techniques.pathfinder_augment import D4_ELEMENTS
 from lra_keras.techniques.pathfinder_augment import apply_d4
 from lra_keras.techniques.pathfinder_augment import d4
+from lra_keras.techniques.pathfinder_augment import flips_affine
+from lra_keras.techniques.pathfinder_augment import inverse_affine_matrix
 
 pytestmark = pytest.mark.numpy_only
 
@@ -335,3 +337,70 @@ def test_permutation_keeps_the_end_token_of_append_eos(small_trees):
     # Without the technique's key, the end token is no ListOps token.
     with pytest.raises(ValueError, match="not a well-formed ListOps"):
         permute_listops(ended, np.random.default_rng(5))
+
+
+def test_inverse_affine_matrix_closed_forms():
+    # torchvision's inverse map (no shear): identity, a pure shift (the
+    # output at x reads the input at x - t), a scale about the centre.
+    identity = inverse_affine_matrix(0.0, (0, 0), 1.0, (16, 16))
+    np.testing.assert_allclose(identity, [[1, 0, 0], [0, 1, 0]], atol=1e-12)
+    shift = inverse_affine_matrix(0.0, (2, -1), 1.0, (16, 16))
+    np.testing.assert_allclose(shift, [[1, 0, -2], [0, 1, 1]], atol=1e-12)
+    zoom = inverse_affine_matrix(0.0, (0, 0), 2.0, (16, 16))
+    np.testing.assert_allclose(zoom @ [16, 16, 1], [16, 16], atol=1e-12)
+    np.testing.assert_allclose(zoom @ [20, 16, 1], [18, 16], atol=1e-12)
+    quarter = inverse_affine_matrix(90.0, (0, 0), 1.0, (16, 16))
+    np.testing.assert_allclose(quarter, [[0, 1, 0], [-1, 0, 32]],
+                               atol=1e-12)
+
+
+def test_flips_affine_is_pil_affine_after_the_flips():
+    # The same draws, in the order flips_affine makes them, replayed
+    # through PIL's Image.transform(AFFINE, NEAREST) as torchvision's
+    # RandomAffine calls it on the (flipped) image: equal but at the few
+    # pixel centres PIL's fixed-point arithmetic rounds across a border.
+    from PIL import Image
+
+    r, n = 32, 64
+    images = np.random.default_rng(1).integers(1, 256, (n, r * r))
+    images = images.astype(np.uint8)
+    out = flips_affine(images, np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    flip_x, flip_y = rng.random(n) < 0.5, rng.random(n) < 0.5
+    angle = rng.uniform(-10, 10, n)
+    shift = np.round(rng.uniform(-3.2, 3.2, (n, 2)))
+    scale = rng.uniform(0.9, 1.1, n)
+    assert set(np.unique(shift)) <= set(range(-3, 4))
+    expected = np.empty_like(images)
+    for i in range(n):
+        square = images[i].reshape(r, r)
+        if flip_x[i]:
+            square = square[:, ::-1]
+        if flip_y[i]:
+            square = square[::-1]
+        m = inverse_affine_matrix(angle[i], shift[i], scale[i], (r / 2, r / 2))
+        pil = Image.fromarray(np.ascontiguousarray(square), "L").transform(
+            (r, r), Image.AFFINE, tuple(m.reshape(-1)),
+            resample=Image.NEAREST, fillcolor=0)
+        expected[i] = np.asarray(pil).reshape(-1)
+    assert out.dtype == images.dtype and out.shape == images.shape
+    assert np.mean(out != expected) < 1e-3
+    # Black enters where the map leaves the image (inputs were never 0).
+    assert (out == 0).any()
+
+
+def test_flips_affine_batches_and_arguments():
+    images = np.random.default_rng(2).integers(0, 256, (3, 16, 16))
+    out = flips_affine(images, np.random.default_rng(0))
+    assert out.shape == (3, 16, 16)
+    # A zero-width map is the flips alone: each image one of four.
+    flat = images.reshape(3, 256)
+    still = flips_affine(flat, np.random.default_rng(3), degrees=0.0,
+                         translate=0.0, scale=(1.0, 1.0))
+    for got, image in zip(still, images):
+        assert any(np.array_equal(got.reshape(16, 16), flipped) for flipped in
+                   (image, image[:, ::-1], image[::-1], image[::-1, ::-1]))
+    with pytest.raises(ValueError, match="np.random.Generator"):
+        flips_affine(images, 0)
+    with pytest.raises(ValueError, match="square"):
+        flips_affine(np.zeros((2, 15)), np.random.default_rng(0))
