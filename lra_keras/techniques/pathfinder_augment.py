@@ -105,37 +105,7 @@ def d4(images, rng, *, resolution=None, elements=None):
     (2, 16)
     """
     images = np.asarray(images)
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(
-            "`rng` must be a np.random.Generator kept across steps, e.g. "
-            f"np.random.default_rng(seed). Received: rng={rng!r}"
-        )
-    if images.ndim == 2:
-        if resolution is None:
-            resolution = _square_side(images.shape[1], "images.shape[1]")
-        elif (
-            isinstance(resolution, bool)
-            or not isinstance(resolution, (int, np.integer))
-            or resolution < 1
-            or resolution * resolution != images.shape[1]
-        ):
-            raise ValueError(
-                "`resolution` must be an int R with R * R equal to the "
-                f"image length {images.shape[1]}. "
-                f"Received: resolution={resolution!r}"
-            )
-    elif images.ndim == 3 and images.shape[1] == images.shape[2]:
-        if resolution not in (None, images.shape[1]):
-            raise ValueError(
-                f"`resolution` does not match the images {images.shape}. "
-                f"Received: resolution={resolution!r}"
-            )
-        resolution = images.shape[1]
-    else:
-        raise ValueError(
-            "`images` must have shape (N, R * R) or (N, R, R). "
-            f"Received: shape={images.shape}"
-        )
+    resolution = _batch_resolution(images, rng, resolution)
     if elements is None:
         elements = np.arange(len(D4_ELEMENTS))
     else:
@@ -215,20 +185,7 @@ def flips_affine(images, rng, *, degrees=10.0, translate=0.1,
     (2, 16)
     """
     images = np.asarray(images)
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(
-            "`rng` must be a np.random.Generator kept across steps, e.g. "
-            f"np.random.default_rng(seed). Received: rng={rng!r}"
-        )
-    if images.ndim == 3 and images.shape[1] == images.shape[2]:
-        resolution = images.shape[1]
-    elif images.ndim == 2:
-        resolution = _square_side(images.shape[1], "images.shape[1]")
-    else:
-        raise ValueError(
-            "`images` must have shape (N, R * R) or (N, R, R). "
-            f"Received: shape={images.shape}"
-        )
+    resolution = _batch_resolution(images, rng)
     n, r = images.shape[0], resolution
     flat = images.reshape(n, r * r)
     flip_x = rng.random(n) < 0.5
@@ -262,6 +219,43 @@ def _d4_gather_table(resolution):
     table = np.stack([apply_d4(pixels, k) for k in range(8)])
     table.flags.writeable = False
     return table
+
+
+def _batch_resolution(images, rng, resolution=None):
+    """The side R of a batch of images `(N, R * R)` or `(N, R, R)`, after
+    checking it (and `resolution`, where given) and the generator."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(
+            "`rng` must be a np.random.Generator kept across steps, e.g. "
+            f"np.random.default_rng(seed). Received: rng={rng!r}"
+        )
+    if images.ndim == 2:
+        if resolution is None:
+            resolution = _square_side(images.shape[1], "images.shape[1]")
+        elif (
+            isinstance(resolution, bool)
+            or not isinstance(resolution, (int, np.integer))
+            or resolution < 1
+            or resolution * resolution != images.shape[1]
+        ):
+            raise ValueError(
+                "`resolution` must be an int R with R * R equal to the "
+                f"image length {images.shape[1]}. "
+                f"Received: resolution={resolution!r}"
+            )
+    elif images.ndim == 3 and images.shape[1] == images.shape[2]:
+        if resolution not in (None, images.shape[1]):
+            raise ValueError(
+                f"`resolution` does not match the images {images.shape}. "
+                f"Received: resolution={resolution!r}"
+            )
+        resolution = images.shape[1]
+    else:
+        raise ValueError(
+            "`images` must have shape (N, R * R) or (N, R, R). "
+            f"Received: shape={images.shape}"
+        )
+    return resolution
 
 
 def _square_side(length, name):
