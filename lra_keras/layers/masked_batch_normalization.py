@@ -247,8 +247,13 @@ class MaskedBatchNormalization(keras.layers.Layer):
         compute_dtype = backend.result_type(inputs.dtype, "float32")
         inputs = ops.cast(inputs, compute_dtype)
         real = None
-        if padding_mask is not None and not self.count_padding:
+        if padding_mask is not None:
             real = ops.cast(ops.cast(padding_mask, "bool"), compute_dtype)
+            if self.count_padding:
+                # Every position real, through the same two-pass sums as
+                # a masked batch (and as the replicas' under --distribute,
+                # so that one device and several compute alike).
+                real = ops.ones_like(real)
             real = ops.expand_dims(real, -1)  # (batch, length, 1)
 
         moving_mean = ops.cast(self.moving_mean, compute_dtype)

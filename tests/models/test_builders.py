@@ -82,11 +82,21 @@ def test_one_training_step_changes_weights(task, model):
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_padded_tokens_do_not_change_logits(task, model):
     hp = tiny_hparams(task, model)
+    reads_padding = hp.get("read_padding", False)
+    if reads_padding:
+        hp["read_padding"] = False  # the rows' own setting: checked below
     net = build_classifier(**classifier_kwargs(hp))
     x, _ = _batch(hp)
     x2 = {k: v.copy() for k, v in x.items()}
     x2["token_ids"][:, 20:] = 5  # padding_mask still says "padding"
     np.testing.assert_allclose(to_numpy(net(x)), to_numpy(net(x2)),
+                               atol=1e-5)
+    if reads_padding:
+        # The S5 rows' scans read the padding as the S5 code's do: the
+        # backward scan carries it into the real positions.
+        hp["read_padding"] = True
+        net = build_classifier(**classifier_kwargs(hp))
+        assert not np.allclose(to_numpy(net(x)), to_numpy(net(x2)),
                                atol=1e-5)
 
 
@@ -526,7 +536,8 @@ def test_batch_norm_stack_trains_and_ignores_padding():
     # real tokens, so padding changes neither the moving statistics of a
     # training step nor the logits.
     hp = tiny_hparams("listops", "s4d")
-    hp.update(norm="batch", batch_norm_unbiased=True, prenorm=True)
+    hp.update(norm="batch", batch_norm_unbiased=True, prenorm=True,
+              batch_norm_count_padding=False)
     x, y = _batch(hp)
     x2 = {k: v.copy() for k, v in x.items()}
     x2["token_ids"][:, 20:] = 5  # padding changed, mask kept
@@ -548,6 +559,13 @@ def test_batch_norm_stack_trains_and_ignores_padding():
         np.testing.assert_allclose(a, b, atol=1e-5)
     np.testing.assert_allclose(to_numpy(net(x)), to_numpy(net(x2)),
                                atol=1e-5)
+    # The S4 and S5 rows' BatchNorm counts the padding as their code's:
+    # then what the padding holds reaches the moving statistics.
+    hp["batch_norm_count_padding"] = True
+    _, counted = train(x)
+    _, counted2 = train(x2)
+    assert not all(np.allclose(a, b, atol=1e-5)
+                   for a, b in zip(counted, counted2))
 
 
 @pytest.mark.one_backend
