@@ -28,6 +28,8 @@ the S5 rows' `B_learning_rate` / `B_weight_decay` carry over.
 
 import math
 
+from lra_keras.presets.s4 import unmasked_blocks
+
 
 def derived(task):
     return (
@@ -136,7 +138,4 @@ PAPER = {
 
 # S5's blocks, which see no padding mask (see `presets.s5`): the mixer
 # reads the padding, the BatchNorm counts it.
-for _row in PAPER.values():
-    _row["read_padding"] = True
-    if _row.get("norm") == "batch":
-        _row["batch_norm_count_padding"] = True
+unmasked_blocks(PAPER, read_padding=True)

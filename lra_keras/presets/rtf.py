@@ -25,6 +25,8 @@ per task), which these rows do not take yet. PathX-256 (no RTF run) takes
 the Path-X cells.
 """
 
+from lra_keras.presets.s4 import unmasked_blocks
+
 
 def derived(task, config):
     return (
@@ -128,6 +130,4 @@ PAPER = {
 
 # The S4 code base's BatchNorm, which sees no padding mask (see
 # `presets.s4`).
-for _row in PAPER.values():
-    if _row.get("norm") == "batch":
-        _row["batch_norm_count_padding"] = True
+unmasked_blocks(PAPER)

@@ -425,10 +425,21 @@ PAPER = {
     ),
 }
 
+
+def unmasked_blocks(rows, read_padding=False):
+    """Sets, on `rows`, the padding of a code base whose blocks see no
+    mask: a batch norm counts the padded positions
+    (`batch_norm_count_padding`), and with `read_padding` the mixers
+    scan them as they are (S5's; the S4 code zeroes them, as ours)."""
+    for row in rows.values():
+        if read_padding:
+            row["read_padding"] = True
+        if row.get("norm") == "batch":
+            row["batch_norm_count_padding"] = True
+
+
 # The code's BatchNorm sees no padding mask (`Normalization.forward`,
 # src/models/nn/normalization.py lines 44-60, called on every position by
 # `SequenceResidualBlock`, src/models/sequence/backbones/block.py lines
 # 102 and 119): the padded positions of a batch enter its statistics.
-for _row in PAPER.values():
-    if _row.get("norm") == "batch":
-        _row["batch_norm_count_padding"] = True
+unmasked_blocks(PAPER)

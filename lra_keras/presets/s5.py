@@ -78,6 +78,8 @@ PathX-256 (no S5 run): the Path-X row with max pooling, as NTFS C.1.2 runs
 PathX-256.
 """
 
+from lra_keras.presets.s4 import unmasked_blocks
+
 PAPER = {
     ("listops", "s5"): dict(
         append_eos=True,  # <eos> ends each sequence (see above)
@@ -243,7 +245,4 @@ PAPER = {
 # position of the batch, and its `S5SSM` (`self.seq`, line 66; s5/ssm.py
 # `apply_ssm`) scans the whole padded sequence in both directions; only
 # the pooling reads the lengths (s5/seq_model.py `masked_meanpool`).
-for _row in PAPER.values():
-    _row["read_padding"] = True
-    if _row.get("norm") == "batch":
-        _row["batch_norm_count_padding"] = True
+unmasked_blocks(PAPER, read_padding=True)
