@@ -179,14 +179,21 @@ def assert_causal_reads_no_future(make_layer):
     )
 
 
-def assert_padding_changes_no_real_position(make_layer):
-    """`make_layer(x, causal=False)`: junk at padded positions changes no
-    real output, and a padded row equals the unpadded row run alone."""
-    rng = np.random.default_rng(11)
+def padded_sequences(rng):
+    """`x` (2, 24, 8) drawn from `rng` and its padding mask: rows of 20
+    and 9 real positions, the rest suffix padding."""
     x = rng.normal(size=(2, 24, 8)).astype("float32")
     mask = np.ones((2, 24), bool)
     mask[0, 20:] = False
     mask[1, 9:] = False
+    return x, mask
+
+
+def assert_padding_changes_no_real_position(make_layer):
+    """`make_layer(x, causal=False)`: junk at padded positions changes no
+    real output, and a padded row equals the unpadded row run alone."""
+    rng = np.random.default_rng(11)
+    x, mask = padded_sequences(rng)
     junk = x.copy()
     junk[~mask] = rng.normal(size=(int((~mask).sum()), 8)) * 10.0
     layer = make_layer(x, causal=False)

@@ -15,6 +15,7 @@ from tests.testing import assert_config_round_trip
 from tests.testing import assert_padding_changes_no_real_position
 from tests.testing import assert_saving_round_trip
 from tests.testing import numpy_gelu
+from tests.testing import padded_sequences
 from tests.testing import to_numpy
 
 
@@ -241,11 +242,7 @@ def test_read_padding_scans_the_padding_as_the_s5_code():
     # The S5 code scans the whole padded batch: with `read_padding` the
     # mask changes nothing in the layer, and the backward scan carries the
     # (suffix) padding into the real positions; a causal scan cannot.
-    rng = np.random.default_rng(12)
-    x = rng.normal(size=(2, 24, 8)).astype("float32")
-    mask = np.ones((2, 24), bool)
-    mask[0, 20:] = False
-    mask[1, 9:] = False
+    x, mask = padded_sequences(np.random.default_rng(12))
     for causal in (False, True):
         reading = _make_layer(x, causal=causal, read_padding=True)
         zeroing = _make_layer(x, causal=causal)
