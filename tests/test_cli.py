@@ -9,6 +9,7 @@ import pytest
 from lra_keras import cli
 from lra_keras.schema import RULES
 from lra_keras.schema import check
+from tests.testing import RELEASE_TREES_SET
 
 
 def _exit(argv, capsys, task="listops"):
@@ -95,7 +96,7 @@ def test_every_rule_accepts_its_kind_and_refuses_others():
 # tests/test_run_guards.py's tiny ListOps run, as --set arguments.
 TINY_SET = ["sequence_length=64", "epochs=2", "batch_size=10",
             "hidden_dim=8", "num_layers=1", "num_heads=2",
-            "intermediate_dim=16", "bucket_step=None"]
+            "intermediate_dim=16", "bucket_step=None", *RELEASE_TREES_SET]
 
 
 def _record_runs(monkeypatch, accuracies=(0.5, 0.6, 0.7)):
@@ -234,7 +235,8 @@ def test_two_seeds_train_resume_log_and_report(tmp_path, capsys):
         ("listops_transformer_quick_setA", [0, 1], [2])]
     assert rows[0]["overrides"] == (
         "batch_size=10 bucket_step=None epochs=2 hidden_dim=8 "
-        "intermediate_dim=16 num_heads=2 num_layers=1 sequence_length=64")
+        "intermediate_dim=16 max_depth=None min_length=None num_heads=2 "
+        "num_layers=1 sequence_length=64")
     accuracies = [json.loads(finished[k])["test_accuracy"] for k in (0, 1)]
     assert rows[0]["test_accuracy"] == pytest.approx(
         50 * sum(accuracies), abs=1e-9)

@@ -22,6 +22,7 @@ from tests.test_recipes import _write_fixture
 from tests.test_resume import _RUN
 from tests.test_resume import _rows
 from tests.test_resume import write_killed_run_data
+from tests.testing import RELEASE_TREES_SET
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKEND = keras.backend.backend()
@@ -74,7 +75,7 @@ def test_recipe_trains_with_distribute_on_two_devices(tmp_path):
            str(out), "--saved-models", str(tmp_path / "saved"),
            "--distribute", "--set", "sequence_length=64", "epochs=1",
            "batch_size=8", "hidden_dim=16", "num_layers=1",
-           "intermediate_dim=32", "bucket_step=16"]
+           "intermediate_dim=32", "bucket_step=16", *RELEASE_TREES_SET]
     result = subprocess.run(cmd, env=_two_device_env(), capture_output=True,
                             text=True, cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[

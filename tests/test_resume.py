@@ -221,7 +221,8 @@ class Kill(keras.callbacks.Callback):
 
 hp = get_hparams("listops", "transformer", "quick", sequence_length=64,
                  epochs=3, batch_size=4, hidden_dim=16, num_layers=1,
-                 intermediate_dim=32, bucket_step=None, dropout=0.1)
+                 intermediate_dim=32, bucket_step=None, dropout=0.1,
+                 min_length=None, max_depth=None)
 run("listops", hp, data_dir=data_dir, out_dir=out, saved_models_dir=None,
     verbose=0, backup_seconds=None, backup_steps=3,
     callbacks=[Kill()] if kill else [], distribute=distribute)

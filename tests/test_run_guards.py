@@ -14,11 +14,13 @@ from lra_keras.hparams import get_hparams
 from lra_keras.training import run
 from lra_keras.training.run_directory import RunDirectoryError
 from lra_keras.training.run_directory import prepare
+from tests.testing import RELEASE_TREES
 from tests.testing import write_listops_release
 
 # Full-length batches of one shape: one compilation per step function.
 TINY = dict(sequence_length=64, epochs=2, batch_size=10, hidden_dim=8,
-            num_layers=1, num_heads=2, intermediate_dim=16, bucket_step=None)
+            num_layers=1, num_heads=2, intermediate_dim=16, bucket_step=None,
+            **RELEASE_TREES)
 
 
 def _write_listops(data_dir):

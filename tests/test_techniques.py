@@ -45,6 +45,7 @@ from lra_keras.training import run_batches
 from lra_keras.training import run_directory
 from lra_keras.training import run_name
 from lra_keras.training import self_pretrain
+from tests.testing import RELEASE_TREES
 from tests.testing import to_numpy
 from tests.testing import token_inputs
 from tests.testing import write_listops_release
@@ -59,8 +60,9 @@ CONSTANT = dict(warmup_steps=0, schedule="constant", weight_decay=0.0)
 
 
 def _tiny_hp(task="listops", technique="none", augment=False, **overrides):
+    release = RELEASE_TREES if task == "listops" else {}
     return get_hparams(task, "transformer", "quick", technique, augment,
-                       **{**TINY, **overrides})
+                       **{**TINY, **release, **overrides})
 
 
 def _listops_rows(n, seed):

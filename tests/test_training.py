@@ -16,6 +16,7 @@ from lra_keras.training import make_optimizer
 from lra_keras.training import make_schedule
 from lra_keras.training import run
 from lra_keras.training.resume import TrainingBackup
+from tests.testing import RELEASE_TREES
 from tests.testing import to_numpy
 from tests.testing import write_listops_release
 
@@ -106,9 +107,10 @@ def _tiny_listops(tmp_path, seed, **overrides):
     rows = listops.generate(60, seed=seed, min_length=10, max_length=60,
                             num_workers=1)
     write_listops_release(data_dir, rows)
-    hp = get_hparams("listops", preset="quick", sequence_length=64,
-                     batch_size=8, hidden_dim=8, num_layers=1,
-                     intermediate_dim=16, **overrides)
+    hp = get_hparams("listops", preset="quick", **{
+        **dict(sequence_length=64, batch_size=8, hidden_dim=8, num_layers=1,
+               intermediate_dim=16, bucket_step=None, **RELEASE_TREES),
+        **overrides})
     return data_dir, hp
 
 

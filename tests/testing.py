@@ -149,6 +149,13 @@ def token_inputs(x, padding_id):
     }
 
 
+# The quick preset's ListOps row generates shorter trees (min_length=10,
+# max_depth=4); a run that reads release files unsets those generator
+# options, as the loader's error says.
+RELEASE_TREES = dict(min_length=None, max_depth=None)
+RELEASE_TREES_SET = ["min_length=None", "max_depth=None"]
+
+
 def write_listops_release(data_dir, rows):
     """60 ListOps rows as the release's `basic_<split>.tsv` files: 40 train,
     10 val, 10 test. Returns `data_dir`."""

@@ -7,21 +7,24 @@ row, then `QUICK`, then `QUICK_TASK[task]`, then `QUICK_FAMILY[model]`
 (a family without an entry keeps the paper row's architecture), then
 `QUICK_TASK_FAMILY[(task, model)]`.
 
-ListOps pools its first token in the quick preset. The first token is
-the root operator, and the root operator alone predicts about 36% of the
-labels (its most frequent label in the generated training trees, MAX ->
-9, MIN -> 0, MED -> 4, SM -> 6 (SM's labels are nearly uniform): 36.3%
-of the training trees, 35.4% of the test trees; the majority class alone
-predicts 17%), about where LRA's vanilla Transformer ended (36.37, LRA
-Table 1 as quoted in Never Train from Scratch Table 1). LRA's ListOps
-models pool a CLS token (google-research/long-range-arena
-`lra_benchmarks/listops/configs/base_listops_config.py`,
-`config.pooling_mode = "CLS"`); mean pooling (the S4 configs) dilutes
-the root operator among a thousand tokens and did not leave the 17%
-prior within a quick run. `QUICK_TASK_FAMILY[("listops", "s4d")]` is the
-README's first command: it reaches 36-37.5% on every backend in 4-7
-minutes on a CPU (README, Results); going well past the root operator's
-level needs the paper preset's scale.
+ListOps runs on the variant with shorter trees (the generator's window
+and depth, README *Data*: 11-127 tokens, operators nested at most 3
+deep, against LRA's 500-1999 tokens and depth 10), pooled by the mean as
+in the S4 configs, 20,000 trees for 4 epochs at rate 0.004: on it every
+family tried learns past the root operator on a CPU, 42.5-55.5% test
+accuracy (means of three JAX seeds: the convolution, the Transformer,
+S4D, DLR, MEGA, MEGALODON) against the majority class's 17% (README,
+*The papers' comparisons on the shorter trees*, set A, which is this
+row). On LRA's own trees nothing got past the root operator's level in a
+CPU budget: the root operator (the first token) alone predicts about 36%
+of the labels (its most frequent label in the generated training trees:
+MAX -> 9, MIN -> 0, MED -> 4, SM -> 6), about where LRA's vanilla
+Transformer ended (36.37), and the quick S4D of commit 39cb4fd, which
+pooled that token, ended there (35.63 +- 1.65 over three JAX seeds). The
+variant is generated data only: the release files hold LRA's trees, and
+reading them takes `--set min_length=None max_depth=None
+sequence_length=2000` (the loader says so).
+`QUICK_TASK_FAMILY[("listops", "s4d")]` is the README's first command.
 """
 
 from lra_keras.presets.lra import XFORMERS
@@ -47,7 +50,9 @@ QUICK = dict(
     source="quick preset: the paper row scaled down, for smoke runs",
 )
 QUICK_TASK = {
-    "listops": dict(train_samples=4000, val_samples=500, pooling="first"),
+    "listops": dict(sequence_length=128, min_length=10, max_depth=4,
+                    pooling="mean", bucket_step=32, train_samples=20000,
+                    val_samples=500, epochs=4, learning_rate=4e-3),
     # LRA A.1.2 allows 1K-4K bytes for Text; retrieval keeps 4000 per
     # document in the paper, 1024 here only to stay quick.
     "text": dict(train_samples=2000, val_samples=500, test_samples=1000,
@@ -84,9 +89,9 @@ QUICK_FAMILY = {
 }
 
 # The README's first command: S4D is the fastest family per epoch on a CPU
-# (README, Results), so it gets more data and a second epoch; 4000 rows
-# for 5 epochs at 1e-3 overfit (training accuracy 0.45, validation 0.38).
+# (README, Results), so it gets three times the trees (60,000 of the
+# 96,000 generated): 57-59% test accuracy in 2-3 minutes under every
+# backend where 20,000 give 50% (README, Set-up).
 QUICK_TASK_FAMILY = {
-    ("listops", "s4d"): dict(train_samples=10000, epochs=2,
-                             learning_rate=2e-3),
+    ("listops", "s4d"): dict(train_samples=60000),
 }

@@ -84,7 +84,12 @@ def load_listops(
         if set(generator_params) & allowed:
             raise ValueError(
                 "Generator options apply only to generated data "
-                "(data_dir=None). Received: data_dir="
+                "(data_dir=None); the release files hold LRA's trees "
+                "(500-1999 tokens, depth 10) and are read as they are. "
+                "The quick preset sets min_length=10 and max_depth=4 for "
+                "its shorter generated trees: `--set min_length=None "
+                "max_depth=None sequence_length=2000` reads the files "
+                "instead. Received: data_dir="
                 f"{str(data_dir)!r}, "
                 f"{sorted(set(generator_params) & allowed)}"
             )
