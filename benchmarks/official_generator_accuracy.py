@@ -23,8 +23,12 @@ never copied:
 
 - ListOps: google-research/long-range-arena (`lra_benchmarks/data/
   listops.py`, run as its `main` with the flags `--num_train_samples 0
-  --num_valid_samples 0 --num_test_samples N` and its other flags' (LRA's)
-  defaults, after `random.seed(--seed)`; the script seeds nothing itself).
+  --num_valid_samples 0 --num_test_samples N` and its tree flags set as
+  the run's trees were drawn (`official_generator_flags`: LRA's, its
+  defaults, for a run on release files; for generated data `max_length`
+  = the run's `sequence_length` and its `min_length` and `max_depth`
+  where set, e.g. the quick preset's shorter trees), after
+  `random.seed(--seed)`; the script seeds nothing itself).
   It writes its TSV files into a temporary folder, removed afterwards;
   `basic_test.tsv` holds the N trees and is read with our reader
   (`listops.read_tsv`, at the run's `sequence_length`), so the
@@ -256,12 +260,39 @@ def _official_listops_module(checkout):
     return module, tensorflow
 
 
-def official_listops(checkout, num_samples, seed, max_length):
+# The official script's tree flags (`lra_benchmarks/data/listops.py`
+# lines 36-47) at LRA's values, which are its defaults.
+LRA_TREES = dict(max_depth=10, max_args=10, max_length=2000, min_length=500)
+
+
+def official_generator_flags(hp, data_dir):
+    """The official script's tree flags for the trees a run trained on.
+
+    A run on release files (`data_dir`) read LRA's trees. A run that
+    generated its data drew them with `max_length` = its
+    `sequence_length` (trees strictly shorter, as the official script's
+    `length < max_length`) and its `min_length` and `max_depth` where set:
+    the quick preset's shorter trees come from the official script with
+    the same flags.
+    """
+    if data_dir is not None:
+        return dict(LRA_TREES)
+    return dict(
+        LRA_TREES, max_length=hp["sequence_length"],
+        **{key: hp[key] for key in ("min_length", "max_depth")
+           if hp.get(key) is not None})
+
+
+def official_listops(checkout, num_samples, seed, max_length, trees=None):
     """N trees of the official script, read with our reader.
+
+    `trees`: the script's tree flags (`LRA_TREES` keys), every one passed
+    (absl keeps a flag's last parsed value); `None`: LRA's.
 
     Returns `(x, y, note)`: `x` int32 (N, max_length) token ids, `y` int32
     labels, `note` naming the TensorFlow used.
     """
+    trees = dict(LRA_TREES, **(trees or {}))
     official, tensorflow = _official_listops_module(checkout)
     state = random.getstate()
     with tempfile.TemporaryDirectory(prefix="listops_official_") as folder:
@@ -269,6 +300,7 @@ def official_listops(checkout, num_samples, seed, max_length):
             "listops", f"--output_dir={folder}", "--task=basic",
             "--num_train_samples=0", "--num_valid_samples=0",
             f"--num_test_samples={num_samples}",
+            *(f"--{key}={value}" for key, value in sorted(trees.items())),
         ])
         random.seed(seed)
         try:
@@ -314,11 +346,13 @@ def official_pathfinder(checkout, num_samples, seed, resolution,
     return np.concatenate(xs), np.concatenate(ys), note
 
 
-def official_sample_set(task, checkout, num_samples, seed, hp):
+def official_sample_set(task, checkout, num_samples, seed, hp,
+                        data_dir=None):
     """The official samples in the form of the run's test split."""
     if task == "listops":
-        x, y, note = official_listops(checkout, num_samples, seed,
-                                      hp["sequence_length"])
+        x, y, note = official_listops(
+            checkout, num_samples, seed, hp["sequence_length"],
+            official_generator_flags(hp, data_dir))
         if hp.get("append_eos"):  # as `load_splits` ends the run's trees
             from lra_keras.tasks import get_task
             from lra_keras.training.inputs import append_end_token
@@ -384,9 +418,11 @@ def _data_key(task, hp, data_dir):
                  sorted(options.items())))
 
 
-def _official_key(task, hp):
+def _official_key(task, hp, data_dir):
+    trees = (sorted(official_generator_flags(hp, data_dir).items())
+             if task == "listops" else None)
     return repr((task, hp["sequence_length"], hp.get("difficulty"),
-                 hp.get("append_eos")))
+                 hp.get("append_eos"), trees))
 
 
 def compare_runs(task, checkout, run_dirs, num_samples=2000, seed=0,
@@ -419,7 +455,7 @@ def compare_runs(task, checkout, run_dirs, num_samples=2000, seed=0,
         hp = run["config"]["hparams"]
         data_dir = run["config"].get("data_dir")
         ours_key = "ours " + _data_key(task, hp, data_dir)
-        official_key = "official " + _official_key(task, hp)
+        official_key = "official " + _official_key(task, hp, data_dir)
         if ours_key not in arrays:
             start = time.perf_counter()
             x, y = our_test_split(task, hp, data_dir)
@@ -431,19 +467,25 @@ def compare_runs(task, checkout, run_dirs, num_samples=2000, seed=0,
         if official_key not in arrays:
             start = time.perf_counter()
             x, y, note = official_sample_set(task, checkout, num_samples,
-                                             seed, hp)
+                                             seed, hp, data_dir)
             arrays[official_key] = (x, y)
             sets[official_key] = describe_set(task, "official", x, y,
                                               hp.get("padding_id"))
             log(f"official samples: {len(y)} (seed {seed}) from {checkout} "
                 f"({note}) in {time.perf_counter() - start:.1f} s")
-            if task == "listops" and hp["sequence_length"] < 1999:
+            trees = (official_generator_flags(hp, data_dir)
+                     if task == "listops" else None)
+            if trees and trees["max_length"] > hp["sequence_length"]:
                 cut = int(np.sum(token_lengths(x, hp.get("padding_id"))
                                  == hp["sequence_length"]))
-                log(f"note: {cut} of the official trees (501-1999 tokens) "
-                    f"reach the run's sequence_length "
-                    f"{hp['sequence_length']}, cut there; its own were "
-                    "generated shorter")
+                log(f"note: {cut} of the official trees "
+                    f"({trees['min_length'] + 1}-{trees['max_length'] - 1} "
+                    f"tokens) reach the run's sequence_length "
+                    f"{hp['sequence_length']}, cut there, as the run's "
+                    "release files were")
+            elif trees and trees != LRA_TREES:
+                log("official trees drawn as the run's: "
+                    + " ".join(f"{k}={v}" for k, v in sorted(trees.items())))
         start = time.perf_counter()
         model = load_model(pathlib.Path(run["path"]) / "model.keras",
                            compile=False)

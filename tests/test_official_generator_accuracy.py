@@ -282,6 +282,47 @@ def test_listops_table_matches_a_direct_computation(tmp_path, capsys):
     assert status == (1 if result["test"]["p_value"] < 0.05 else 0)
 
 
+@numpy_only
+def test_official_generator_flags_draw_the_runs_trees():
+    benchmark = _benchmark()
+    lra = dict(max_depth=10, max_args=10, max_length=2000, min_length=500)
+    assert benchmark.LRA_TREES == lra
+    short = dict(sequence_length=128, min_length=10, max_depth=4)
+    # Release files hold LRA's trees, whatever the run's keys.
+    assert benchmark.official_generator_flags(short, "/data") == lra
+    # Generated: the generator's window and depth, the length as the
+    # loader passes it (`max_length` = `sequence_length`).
+    assert benchmark.official_generator_flags(short, None) == dict(
+        lra, max_length=128, min_length=10, max_depth=4)
+    unset = dict(sequence_length=2000, min_length=None, max_depth=None)
+    assert benchmark.official_generator_flags(unset, None) == lra
+
+
+@pytest.mark.skipif(
+    not LRA_REPO
+    or not Path(LRA_REPO, "lra_benchmarks/data/listops.py").exists(),
+    reason="LRA_LRA_REPO does not point to a google-research/"
+    "long-range-arena checkout",
+)
+def test_official_trees_take_the_flags_of_each_call():
+    pytest.importorskip("absl")
+    benchmark = _benchmark()
+    short = dict(max_length=128, min_length=10, max_depth=4)
+    x, y, _ = benchmark.official_listops(LRA_REPO, 40, 0, 128, short)
+    lengths = benchmark.token_lengths(x, listops.PAD_ID)
+    assert 10 < lengths.min() and lengths.max() < 128 and len(y) == 40
+    # max_depth 4: the official script puts values at depth 4, so at most
+    # 3 operators are open at once (lines 68-101).
+    opened = np.cumsum(np.where(x == listops.VOCABULARY.index("]"), -1,
+                                np.isin(x, [listops.VOCABULARY.index(o)
+                                            for o in benchmark.ROOT_RULE])),
+                       axis=1)
+    assert opened.max() == 3
+    # absl keeps a flag's last value: the next call passes them all.
+    x, _, _ = benchmark.official_listops(LRA_REPO, 5, 0, 2000)
+    assert benchmark.token_lengths(x, listops.PAD_ID).min() > 500
+
+
 @pytest.mark.skipif(
     not PATHFINDER_REPO or not Path(PATHFINDER_REPO, "snakes2.py").exists(),
     reason="LRA_PATHFINDER_REPO does not point to a drewlinsley/pathfinder "
