@@ -311,15 +311,28 @@ def longformer_attention(query, key, value, window=512, num_global_tokens=0,
     window, the query itself included), or either is among the first
     `num_global_tokens` positions; `causal` also requires `k <= q`.
     Blocks of `max(w - w // 2, w // 2)` positions, each attending its own
-    and both neighbouring blocks. Shapes as
+    and both neighbouring blocks; a sequence of known length no longer than
+    that is one block. Shapes as
     `attention_kernels.reference_attention`, `weights_dropout` as
     `block_sparse_attention`.
     """
     right = int(window) // 2
     left = int(window) - right
     block = max(left, right, 1)
-    table, valid = _neighbour_blocks(_num_blocks(ops.shape(query)[1], block))
-    table, valid = table[None], valid[None]
+    length = query.shape[1]
+    if length is not None and length <= block:
+        # The window spans the whole sequence: one block of the sequence's
+        # own length, gathered alone (dense attention's cost), rather than
+        # the sequence padded to a window-sized block and three of them
+        # gathered (LRA's Longformer, w = 512, on ListOps' short trees:
+        # 12 times the scores of L = 128).
+        block = max(int(length), 1)
+        table = ops.zeros((1, 1, 1), "int32")
+        valid = ops.ones((1, 1, 1), "bool")
+    else:
+        table, valid = _neighbour_blocks(
+            _num_blocks(ops.shape(query)[1], block))
+        table, valid = table[None], valid[None]
 
     def band(q_pos, k_pos):
         d = q_pos - k_pos

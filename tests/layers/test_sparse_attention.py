@@ -108,7 +108,8 @@ def longformer_mask(length, window, num_global, causal):
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("length, window, num_global",
-                         [(40, 8, 0), (41, 7, 1), (33, 6, 3), (10, 32, 2)])
+                         [(40, 8, 0), (41, 7, 1), (33, 6, 3), (10, 32, 2),
+                          (16, 32, 0), (17, 32, 1), (2, 4, 0)])
 def test_longformer_equals_dense_attention_under_its_mask(
         length, window, num_global, causal):
     q, k, v = _inputs(length, seed=length)
