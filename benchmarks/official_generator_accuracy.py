@@ -128,6 +128,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from lra_keras.data import listops  # noqa: E402
+from lra_keras.data.listops.loader import _GENERATOR_DEFAULTS  # noqa: E402
 from lra_keras.report import ReportError  # noqa: E402
 from lra_keras.report import find_runs  # noqa: E402
 from lra_keras.report import read_run  # noqa: E402
@@ -261,8 +262,10 @@ def _official_listops_module(checkout):
 
 
 # The official script's tree flags (`lra_benchmarks/data/listops.py`
-# lines 36-47) at LRA's values, which are its defaults.
-LRA_TREES = dict(max_depth=10, max_args=10, max_length=2000, min_length=500)
+# lines 36-47) at LRA's values, which are its defaults and our generator's
+# (the loader's defaults; a test pins them to the script's).
+LRA_TREES = {key: _GENERATOR_DEFAULTS[key]
+             for key in ("max_depth", "max_args", "max_length", "min_length")}
 
 
 def official_generator_flags(hp, data_dir):
@@ -347,12 +350,16 @@ def official_pathfinder(checkout, num_samples, seed, resolution,
 
 
 def official_sample_set(task, checkout, num_samples, seed, hp,
-                        data_dir=None):
-    """The official samples in the form of the run's test split."""
+                        data_dir=None, trees=None):
+    """The official samples in the form of the run's test split.
+
+    `trees`: ListOps' tree flags, if already computed
+    (`official_generator_flags(hp, data_dir)` otherwise)."""
     if task == "listops":
+        if trees is None:
+            trees = official_generator_flags(hp, data_dir)
         x, y, note = official_listops(
-            checkout, num_samples, seed, hp["sequence_length"],
-            official_generator_flags(hp, data_dir))
+            checkout, num_samples, seed, hp["sequence_length"], trees)
         if hp.get("append_eos"):  # as `load_splits` ends the run's trees
             from lra_keras.tasks import get_task
             from lra_keras.training.inputs import append_end_token
@@ -418,11 +425,11 @@ def _data_key(task, hp, data_dir):
                  sorted(options.items())))
 
 
-def _official_key(task, hp, data_dir):
-    trees = (sorted(official_generator_flags(hp, data_dir).items())
-             if task == "listops" else None)
+def _official_key(task, hp, trees):
+    # `trees`: ListOps' tree flags (`official_generator_flags`), or None.
     return repr((task, hp["sequence_length"], hp.get("difficulty"),
-                 hp.get("append_eos"), trees))
+                 hp.get("append_eos"),
+                 sorted(trees.items()) if trees else None))
 
 
 def compare_runs(task, checkout, run_dirs, num_samples=2000, seed=0,
@@ -454,8 +461,10 @@ def compare_runs(task, checkout, run_dirs, num_samples=2000, seed=0,
     for run in runs:
         hp = run["config"]["hparams"]
         data_dir = run["config"].get("data_dir")
+        trees = (official_generator_flags(hp, data_dir)
+                 if task == "listops" else None)
         ours_key = "ours " + _data_key(task, hp, data_dir)
-        official_key = "official " + _official_key(task, hp, data_dir)
+        official_key = "official " + _official_key(task, hp, trees)
         if ours_key not in arrays:
             start = time.perf_counter()
             x, y = our_test_split(task, hp, data_dir)
@@ -467,14 +476,12 @@ def compare_runs(task, checkout, run_dirs, num_samples=2000, seed=0,
         if official_key not in arrays:
             start = time.perf_counter()
             x, y, note = official_sample_set(task, checkout, num_samples,
-                                             seed, hp, data_dir)
+                                             seed, hp, data_dir, trees)
             arrays[official_key] = (x, y)
             sets[official_key] = describe_set(task, "official", x, y,
                                               hp.get("padding_id"))
             log(f"official samples: {len(y)} (seed {seed}) from {checkout} "
                 f"({note}) in {time.perf_counter() - start:.1f} s")
-            trees = (official_generator_flags(hp, data_dir)
-                     if task == "listops" else None)
             if trees and trees["max_length"] > hp["sequence_length"]:
                 cut = int(np.sum(token_lengths(x, hp.get("padding_id"))
                                  == hp["sequence_length"]))
