@@ -163,6 +163,155 @@ class ReduceOnTrainingPlateau(keras.callbacks.Callback):
         logs["learning_rate"] = _value(optimizer.learning_rate)
 
 
+def swa_start_epoch(start_fraction, epochs):
+    """The 0-based epoch where Lightning's `StochasticWeightAveraging`
+    with a float `swa_epoch_start` begins: `int(fraction * max_epochs)`
+    counted from 1 (`on_fit_start`; the `swa_start` property)."""
+    return max(int(float(start_fraction) * int(epochs)) - 1, 0)
+
+
+def swa_annealed_rate(base_rate, swa_rate, epochs_in, annealing_epochs,
+                      annealing="cos"):
+    """The rate of the `epochs_in`-th epoch (0 for the first) of SWA.
+
+    PyTorch's `SWALR` stepped once an epoch from the rate `base_rate`:
+    `base + (swa - base) * a(t)`, `t = min(1, k / annealing_epochs)`,
+    `a(t) = (1 - cos(pi t)) / 2` ("cos") or `t` ("linear"); without
+    annealing epochs, `swa_rate` from the first (`SWALR.get_lr`, whose
+    recursion through `_get_initial_lr` gives this closed form while
+    nothing else sets the rate).
+    """
+    if annealing not in ("cos", "linear"):
+        raise ValueError(
+            "`annealing` must be 'cos' or 'linear'. Received: "
+            f"annealing={annealing!r}")
+    if int(annealing_epochs) == 0:
+        t = 1.0
+    else:
+        t = min(1.0, max(0.0, int(epochs_in) / int(annealing_epochs)))
+    alpha = (1.0 - math.cos(math.pi * t)) / 2.0 if annealing == "cos" else t
+    return float(swa_rate) * alpha + float(base_rate) * (1.0 - alpha)
+
+
+class StochasticWeightAveraging(keras.callbacks.Callback):
+    """Stochastic weight averaging as PyTorch Lightning's callback runs it.
+
+    From the 0-based epoch `start_epoch` to the last, at each epoch's
+    start (`StochasticWeightAveraging.on_train_epoch_start`, Lightning
+    2.x):
+
+    - the rate stops following the schedule (Lightning swaps the
+      scheduler, YCTFS's `ReduceLROnPlateau`, for PyTorch's `SWALR`) and
+      anneals from the rate the schedule gave at the start of
+      `start_epoch` to `learning_rate` over `annealing_epochs` epochs
+      (`swa_annealed_rate`), then stays there;
+    - the weights as they stand, those of the previous epoch's end, join
+      an equally weighted running mean (`avg + (w - avg) / (n + 1)`), so
+      the mean holds the weights at the starts of epochs `start_epoch` to
+      the last (the last epoch's own update never joins it, as in
+      Lightning).
+
+    The state lives in the optimizer (`ScheduledAdamW(swa=True)`): a
+    resumed run continues the mean and the annealing. The mean replaces
+    nothing: the run's test stays on its best checkpoint, as YCTFS's
+    `train.py` (line 66, `ckpt_path="best"`), and `training.run` tests the
+    averaged weights beside it (`swa_test_accuracy`). Lightning's
+    BatchNorm refresh pass over the training data is not run: YCTFS's
+    SWA rows have no BatchNorm.
+
+    Args:
+        start_epoch: int >= 0 (`swa_start_epoch` turns Lightning's
+            fraction into it).
+        learning_rate: float > 0. Lightning's `swa_lrs`.
+        annealing_epochs: int >= 0. Defaults to 10 (Lightning's).
+        annealing: "cos" or "linear". Defaults to "cos".
+
+    Reference: Lightning's
+    `pytorch_lightning/callbacks/stochastic_weight_avg.py` (2.3.3) and
+    `torch/optim/swa_utils.py` (`SWALR`); YCTFS's use:
+    pablomiralles22/long-transformers@lra-paper `configs/callback/
+    stochastic_weight_averaging.yaml` (start 0.75, cos) and
+    `configs/experiment/lra/text_classification/base.yaml` lines 9-18,
+    `rotary_transformer_denoise.yaml` (`swa_lrs` 1e-2, 4 annealing epochs).
+    """
+
+    def __init__(self, start_epoch, learning_rate, annealing_epochs=10,
+                 annealing="cos"):
+        super().__init__()
+        if int(start_epoch) != start_epoch or start_epoch < 0:
+            raise ValueError(
+                "`start_epoch` must be an integer >= 0. Received: "
+                f"start_epoch={start_epoch}")
+        if not float(learning_rate) > 0:
+            raise ValueError(
+                "`learning_rate` must be positive. Received: "
+                f"learning_rate={learning_rate}")
+        if int(annealing_epochs) != annealing_epochs or annealing_epochs < 0:
+            raise ValueError(
+                "`annealing_epochs` must be an integer >= 0. Received: "
+                f"annealing_epochs={annealing_epochs}")
+        swa_annealed_rate(0.0, 1.0, 0, 1, annealing)  # checks `annealing`
+        self.start_epoch = int(start_epoch)
+        self.learning_rate = float(learning_rate)
+        self.annealing_epochs = int(annealing_epochs)
+        self.annealing = annealing
+
+    def _optimizer(self):
+        optimizer = self.model.optimizer
+        if not (isinstance(optimizer, ScheduledAdamW) and optimizer.swa):
+            raise TypeError(
+                "StochasticWeightAveraging needs a model compiled with "
+                "lra_keras.optimizers.ScheduledAdamW(swa=True) (it holds "
+                f"the mean). Received: {type(optimizer).__name__}")
+        return optimizer
+
+    def on_train_begin(self, logs=None):
+        self._optimizer()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch < self.start_epoch:
+            return
+        optimizer = self._optimizer()
+        if not optimizer.built:
+            optimizer.build(self.model.trainable_variables)
+        count = _value(optimizer.swa_count)
+        if count == 0 and _value(optimizer.swa_rate) < 0:
+            # The schedule's rate now, before SWA takes it over.
+            optimizer.swa_base_rate.assign(_value(optimizer.learning_rate))
+        optimizer.swa_rate.assign(swa_annealed_rate(
+            _value(optimizer.swa_base_rate), self.learning_rate,
+            epoch - self.start_epoch, self.annealing_epochs,
+            self.annealing))
+        if epoch > _value(optimizer.swa_epoch):  # once an epoch, on resume too
+            for average, variable in zip(optimizer.swa_averages,
+                                         optimizer._trainable_variables):
+                mean = keras.ops.convert_to_numpy(average)
+                value = keras.ops.convert_to_numpy(variable)
+                average.assign(mean + (value - mean) / (count + 1.0))
+            optimizer.swa_count.assign(count + 1.0)
+            optimizer.swa_epoch.assign(float(epoch))
+
+    def on_epoch_end(self, epoch, logs=None):
+        # As `ReduceOnTrainingPlateau`, the rate of the next epoch.
+        if logs is not None and epoch >= self.start_epoch:
+            logs["learning_rate"] = swa_annealed_rate(
+                _value(self._optimizer().swa_base_rate), self.learning_rate,
+                epoch + 1 - self.start_epoch, self.annealing_epochs,
+                self.annealing)
+
+
+def swa_weights(optimizer):
+    """`[(variable, averaged value)]` of a `ScheduledAdamW(swa=True)` that
+    has averaged at least once, else `[]`."""
+    if not (isinstance(optimizer, ScheduledAdamW) and optimizer.swa
+            and optimizer.swa_averages
+            and _value(optimizer.swa_count) > 0):
+        return []
+    return [(variable, keras.ops.convert_to_numpy(average))
+            for variable, average in zip(optimizer._trainable_variables,
+                                         optimizer.swa_averages)]
+
+
 class StopWithoutImprovement(keras.callbacks.Callback):
     """Stops training after `patience` epochs without a better `monitor`.
 

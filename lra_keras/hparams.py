@@ -148,6 +148,16 @@ COMMON_KEYS = dict(
     # ConstantLRs, scheduler_builder.py lines 66-87); "multiply": it
     # multiplies the reduced rate
     final_decay_style="reset",
+    # Stochastic weight averaging as PyTorch Lightning's callback
+    # (callbacks.StochasticWeightAveraging; YCTFS's text row): from epoch
+    # int(fraction x epochs) (1-based) the rate anneals ("cos" or
+    # "linear") to swa_learning_rate over swa_annealing_epochs, replacing
+    # the schedule, and a mean of the weights is tested beside the best
+    # checkpoint (swa_test_accuracy). None: off.
+    swa_start_fraction=None,
+    swa_learning_rate=None,
+    swa_annealing_epochs=10,  # Lightning's default
+    swa_annealing="cos",
     gradient_clipnorm=None,
     # stop after this many epochs in a row without a better validation
     # accuracy (PyTorch Lightning's EarlyStopping, the YCTFS runs); None:

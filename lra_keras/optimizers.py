@@ -211,6 +211,14 @@ class ScheduledAdamW(AdamW):
         weight_decay_excluded: list of regex. Variable names that get no
             weight decay (`exclude_from_weight_decay(var_names=...)`),
             kept in the config so that a loaded model keeps them.
+        swa: bool. Whether to hold the state of stochastic weight
+            averaging (`callbacks.StochasticWeightAveraging`): a running
+            mean of every trained variable (`swa_averages`, one slot per
+            variable), the number of weights averaged (`swa_count`), the
+            last epoch averaged (`swa_epoch`), the rate when averaging
+            began (`swa_base_rate`) and `swa_rate`, which, once >= 0,
+            replaces the schedule's rate, its plateau scale and final decay
+            (the per-variable multipliers still apply). Defaults to False.
         **kwargs: the arguments of `keras.optimizers.AdamW`.
 
     Example:
@@ -233,6 +241,7 @@ class ScheduledAdamW(AdamW):
         final_decay_factor=1.0,
         final_decay_resets=False,
         weight_decay_excluded=None,
+        swa=False,
         **kwargs,
     ):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -277,23 +286,38 @@ class ScheduledAdamW(AdamW):
         self.plateau_wait = keras.Variable(
             0.0, name="plateau_wait", trainable=False, dtype="float32"
         )
+        self.swa = bool(swa)
+        self.swa_averages = []
+        if self.swa:
+            for name, value in (("swa_rate", -1.0), ("swa_base_rate", 0.0),
+                                ("swa_count", 0.0), ("swa_epoch", -1.0)):
+                setattr(self, name, keras.Variable(
+                    value, name=name, trainable=False, dtype="float32"))
 
     def _get_current_learning_rate(self):
         rate = keras.ops.multiply(
             super()._get_current_learning_rate(),
             keras.ops.cast(self.plateau_scale, "float32"),
         )
-        if self.final_decay_step is None or self.final_decay_factor == 1.0:
+        if self.final_decay_step is not None and self.final_decay_factor != 1:
+            decayed = keras.ops.greater_equal(
+                self._iterations, self.final_decay_step
+            )
+            rate = keras.ops.where(
+                decayed, rate * self.final_decay_factor, rate
+            )
+        if not self.swa:
             return rate
-        decayed = keras.ops.greater_equal(
-            self._iterations, self.final_decay_step
-        )
-        return keras.ops.where(
-            decayed, rate * self.final_decay_factor, rate
-        )
+        swa_rate = keras.ops.cast(self.swa_rate, "float32")
+        return keras.ops.where(swa_rate >= 0, swa_rate, rate)
 
     def build(self, variables):
         super().build(variables)
+        if self.swa:
+            self.swa_averages = [
+                self.add_variable_from_reference(v, "swa_average")
+                for v in variables
+            ]
         # By index: under TensorFlow, update_step receives the backend
         # variable, which has no Keras path.
         self._rate_multipliers_by_index = [
@@ -333,6 +357,7 @@ class ScheduledAdamW(AdamW):
             final_decay_factor=self.final_decay_factor,
             final_decay_resets=self.final_decay_resets,
             weight_decay_excluded=list(self.weight_decay_excluded),
+            swa=self.swa,
         )
         return config
 

@@ -176,6 +176,10 @@ RULES = dict(
     final_decay_factor=Rule(float, positive=True, maximum=1),
     final_decay_fraction=_fraction(),
     final_decay_style=Rule(str, choices=("reset", "multiply")),
+    swa_start_fraction=_fraction(optional=True),
+    swa_learning_rate=Rule(float, positive=True, optional=True),
+    swa_annealing_epochs=Rule(int, minimum=0),
+    swa_annealing=Rule(str, choices=("cos", "linear")),
     gradient_clipnorm=Rule(float, positive=True, optional=True),
     early_stopping_patience=_count(optional=True),
     dtype_policy=Rule(str, choices=DTYPE_POLICIES),
@@ -422,6 +426,13 @@ def check(hp, origins=None):
         problems.append(
             f"attention_dim={hp['attention_dim']!r} is split over the "
             f"heads: num_heads={hp['num_heads']!r} must divide it"
+        )
+    if (hp.get("swa_start_fraction") is not None
+            and hp.get("swa_learning_rate") is None):
+        problems.append(
+            "swa_start_fraction turns on stochastic weight averaging, which "
+            "anneals the rate to swa_learning_rate: set it (YCTFS's text "
+            "row: 0.01), not None"
         )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:

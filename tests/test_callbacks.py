@@ -7,7 +7,11 @@ import pytest
 
 from lra_keras.callbacks import ReduceOnTrainingPlateau
 from lra_keras.callbacks import RunProgress
+from lra_keras.callbacks import StochasticWeightAveraging
 from lra_keras.callbacks import format_duration
+from lra_keras.callbacks import swa_annealed_rate
+from lra_keras.callbacks import swa_start_epoch
+from lra_keras.callbacks import swa_weights
 from lra_keras.optimizers import ScheduledAdamW
 from lra_keras.training import make_callbacks
 from lra_keras.training import make_optimizer
@@ -688,3 +692,146 @@ def test_stop_at_step_ends_the_epoch_that_makes_the_count():
     assert int(to_numpy(model.optimizer.iterations)) == 1
     with pytest.raises(ValueError, match="`steps` must be an integer"):
         StopAtStep(0, 5)
+
+
+# === Stochastic weight averaging (YCTFS's text row, Lightning's callback)
+
+
+@pytest.mark.parametrize("annealing", ["cos", "linear"])
+@pytest.mark.parametrize("annealing_epochs", [0, 1, 4])
+def test_swa_rate_is_pytorch_swalr_as_lightning_builds_it(annealing,
+                                                         annealing_epochs):
+    torch = pytest.importorskip("torch")
+    from torch.optim.swa_utils import SWALR
+
+    base, swa, max_epochs = 0.002, 0.01, 80
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([parameter], lr=base)
+    # Lightning's StochasticWeightAveraging.on_train_epoch_start (2.3.3):
+    # initial_lr set to the SWA rate, last_epoch=max_epochs for "cos".
+    optimizer.param_groups[0]["initial_lr"] = swa
+    scheduler = SWALR(optimizer, swa_lr=swa, anneal_epochs=annealing_epochs,
+                      anneal_strategy=annealing,
+                      last_epoch=max_epochs if annealing == "cos" else -1)
+    rates = []
+    for _ in range(8):  # the rate of each SWA epoch, stepped at its end
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    ours = [swa_annealed_rate(base, swa, k, annealing_epochs, annealing)
+            for k in range(8)]
+    np.testing.assert_allclose(ours, rates, rtol=1e-12)
+
+
+def test_swa_start_epoch_is_lightnings():
+    # int(fraction x max_epochs), counted from 1: YCTFS text, epoch 60.
+    assert swa_start_epoch(0.75, 80) == 59
+    assert swa_start_epoch(0.5, 8) == 3
+    assert swa_start_epoch(0.0, 8) == 0
+    assert swa_start_epoch(0.1, 5) == 0
+
+
+def _swa_hp(**overrides):
+    return _hp(learning_rate=0.01, swa_start_fraction=0.5,
+               swa_learning_rate=0.05, swa_annealing_epochs=2,
+               swa_annealing="cos", **overrides)
+
+
+class _RecordSwa(keras.callbacks.Callback):
+    """The kernel at each epoch's start (after the callbacks before this
+    one) and the rate each epoch trains at."""
+
+    def on_train_begin(self, logs=None):
+        self.kernels, self.rates = [], []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.kernels.append(_weights(self.model)[1].copy())
+        self.rates.append(float(to_numpy(self.model.optimizer.learning_rate)))
+
+
+def test_swa_anneals_the_rate_and_averages_the_epoch_start_weights():
+    # 8 epochs of one step; SWA from epoch int(0.5 x 8) = 4, 0-based 3.
+    # Adam moves a weight with a constant gradient by the rate.
+    hp, epochs = _swa_hp(), 8
+    model = _model(make_optimizer(hp, epochs))
+    record = _RecordSwa()
+    history = model.fit(X, Y, epochs=epochs, verbose=0, shuffle=False,
+                        callbacks=make_callbacks(hp, epochs) + [record])
+    lr, swa = 0.01, 0.05
+    # epochs 0-3 at the schedule's rate (epoch 3: alpha(0) = 0), epoch 4
+    # halfway (cos(pi / 2)), then the SWA rate
+    expected = [lr] * 4 + [(lr + swa) / 2] + [swa] * 3
+    np.testing.assert_allclose(record.rates, expected, rtol=1e-6)
+    # Logged from the first SWA epoch on, each the next epoch's rate.
+    np.testing.assert_allclose(history.history["learning_rate"],
+                               expected[4:] + [swa], rtol=1e-6)
+    kernels = np.array(record.kernels)
+    np.testing.assert_allclose(
+        1.0 - kernels[:, 0], np.cumsum([0.0] + expected[:-1]) * 1.0,
+        rtol=1e-4)
+    optimizer = model.optimizer
+    assert float(to_numpy(optimizer.swa_count)) == 5.0
+    averaged = dict((v.path, value) for v, value in swa_weights(optimizer))
+    kernel_path = model.get_layer("two").kernel.path
+    # The starts of epochs 3..7: the last epoch's own step never joins.
+    np.testing.assert_allclose(averaged[kernel_path],
+                               kernels[3:].mean(axis=0), rtol=1e-6)
+
+
+def test_swa_starts_from_the_plateau_rate_and_replaces_the_plateau():
+    # A loss that never improves after epoch 0, patience 2: the plateau
+    # makes 0.2 lr for epoch 3, where SWA starts; its later reductions no
+    # longer act.
+    lr = 0.01
+    hp = _swa_hp(schedule="plateau", plateau_factor=0.2, plateau_patience=2,
+                 final_decay_fraction=0.0, final_decay_factor=1.0)
+    model = _constant_loss_model(hp, total_steps=8)
+    record = _RecordSwa()
+    model.fit(X, Y, epochs=8, verbose=0,
+              callbacks=make_callbacks(hp, 8) + [record])
+    base = 0.2 * lr
+    expected = [lr] * 3 + [base, (base + 0.05) / 2] + [0.05] * 3
+    np.testing.assert_allclose(record.rates, expected, rtol=1e-5)
+
+
+def test_swa_state_survives_backup_and_restore(tmp_path):
+    # Interrupted at the end of epoch 4, inside the averaging: resumed, the
+    # rates, weights and mean are those of an uninterrupted run.
+    hp, epochs = _swa_hp(), 8
+    plain = _model(make_optimizer(hp, epochs))
+    plain.fit(X, Y, epochs=epochs, verbose=0,
+              callbacks=make_callbacks(hp, epochs))
+    expected = [value for _, value in swa_weights(plain.optimizer)]
+    backup = str(tmp_path / "backup")
+
+    def callbacks():
+        return make_callbacks(hp, epochs) + [
+            keras.callbacks.BackupAndRestore(backup)]
+
+    keras.utils.clear_session()
+    with pytest.raises(KeyboardInterrupt):
+        _model(make_optimizer(hp, epochs)).fit(
+            X, Y, epochs=epochs, verbose=0,
+            callbacks=callbacks() + [_InterruptAfterEpoch(4)])
+    keras.utils.clear_session()
+    model = _model(make_optimizer(hp, epochs))
+    model.fit(X, Y, epochs=epochs, verbose=0, callbacks=callbacks())
+    assert float(to_numpy(model.optimizer.swa_count)) == 5.0
+    for ours, theirs in zip(swa_weights(model.optimizer), expected):
+        np.testing.assert_allclose(ours[1], theirs, rtol=1e-6)
+    np.testing.assert_allclose(_weights(model)[1], _weights(plain)[1],
+                               rtol=1e-6)
+
+
+def test_swa_refuses_bad_settings():
+    with pytest.raises(ValueError, match="annealing"):
+        StochasticWeightAveraging(3, 0.01, annealing="step")
+    with pytest.raises(ValueError, match="learning_rate"):
+        StochasticWeightAveraging(3, 0.0)
+    callback = StochasticWeightAveraging(0, 0.01)
+    callback.set_model(_model(ScheduledAdamW(learning_rate=1.0)))
+    with pytest.raises(TypeError, match="swa=True"):
+        callback.on_train_begin()
+    # A pretraining fit (no `epochs`) gets no averaging.
+    assert not any(isinstance(c, StochasticWeightAveraging)
+                   for c in make_callbacks(_swa_hp()))

@@ -292,6 +292,27 @@ def test_transformer_rows_are_yctfs_table_5():
             hp["batch_size"]) == (5, "max", 5e-4, 32)
 
 
+def test_only_yctfs_text_transformer_averages_weights():
+    # text_classification/base.yaml (swa_epoch_start 0.75, cos) and
+    # rotary_transformer_denoise.yaml (swa_lrs 1e-2, annealing_epochs 4).
+    for technique in ("none", "multitask"):
+        hp = get_hparams("text", "transformer", technique=technique)
+        assert (hp["swa_start_fraction"], hp["swa_learning_rate"],
+                hp["swa_annealing_epochs"], hp["swa_annealing"]) == (
+            0.75, 0.01, 4, "cos")
+        assert "SWA" in hp["source"]
+    for task in YCTFS_TASKS:
+        for model in ("transformer", "gmlp", "conv"):
+            if (task, model) != ("text", "transformer"):
+                assert get_hparams(task, model)["swa_start_fraction"] is None
+    # The quick and small rows replace the schedule, SWA with it.
+    for preset in ("quick", "small"):
+        hp = get_hparams("text", "transformer", preset)
+        assert hp["swa_start_fraction"] is None
+    with pytest.raises(ValueError, match="swa_learning_rate"):
+        get_hparams("text", "conv", swa_start_fraction=0.5)
+
+
 def test_pathfinder_trains_fewer_epochs_only_on_all_three_sets():
     for model in ("transformer", "gmlp", "conv"):
         assert get_hparams("pathfinder", model)["epochs"] == 200

@@ -339,3 +339,38 @@ def test_add_shared_is_the_broadcast_sum_and_its_gradient(shared_shape):
     np.testing.assert_allclose(dx, weights, rtol=1e-6)
     np.testing.assert_allclose(
         dshared, weights.sum(0).reshape(shared_shape), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.one_backend
+# (the weights files hold the run's optimizer; the test compiles another)
+@pytest.mark.filterwarnings("ignore:Skipping variable loading for optimizer")
+def test_a_run_with_swa_tests_the_best_checkpoint_and_the_weight_mean(
+        tmp_path):
+    # 3 epochs, SWA from epoch int(0.5 x 3) = 1 (0-based 0): the mean of
+    # the weights at the starts of epochs 0-2.
+    data_dir, hp = _tiny_listops(tmp_path, seed=3, epochs=3,
+                                 swa_start_fraction=0.5,
+                                 swa_learning_rate=0.01,
+                                 swa_annealing_epochs=1)
+    out = tmp_path / "run"
+    _, metrics = run("listops", hp, data_dir=data_dir, out_dir=out,
+                     saved_models_dir=None, verbose=0)
+    assert 0.0 <= metrics["swa_test_accuracy"] <= 1.0
+    reported = json.loads((out / "metrics.json").read_text())
+    assert reported["swa_test_accuracy"] == metrics["swa_test_accuracy"]
+    # model.keras holds the best checkpoint, swa.weights.h5 the mean:
+    # each scores what metrics.json says.
+    model = load_model(out / "model.keras")
+    model.compile(
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    x, y = listops.read_tsv(data_dir / "basic_test.tsv", max_length=64)
+    batches = make_batches(x, y, hp)
+    best = model.evaluate(batches, return_dict=True, verbose=0)
+    assert best["accuracy"] == pytest.approx(reported["test_accuracy"])
+    model.load_weights(str(out / "swa.weights.h5"))
+    mean = model.evaluate(batches, return_dict=True, verbose=0)
+    assert mean["accuracy"] == pytest.approx(reported["swa_test_accuracy"])
+    assert mean["loss"] == pytest.approx(reported["swa_test_loss"],
+                                         rel=1e-5)

@@ -41,6 +41,9 @@ QUICK = dict(
     warmup_steps=10,
     schedule="cosine",
     schedule_steps=None,
+    # SWA replaces the schedule too (YCTFS's text row): off with it
+    swa_start_fraction=None,
+    swa_learning_rate=None,
     gradient_clipnorm=None,
     pretrain_learning_rate=None,
     pretrain_batch_size=None,

@@ -37,6 +37,12 @@ S5's training loop does (`optimizers.S5Schedule`: the first step at the
 peak, the cosine's phase counted from step 0); "linear" and "plateau"
 ignore it. "rsqrt" is LRA's `constant * linear_warmup * rsqrt_decay`
 (`optimizers.RsqrtDecay`; `learning_rate` is the constant).
+
+Stochastic weight averaging (`swa_start_fraction`, Lightning's
+`swa_epoch_start`; YCTFS's text row): from that share of the epochs the
+rate anneals to `swa_learning_rate` over `swa_annealing_epochs`, replacing
+the schedule, and a mean of the weights is kept beside the run
+(`callbacks.StochasticWeightAveraging`).
 """
 
 from pathlib import Path
@@ -46,7 +52,9 @@ import keras
 from lra_keras.batching import EpochSync
 from lra_keras.callbacks import ReduceOnTrainingPlateau
 from lra_keras.callbacks import RunProgress
+from lra_keras.callbacks import StochasticWeightAveraging
 from lra_keras.callbacks import StopOnNonFiniteLoss
+from lra_keras.callbacks import swa_start_epoch
 from lra_keras.models.families import FAMILIES
 from lra_keras.optimizers import AdamW
 from lra_keras.optimizers import RsqrtDecay
@@ -235,7 +243,8 @@ def make_optimizer(hp, total_steps):
     )
     excluded = DECAY_EXCLUSIONS[decay_on](
         tuple(p for p in dynamics if p not in decayed))
-    if not multipliers and final_decay_step is None:
+    swa = hp.get("swa_start_fraction") is not None
+    if not multipliers and final_decay_step is None and not swa:
         optimizer = AdamW(**adamw)
         optimizer.exclude_from_weight_decay(var_names=excluded)
         return optimizer
@@ -247,25 +256,37 @@ def make_optimizer(hp, total_steps):
         if final_decay_step is not None else 1.0,
         final_decay_resets=hp.get("final_decay_style", "reset") == "reset",
         weight_decay_excluded=excluded,
+        swa=swa,
     )
 
 
-def make_callbacks(hp):
-    """The schedule's callbacks (place them before `BackupAndRestore`)."""
-    if hp.get("schedule") != "plateau":
-        return []
-    return [
-        ReduceOnTrainingPlateau(
+def make_callbacks(hp, epochs=None):
+    """The schedule's callbacks (place them before `BackupAndRestore`).
+
+    With `epochs`, the fit's number of epochs, also stochastic weight
+    averaging where `swa_start_fraction` is set (a pretraining fit, which
+    passes none, has none)."""
+    callbacks = []
+    if hp.get("schedule") == "plateau":
+        callbacks.append(ReduceOnTrainingPlateau(
             factor=float(hp.get("plateau_factor", 0.2)),
             patience=int(hp.get("plateau_patience", 4)),
             min_learning_rate=float(hp.get("plateau_min_learning_rate",
                                            1e-7)),
-        )
-    ]
+        ))
+    if epochs is not None and hp.get("swa_start_fraction") is not None:
+        callbacks.append(StochasticWeightAveraging(
+            swa_start_epoch(hp["swa_start_fraction"], epochs),
+            hp["swa_learning_rate"],
+            annealing_epochs=int(hp.get("swa_annealing_epochs", 10)),
+            annealing=hp.get("swa_annealing", "cos"),
+        ))
+    return callbacks
 
 
 def fit_callbacks(hp, out_dir, train, val, hint, *, checkpoint=None,
-                  backup_seconds=300.0, backup_steps=None, seed=0):
+                  backup_seconds=300.0, backup_steps=None, seed=0,
+                  epochs=None):
     """The callbacks of one resumable `fit` logging into `out_dir`.
 
     In this order: `EpochSync` (the data streams of `train` and `val`
@@ -275,7 +296,8 @@ def fit_callbacks(hp, out_dir, train, val, hint, *, checkpoint=None,
     CSV log `out_dir/metrics.csv`, and the backup in `out_dir/backup`
     (`training.resume.BackupCallback`: at every epoch's end, and within an
     epoch every `backup_seconds` and/or `backup_steps` batches; `seed`
-    seeds PyTorch's global generator per epoch). Whatever
+    seeds PyTorch's global generator per epoch; `epochs`, the fit's
+    epochs, adds stochastic weight averaging, `make_callbacks`). Whatever
     an epoch's end writes is thus written before the backup that skips
     that epoch on resume. Last, the progress bar (`RunProgress`: Keras's,
     each epoch announced with the run's ETA). Train with
@@ -285,7 +307,7 @@ def fit_callbacks(hp, out_dir, train, val, hint, *, checkpoint=None,
     return [
         EpochSync(train, val),
         StopOnNonFiniteLoss(hint),
-        *make_callbacks(hp),
+        *make_callbacks(hp, epochs),
         *([checkpoint] if checkpoint is not None else []),
         keras.callbacks.CSVLogger(str(out_dir / "metrics.csv"), append=True),
         BackupCallback(out_dir / "backup", every_seconds=backup_seconds,

@@ -23,6 +23,7 @@ from lra_keras.callbacks import NonFiniteLossError
 from lra_keras.callbacks import StopAfterTime
 from lra_keras.callbacks import StopAtStep
 from lra_keras.callbacks import StopWithoutImprovement
+from lra_keras.callbacks import swa_weights
 from lra_keras.distribute import batch_multiple
 from lra_keras.distribute import distribution_scope
 from lra_keras.distribute import single_device
@@ -70,7 +71,11 @@ def run(
     encoder, the two losses summed (`multitask_loss_weight`); "spt" first
     self-pretrains the encoder (in `<out_dir>/pretrain/`), then fine-tunes
     the classifier from it. `hp["augment"]` augments the training batches.
-    The returned and saved model is always the classifier alone.
+    The returned and saved model is always the classifier alone, with
+    its best checkpoint's weights. With stochastic weight averaging
+    (`swa_start_fraction`), the weight mean is tested too
+    (`swa_test_accuracy`, `swa_test_loss` in the metrics) and saved in
+    `<out_dir>/swa.weights.h5`.
 
     `callbacks` are added after the run's own (non-finite loss check,
     schedule, best checkpoint, CSV log, backup, progress bar).
@@ -238,6 +243,7 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         backup_seconds=backup_seconds,
         backup_steps=backup_steps,
         seed=seed,
+        epochs=epochs,
     ) + list(callbacks)
     # Before the backup: no backup at the stopping batch.
     if hp.get("train_steps"):
@@ -265,6 +271,8 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
                       validation_data=val, verbose=verbose,
                       announce=lambda text: print(text, flush=True))
     fit_seconds = time.time() - fit_started
+    # Before the best checkpoint, whose file holds an older optimizer.
+    averaged = swa_weights(model.optimizer)
     if best_path.exists():
         model.load_weights(str(best_path))
     _check_finite_weights(classifier, out_dir)
@@ -274,7 +282,7 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         # it gets Keras's default one, which never steps.
         techniques.NONE.compile(classifier, "rmsprop", hp)
     with single_device():  # every test row, whatever the device count
-        test = classifier.evaluate(test, return_dict=True, verbose=0)
+        scores = classifier.evaluate(test, return_dict=True, verbose=0)
     val_acc = val_accuracies(out_dir, f"val_{accuracy_key}")
     metrics = dict(
         task=task,
@@ -282,8 +290,8 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         preset=hp["preset"],
         technique=technique.name,
         augment=bool(hp.get("augment")),
-        test_accuracy=float(test["accuracy"]),
-        test_loss=float(test["loss"]),
+        test_accuracy=float(scores["accuracy"]),
+        test_loss=float(scores["loss"]),
         best_val_accuracy=max(val_acc, default=float("nan")),
         epochs_run=len(val_acc),
         # the run ended at `time_limit_minutes`, before its planned steps
@@ -296,6 +304,9 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     )
     model_path = out_dir / "model.keras"
     save_model(classifier, model_path)
+    if averaged:
+        metrics.update(_test_swa(classifier, averaged, test,
+                                 out_dir / "swa.weights.h5"))
     write_json(out_dir / "metrics.json", metrics)
     TrainingBackup(backup_dir).remove()
     export_to = None
@@ -311,6 +322,28 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         flush=True,
     )
     return classifier, metrics, export_to
+
+
+def _test_swa(classifier, averaged, test, path):
+    """Tests the weight mean of stochastic weight averaging, saves it to
+    `path` (the classifier's weights) and puts the best checkpoint's
+    weights back. Returns the metrics to add."""
+    best = [(variable, keras.ops.convert_to_numpy(variable))
+            for variable, _ in averaged]
+    try:
+        for variable, value in averaged:
+            variable.assign(value)
+        with single_device():
+            result = classifier.evaluate(test, return_dict=True, verbose=0)
+        classifier.save_weights(str(path))
+    finally:
+        for variable, value in best:
+            variable.assign(value)
+    print(f"stochastic weight averaging: test accuracy "
+          f"{result['accuracy']:.4f} of the weight mean ({path})",
+          flush=True)
+    return dict(swa_test_accuracy=float(result["accuracy"]),
+                swa_test_loss=float(result["loss"]))
 
 
 def planned_steps(hp, batches_per_epoch):
