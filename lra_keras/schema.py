@@ -253,6 +253,7 @@ RULES = dict(
     pixel_mean=Rule(float, minimum=0, maximum=1),
     pixel_std=Rule(float, positive=True),
     input_encoder_init=Rule(str, choices=("torch", "lecun", "mega")),
+    pixel_mask_input=Rule(str, choices=("embedding", "channel")),
     truncation=_count(optional=True),
     gate_norm=Rule(str, choices=("before", "after"), optional=True),
     gate_bias=Rule(str, choices=("position", "channel")),

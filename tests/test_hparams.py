@@ -292,6 +292,26 @@ def test_transformer_rows_are_yctfs_table_5():
             hp["batch_size"]) == (5, "max", 5e-4, 32)
 
 
+def test_ntfs_masked_pixel_rows_read_the_mask_as_a_channel():
+    # NTFS's masked pixel pretraining: [value * (1 - mask), mask] into a
+    # Linear(2, D); its causal rows read the value alone.
+    for task in ("image", "pathfinder", "pathx"):
+        for model in ("transformer", "s4"):
+            hp = get_hparams(task, model, technique="spt")
+            assert hp["pixel_mask_input"] == "channel", (task, model)
+            assert get_hparams(task, model)["pixel_mask_input"] == (
+                "embedding")
+            batch = techniques.get_technique("spt").pretraining_transform(
+                task, hp)
+            assert batch.pixel_normalization == (hp["pixel_mean"],
+                                                 hp["pixel_std"])
+    causal = get_hparams("image", "transformer", technique="spt",
+                         pretrain_objective="causal")
+    assert causal["causal"] and causal["pixel_mask_input"] == "embedding"
+    assert get_hparams("listops", "s4", technique="spt")[
+        "pixel_mask_input"] == "embedding"
+
+
 def test_only_yctfs_text_transformer_averages_weights():
     # text_classification/base.yaml (swa_epoch_start 0.75, cos) and
     # rotary_transformer_denoise.yaml (swa_lrs 1e-2, annealing_epochs 4).

@@ -314,7 +314,7 @@ def test_causal_targets_are_the_next_token_where_both_are_real(shape):
 
 
 @pytest.mark.numpy_only
-def test_pixel_targets_are_values_over_255_with_a_trailing_axis():
+def test_pixel_targets_are_normalised_values_with_a_trailing_axis():
     rng = np.random.default_rng(5)
     x = rng.integers(0, 256, (6, 64)).astype(np.uint8)
     x[0, :2] = (0, 255)
@@ -325,6 +325,15 @@ def test_pixel_targets_are_values_over_255_with_a_trailing_axis():
     assert targets.dtype == np.float32 and targets.shape == (6, 64, 1)
     np.testing.assert_allclose(targets[..., 0], x / 255.0, rtol=1e-6)
     np.testing.assert_array_equal(weights.sum(axis=1), 32)
+    # NTFS regresses the normalised value its encoder reads (CIFAR's
+    # 122.6 / 255 and 61.0 / 255).
+    mean, std = 122.6 / 255, 61.0 / 255
+    _, normalised, _ = masking.denoising_targets(
+        x, "image", np.random.default_rng(5), "masked", mask_rate=0.5,
+        random_fraction=0.0, pixel_targets=True,
+        pixel_normalization=(mean, std))
+    np.testing.assert_allclose(normalised[..., 0], (x / 255.0 - mean) / std,
+                               rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(inputs == 256, weights == 1)
     assert inputs.dtype == np.int32
     with pytest.raises(ValueError, match="pixel task"):

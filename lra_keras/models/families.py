@@ -143,6 +143,11 @@ SHARED_KEYS = dict(
     pixel_mean=0.5,
     pixel_std=0.5,
     input_encoder_init="torch",
+    # how the linear encoder reads the masking techniques' mask id:
+    # "embedding" (a learned vector, zero at start) or "channel" (NTFS's
+    # masked self-pretraining: a mask flag channel, Linear(2, D), masked
+    # pixels give the mask column + bias; `PixelEncoder`)
+    pixel_mask_input="embedding",
     # dropout on the embedded tokens; None: `dropout`
     embedding_dropout=None,
     # a learned token prepended to every sequence before the positions and

@@ -191,10 +191,14 @@ TECHNIQUE rows ("spt"):
   no random replacement, loss only at masked positions; pixels become 0
   (the normalised mean grey) with a second input channel flagging the
   mask (`torch.cat((x * (1 - mask), mask))`, a Linear(2, D) encoder whose
-  mask column `train.py` drops when fine-tuning, lines 865-872); the CE
-  target is the byte 0..255 and the L1 target the normalised value
-  (`masked_mae`, `src/tasks/metrics.py` line 218); the pretraining head
-  one Linear per position (`decoder: sequence, mode: last`, full length).
+  mask column `train.py` drops when fine-tuning, lines 865-872:
+  `pixel_mask_input="channel"` on the masked pixel rows,
+  `layers.PixelEncoder`; the causal rows read the value alone, so the
+  technique turns it off for them); the CE target is the byte 0..255 and
+  the L1 target the normalised value, `(value / 255 - pixel_mean) /
+  pixel_std` (`masked_mae`, `src/tasks/metrics.py` line 218;
+  `masking.denoising_targets`); the pretraining head one Linear per
+  position (`decoder: sequence, mode: last`, full length).
 
 SPT_LRA_SIZED: section 3.1 (Table 1, dagger rows of Table 4), Transformers
 of the LRA sizes (Tay et al.) self-pretrained with a masked or a causal
@@ -233,11 +237,6 @@ PathX-256 5000; S4 ListOps 2000, Text 1000, Retrieval 2500, Image 1000
 PathX 5000 (PathX-256 the PathX file's); DLR ListOps 2000, Text 1000,
 Image 1000, PathX 5000 (`num_warmup_steps` in each file).
 
-Not representable here yet (new keys or code):
-- The pixel tasks' masked input (a mask flag channel into a Linear(2, D),
-  zeroed value): `PixelEncoder` swaps in a learned mask vector (zero at
-  start) instead; and the L1 target, normalised by `pixel_mean` /
-  `pixel_std` in NTFS, is `pixel / 255` here.
 
 S4's `n_ssm`: the NTFS S4 files set S4's (`configs/experiment/lra/
 s4-lra-*.yaml` and their `-mlm` pretraining files: ListOps and IMDB
@@ -501,6 +500,7 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="l1",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 4 (Image, Transformer + "
@@ -524,6 +524,7 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 4 (Pathfinder, Transformer +"
@@ -545,6 +546,7 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, Table 4 (PathX, Transformer + "
@@ -566,6 +568,7 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "derived: Never Train from Scratch Table 4 PathX row "
@@ -613,6 +616,7 @@ TECHNIQUE = {
         pretrain_batch_size=32, pretrain_epochs=200,
         schedule="cosine", warmup_steps=1000, schedule_steps=200000,
         pretrain_objective="masked", pretrain_loss="l1",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=1000,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, Image); "
@@ -626,6 +630,7 @@ TECHNIQUE = {
         pretrain_batch_size=8, pretrain_epochs=200,
         schedule="constant", warmup_steps=2500, schedule_steps=None,
         pretrain_objective="masked", pretrain_loss="ce",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, Pathfinder); "
@@ -638,6 +643,7 @@ TECHNIQUE = {
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
         schedule="cosine", warmup_steps=10000, schedule_steps=500000,
         pretrain_objective="masked", pretrain_loss="ce",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, PathX); "
@@ -663,6 +669,7 @@ TECHNIQUE = {
         learning_rate=0.001, pretrain_learning_rate=0.001, batch_size=64,
         pretrain_batch_size=32, pretrain_epochs=200,
         pretrain_objective="masked", pretrain_loss="l1",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=1000,
         source=(
             "Never Train from Scratch, Table 5 (DLR + SPT, Image); "
@@ -674,6 +681,7 @@ TECHNIQUE = {
         pooling="max", learning_rate=5e-4, pretrain_learning_rate=5e-4,
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
         pretrain_objective="masked", pretrain_loss="ce",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source="Never Train from Scratch, Table 5 (DLR + SPT, PathX)",
     ),
@@ -682,6 +690,7 @@ TECHNIQUE = {
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
         schedule="cosine", warmup_steps=10000, schedule_steps=500000,
         pretrain_objective="masked", pretrain_loss="ce",
+        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, C.1.2 (PathX-256, S4 + SPT: the "
@@ -764,6 +773,7 @@ SPT_LRA_SIZED = {
         pooling="max", causal=False, learning_rate=0.001,
         pretrain_learning_rate=0.001, batch_size=16, pretrain_batch_size=32,
         weight_decay=0.0, pretrain_objective="masked", pretrain_loss="l1",
+        pixel_mask_input="channel",
         source=(
             "Never Train from Scratch, Table 4 (Image, Transformer + "
             "Masked SPT, section 3.1)"
@@ -786,6 +796,7 @@ SPT_LRA_SIZED = {
         pooling="mean", causal=False, learning_rate=5e-4,
         pretrain_learning_rate=0.001, batch_size=16, pretrain_batch_size=16,
         weight_decay=0.0, pretrain_objective="masked", pretrain_loss="ce",
+        pixel_mask_input="channel",
         source=(
             "Never Train from Scratch, Table 4 (Pathfinder, Transformer +"
             " Masked SPT, section 3.1)"
@@ -808,6 +819,7 @@ SPT_LRA_SIZED = {
         pooling="max", causal=False, learning_rate=5e-4,
         pretrain_learning_rate=5e-4, batch_size=32, pretrain_batch_size=8,
         weight_decay=0.0, pretrain_objective="masked", pretrain_loss="ce",
+        pixel_mask_input="channel",
         source=(
             "Never Train from Scratch, Table 4 (PathX, Transformer + "
             "Masked SPT, section 3.1)"

@@ -59,7 +59,7 @@ def check_loss_positions(loss_positions):
 
 def denoising_targets(token_ids, task, rng, objective, *, mask_rate,
                       random_fraction, loss_positions="masked",
-                      pixel_targets=False):
+                      pixel_targets=False, pixel_normalization=(0.0, 1.0)):
     """Corrupted inputs, targets and per-token loss weights of one batch.
 
     Args:
@@ -75,8 +75,14 @@ def denoising_targets(token_ids, task, rng, objective, *, mask_rate,
             random ordinary token (the rest become the mask token).
         loss_positions: `"real"` or `"masked"`: where the reconstruction
             loss is taken (masked objectives only).
-        pixel_targets: bool. Targets are pixel values / 255, shaped
-            (..., length, 1), for an L1 regression head.
+        pixel_targets: bool. Targets are pixel values, shaped
+            (..., length, 1), for an L1 regression head:
+            `(value / 255 - mean) / std`.
+        pixel_normalization: `(mean, std)` of those targets, on the
+            [0, 1] scale: NTFS regresses the value its encoder reads, the
+            task's normalised grey (`masked_mae` on the normalised
+            sample), our `pixel_mean` and `pixel_std`. Defaults to (0, 1),
+            the value / 255.
 
     Returns:
         `(inputs, targets, weights)`: the model's token ids, the targets
@@ -118,7 +124,9 @@ def denoising_targets(token_ids, task, rng, objective, *, mask_rate,
                 f"(image, pathfinder, pathx, pathx256). Received: "
                 f"task={task.name!r}"
             )
-        targets = (targets.astype(np.float32) / 255.0)[..., None]
+        mean, std = (float(v) for v in pixel_normalization)
+        targets = ((targets.astype(np.float32) / 255.0 - mean)
+                   / std)[..., None]
     return inputs.astype(np.int32), targets, weights
 
 

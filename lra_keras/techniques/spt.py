@@ -94,6 +94,11 @@ class SelfPretraining(Technique):
             # Next-token prediction needs mixers that see only the past;
             # the fine-tuned classifier keeps the pretrained causal encoder.
             hp["causal"] = True
+            # Nothing is masked: NTFS's causal pixel inputs are the value
+            # alone (`MaskedSequenceDatasetWrapper.mask`, causal branch),
+            # not its masked rows' value-and-mask channels.
+            if hp.get("pixel_mask_input") == "channel":
+                hp["pixel_mask_input"] = "embedding"
         total, share = hp["compute_tied_epochs"], hp["pretrain_share"]
         if total is None:
             return
@@ -130,6 +135,8 @@ class SelfPretraining(Technique):
         return PretrainingBatch(
             task, hp["pretrain_objective"], mask_rate=hp["spt_mask_rate"],
             pixel_targets=hp["pretrain_loss"] == "l1",
+            pixel_normalization=(hp.get("pixel_mean", 0.5),
+                                 hp.get("pixel_std", 0.5)),
         )
 
 
@@ -141,17 +148,20 @@ class PretrainingBatch:
     The label is dropped.
     """
 
-    def __init__(self, task, objective, *, mask_rate, pixel_targets=False):
+    def __init__(self, task, objective, *, mask_rate, pixel_targets=False,
+                 pixel_normalization=(0.0, 1.0)):
         self.task = task
         self.objective = objective
         self.mask_rate = mask_rate
         self.pixel_targets = pixel_targets
+        self.pixel_normalization = tuple(pixel_normalization)
 
     def __call__(self, token_ids, padding_mask, y, rng):
         corrupted, targets, weights = denoising_targets(
             token_ids, self.task, rng, self.objective,
             mask_rate=self.mask_rate, random_fraction=0.0,
             loss_positions="masked", pixel_targets=self.pixel_targets,
+            pixel_normalization=self.pixel_normalization,
         )
         inputs = {"token_ids": corrupted, "padding_mask": padding_mask}
         return inputs, targets, weights
