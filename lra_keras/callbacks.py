@@ -34,6 +34,12 @@ def _value(variable):
     return float(keras.ops.convert_to_numpy(variable))
 
 
+def scheduled_optimizer(optimizer):
+    """The optimizer itself, or the one a `LossScaleOptimizer` wraps
+    (Keras's `compile` wraps it under the "mixed_float16" policy)."""
+    return getattr(optimizer, "inner_optimizer", optimizer)
+
+
 class ReduceOnTrainingPlateau(keras.callbacks.Callback):
     """Multiplies the rate by `factor` when the training loss stalls.
 
@@ -97,7 +103,7 @@ class ReduceOnTrainingPlateau(keras.callbacks.Callback):
         self.monitor = monitor
 
     def _optimizer(self):
-        optimizer = self.model.optimizer
+        optimizer = scheduled_optimizer(self.model.optimizer)
         if not isinstance(optimizer, ScheduledAdamW):
             raise TypeError(
                 "ReduceOnTrainingPlateau needs a model compiled with "
@@ -257,7 +263,7 @@ class StochasticWeightAveraging(keras.callbacks.Callback):
         self.annealing = annealing
 
     def _optimizer(self):
-        optimizer = self.model.optimizer
+        optimizer = scheduled_optimizer(self.model.optimizer)
         if not (isinstance(optimizer, ScheduledAdamW) and optimizer.swa):
             raise TypeError(
                 "StochasticWeightAveraging needs a model compiled with "
@@ -303,6 +309,7 @@ class StochasticWeightAveraging(keras.callbacks.Callback):
 def swa_weights(optimizer):
     """`[(variable, averaged value)]` of a `ScheduledAdamW(swa=True)` that
     has averaged at least once, else `[]`."""
+    optimizer = scheduled_optimizer(optimizer)
     if not (isinstance(optimizer, ScheduledAdamW) and optimizer.swa
             and optimizer.swa_averages
             and _value(optimizer.swa_count) > 0):

@@ -835,3 +835,20 @@ def test_swa_refuses_bad_settings():
     # A pretraining fit (no `epochs`) gets no averaging.
     assert not any(isinstance(c, StochasticWeightAveraging)
                    for c in make_callbacks(_swa_hp()))
+
+
+def test_plateau_and_swa_reach_the_optimizer_a_loss_scale_wraps():
+    # Keras wraps the optimizer in a LossScaleOptimizer under
+    # "mixed_float16": the callbacks act on the one inside.
+    from lra_keras.models import dtype_policy_scope
+
+    hp = _swa_hp(schedule="plateau", final_decay_fraction=0.0,
+                 final_decay_factor=1.0)
+    with dtype_policy_scope("mixed_float16"):
+        model = _model(make_optimizer(hp, 8))
+        assert isinstance(model.optimizer,
+                          keras.optimizers.LossScaleOptimizer)
+        model.fit(X, Y, epochs=8, verbose=0,
+                  callbacks=make_callbacks(hp, 8))
+    assert float(to_numpy(model.optimizer.inner_optimizer.swa_count)) == 5
+    assert len(swa_weights(model.optimizer)) == 2
