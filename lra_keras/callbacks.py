@@ -223,7 +223,11 @@ class StochasticWeightAveraging(keras.callbacks.Callback):
     `train.py` (line 66, `ckpt_path="best"`), and `training.run` tests the
     averaged weights beside it (`swa_test_accuracy`). Lightning's
     BatchNorm refresh pass over the training data is not run: YCTFS's
-    SWA rows have no BatchNorm.
+    SWA rows have no BatchNorm (and `schema.check` refuses SWA with
+    `norm="batch"`). The optimizer's per-variable rate multipliers
+    (`ssm_learning_rate`) still scale the SWA rate, where Lightning's
+    `SWALR` brings every parameter group to the one `swa_lrs`; the rows
+    with SWA have one rate.
 
     Args:
         start_epoch: int >= 0 (`swa_start_epoch` turns Lightning's
@@ -298,10 +302,17 @@ class StochasticWeightAveraging(keras.callbacks.Callback):
             optimizer.swa_epoch.assign(float(epoch))
 
     def on_epoch_end(self, epoch, logs=None):
-        # As `ReduceOnTrainingPlateau`, the rate of the next epoch.
-        if logs is not None and epoch >= self.start_epoch:
+        # As `ReduceOnTrainingPlateau`, the rate of the next epoch; logged
+        # at every epoch, so that a CSV log has the column from its first
+        # row, also in a run resumed after the start.
+        if logs is None:
+            return
+        optimizer = self._optimizer()
+        if epoch < self.start_epoch:
+            logs["learning_rate"] = _value(optimizer.learning_rate)
+        else:
             logs["learning_rate"] = swa_annealed_rate(
-                _value(self._optimizer().swa_base_rate), self.learning_rate,
+                _value(optimizer.swa_base_rate), self.learning_rate,
                 epoch + 1 - self.start_epoch, self.annealing_epochs,
                 self.annealing)
 

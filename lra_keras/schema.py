@@ -253,7 +253,8 @@ RULES = dict(
     pixel_mean=Rule(float, minimum=0, maximum=1),
     pixel_std=Rule(float, positive=True),
     input_encoder_init=Rule(str, choices=("torch", "lecun", "mega")),
-    pixel_mask_input=Rule(str, choices=("embedding", "channel")),
+    pixel_mask_input=Rule(str, choices=("embedding", "channel"),
+                          optional=True),
     truncation=_count(optional=True),
     gate_norm=Rule(str, choices=("before", "after"), optional=True),
     gate_bias=Rule(str, choices=("position", "channel")),
@@ -427,6 +428,20 @@ def check(hp, origins=None):
         problems.append(
             f"attention_dim={hp['attention_dim']!r} is split over the "
             f"heads: num_heads={hp['num_heads']!r} must divide it"
+        )
+    if (hp.get("pixel_mask_input") == "channel"
+            and hp.get("input_encoder") != "linear"):
+        problems.append(
+            "pixel_mask_input='channel' is a channel of the pixel tasks' "
+            "linear encoder: it needs input_encoder='linear', not "
+            f"{hp.get('input_encoder')!r}"
+        )
+    if (hp.get("swa_start_fraction") is not None
+            and hp.get("norm") == "batch"):
+        problems.append(
+            "stochastic weight averaging (swa_start_fraction) averages the "
+            "trained weights only, without Lightning's BatchNorm refresh "
+            "pass: not with norm='batch'"
         )
     if (hp.get("swa_start_fraction") is not None
             and hp.get("swa_learning_rate") is None):

@@ -762,9 +762,9 @@ def test_swa_anneals_the_rate_and_averages_the_epoch_start_weights():
     # halfway (cos(pi / 2)), then the SWA rate
     expected = [lr] * 4 + [(lr + swa) / 2] + [swa] * 3
     np.testing.assert_allclose(record.rates, expected, rtol=1e-6)
-    # Logged from the first SWA epoch on, each the next epoch's rate.
+    # Logged at every epoch's end: the next epoch's rate.
     np.testing.assert_allclose(history.history["learning_rate"],
-                               expected[4:] + [swa], rtol=1e-6)
+                               expected[1:] + [swa], rtol=1e-6)
     kernels = np.array(record.kernels)
     np.testing.assert_allclose(
         1.0 - kernels[:, 0], np.cumsum([0.0] + expected[:-1]) * 1.0,

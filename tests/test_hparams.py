@@ -295,21 +295,42 @@ def test_transformer_rows_are_yctfs_table_5():
 def test_ntfs_masked_pixel_rows_read_the_mask_as_a_channel():
     # NTFS's masked pixel pretraining: [value * (1 - mask), mask] into a
     # Linear(2, D); its causal rows read the value alone.
-    for task in ("image", "pathfinder", "pathx"):
-        for model in ("transformer", "s4"):
+    for task in ("image", "pathfinder", "pathx", "pathx256"):
+        for model in ("transformer", "s4", "dlr", "s5"):
             hp = get_hparams(task, model, technique="spt")
+            assert hp["input_encoder"] == "linear", (task, model)
             assert hp["pixel_mask_input"] == "channel", (task, model)
-            assert get_hparams(task, model)["pixel_mask_input"] == (
-                "embedding")
+            # left to the builder ("embedding") where nothing is masked
+            assert get_hparams(task, model)["pixel_mask_input"] is None
             batch = techniques.get_technique("spt").pretraining_transform(
                 task, hp)
             assert batch.pixel_normalization == (hp["pixel_mean"],
                                                  hp["pixel_std"])
+    sized = get_hparams("image", "transformer", technique="spt",
+                        **{k: v for k, v in SPT_LRA_SIZED[
+                            ("image", "masked")].items() if k != "source"})
+    assert sized["pixel_mask_input"] == "channel"
     causal = get_hparams("image", "transformer", technique="spt",
                          pretrain_objective="causal")
-    assert causal["causal"] and causal["pixel_mask_input"] == "embedding"
+    assert causal["causal"] and causal["pixel_mask_input"] is None
     assert get_hparams("listops", "s4", technique="spt")[
+        "pixel_mask_input"] is None
+    # An explicit choice stays; the channel needs the linear encoder.
+    assert get_hparams("image", "s4", technique="spt",
+                       pixel_mask_input="embedding")[
         "pixel_mask_input"] == "embedding"
+    with pytest.raises(ValueError, match="input_encoder='linear'"):
+        get_hparams("listops", "s4", pixel_mask_input="channel")
+
+
+def test_ntfs_transformer_rows_run_neither_early_stopping_nor_swa():
+    # configs/callbacks/checkpoint.yaml comments early stopping out; no
+    # experiment includes callbacks/swa.yaml.
+    for task in ("listops", "text", "retrieval", "image", "pathfinder",
+                 "pathx", "pathx256"):
+        hp = get_hparams(task, "transformer", technique="spt")
+        assert hp["early_stopping_patience"] is None, task
+        assert hp["swa_start_fraction"] is None, task
 
 
 def test_only_yctfs_text_transformer_averages_weights():
@@ -331,6 +352,9 @@ def test_only_yctfs_text_transformer_averages_weights():
         assert hp["swa_start_fraction"] is None
     with pytest.raises(ValueError, match="swa_learning_rate"):
         get_hparams("text", "conv", swa_start_fraction=0.5)
+    with pytest.raises(ValueError, match="BatchNorm"):
+        get_hparams("text", "s4", swa_start_fraction=0.5,
+                    swa_learning_rate=0.01, norm="batch")
 
 
 def test_pathfinder_trains_fewer_epochs_only_on_all_three_sets():

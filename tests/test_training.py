@@ -374,3 +374,43 @@ def test_a_run_with_swa_tests_the_best_checkpoint_and_the_weight_mean(
     assert mean["accuracy"] == pytest.approx(reported["swa_test_accuracy"])
     assert mean["loss"] == pytest.approx(reported["swa_test_loss"],
                                          rel=1e-5)
+
+
+class _InterruptAtBatch(keras.callbacks.Callback):
+    def __init__(self, epoch, batch):
+        super().__init__()
+        self.at = (epoch, batch)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if (self.epoch, batch) == self.at:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.one_backend
+@pytest.mark.filterwarnings("ignore:Skipping variable loading for optimizer")
+def test_swa_resumed_within_an_epoch_averages_as_uninterrupted(tmp_path):
+    # Backed up after every batch and interrupted in the middle of epoch 2
+    # (SWA from epoch 1, 0-based): the resumed run averages the same
+    # weights, once each, and its mean scores the same.
+    data_dir, hp = _tiny_listops(tmp_path, seed=4, epochs=3,
+                                 swa_start_fraction=0.67,
+                                 swa_learning_rate=0.01,
+                                 swa_annealing_epochs=1)
+    kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0,
+                  backup_steps=1)
+    _, plain = run("listops", hp, out_dir=tmp_path / "plain", **kwargs)
+    out = tmp_path / "resumed"
+    with pytest.raises(KeyboardInterrupt):
+        run("listops", hp, out_dir=out, callbacks=[_InterruptAtBatch(2, 2)],
+            **kwargs)
+    _, resumed = run("listops", hp, out_dir=out, **kwargs)
+    assert resumed["swa_test_loss"] == pytest.approx(plain["swa_test_loss"],
+                                                     rel=1e-5)
+    assert resumed["swa_test_accuracy"] == plain["swa_test_accuracy"]
+    with open(out / "metrics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["epoch"]) for r in rows] == [0, 1, 2]
+    assert all(r["learning_rate"] not in ("", None) for r in rows)

@@ -181,7 +181,8 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
             arch["hidden_dim"], mean=arch["pixel_mean"],
             std=arch["pixel_std"], max_value=vocabulary_size - 2,
             initializer=arch["input_encoder_init"],
-            mask_input=arch["pixel_mask_input"], name="token_embedding",
+            mask_input=arch["pixel_mask_input"] or "embedding",
+            name="token_embedding",
         )
     else:
         embedding_class = (BiasedEmbedding if arch["embedding_bias"]

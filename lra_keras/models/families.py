@@ -146,8 +146,10 @@ SHARED_KEYS = dict(
     # how the linear encoder reads the masking techniques' mask id:
     # "embedding" (a learned vector, zero at start) or "channel" (NTFS's
     # masked self-pretraining: a mask flag channel, Linear(2, D), masked
-    # pixels give the mask column + bias; `PixelEncoder`)
-    pixel_mask_input="embedding",
+    # pixels give the mask column + bias; `PixelEncoder`); None: "channel"
+    # where the technique "spt" pretrains a linear encoder with the masked
+    # objective (NTFS's code), "embedding" otherwise
+    pixel_mask_input=None,
     # dropout on the embedded tokens; None: `dropout`
     embedding_dropout=None,
     # a learned token prepended to every sequence before the positions and

@@ -77,7 +77,12 @@ lra-<task>.yaml`), the same for every row:
 The TECHNIQUE rows below sit on the YCTFS PAPER rows of the five LRA
 tasks, so they restate every key where the NTFS code differs from
 YCTFS's (activation, rotary scope and base, final norm, head, encoder,
-betas, weight decay exclusions, schedule).
+betas, weight decay exclusions, schedule). Two of YCTFS's training
+callbacks are turned off on every Transformer row (`_NO_YCTFS_CALLBACKS`):
+early stopping (`configs/callbacks/checkpoint.yaml` comments NTFS's
+out; `config.yaml` lists only `base` and `checkpoint`) and the text
+row's weight averaging (NTFS's `callbacks/swa.yaml` is included by no
+experiment).
 
 PAPER rows:
 - Transformer on PathX (YCTFS has none, Table 2: "not available due to a
@@ -191,10 +196,10 @@ TECHNIQUE rows ("spt"):
   no random replacement, loss only at masked positions; pixels become 0
   (the normalised mean grey) with a second input channel flagging the
   mask (`torch.cat((x * (1 - mask), mask))`, a Linear(2, D) encoder whose
-  mask column `train.py` drops when fine-tuning, lines 865-872:
-  `pixel_mask_input="channel"` on the masked pixel rows,
-  `layers.PixelEncoder`; the causal rows read the value alone, so the
-  technique turns it off for them); the CE target is the byte 0..255 and
+  mask column `train.py` drops when fine-tuning, lines 865-872: the
+  technique's masked pixel rows with a linear encoder read the mask so,
+  `pixel_mask_input` None resolving to "channel", `layers.PixelEncoder`;
+  the causal rows read the value alone); the CE target is the byte 0..255 and
   the L1 target the normalised value, `(value / 255 - pixel_mean) /
   pixel_std` (`masked_mae`, `src/tasks/metrics.py` line 218;
   `masking.denoising_targets`); the pretraining head one Linear per
@@ -500,7 +505,6 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=122.6 / 255, pixel_std=61.0 / 255,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="l1",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 4 (Image, Transformer + "
@@ -524,7 +528,6 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 4 (Pathfinder, Transformer +"
@@ -546,7 +549,6 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, Table 4 (PathX, Transformer + "
@@ -568,7 +570,6 @@ TECHNIQUE = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
         pretrain_objective="masked", pretrain_loss="ce",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "derived: Never Train from Scratch Table 4 PathX row "
@@ -616,7 +617,6 @@ TECHNIQUE = {
         pretrain_batch_size=32, pretrain_epochs=200,
         schedule="cosine", warmup_steps=1000, schedule_steps=200000,
         pretrain_objective="masked", pretrain_loss="l1",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=1000,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, Image); "
@@ -630,7 +630,6 @@ TECHNIQUE = {
         pretrain_batch_size=8, pretrain_epochs=200,
         schedule="constant", warmup_steps=2500, schedule_steps=None,
         pretrain_objective="masked", pretrain_loss="ce",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=2500,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, Pathfinder); "
@@ -643,7 +642,6 @@ TECHNIQUE = {
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
         schedule="cosine", warmup_steps=10000, schedule_steps=500000,
         pretrain_objective="masked", pretrain_loss="ce",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, Table 5 (S4 + SPT, PathX); "
@@ -669,7 +667,6 @@ TECHNIQUE = {
         learning_rate=0.001, pretrain_learning_rate=0.001, batch_size=64,
         pretrain_batch_size=32, pretrain_epochs=200,
         pretrain_objective="masked", pretrain_loss="l1",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=1000,
         source=(
             "Never Train from Scratch, Table 5 (DLR + SPT, Image); "
@@ -681,7 +678,6 @@ TECHNIQUE = {
         pooling="max", learning_rate=5e-4, pretrain_learning_rate=5e-4,
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
         pretrain_objective="masked", pretrain_loss="ce",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source="Never Train from Scratch, Table 5 (DLR + SPT, PathX)",
     ),
@@ -690,7 +686,6 @@ TECHNIQUE = {
         batch_size=64, pretrain_batch_size=8, pretrain_epochs=200,
         schedule="cosine", warmup_steps=10000, schedule_steps=500000,
         pretrain_objective="masked", pretrain_loss="ce",
-        pixel_mask_input="channel",
         pretrain_schedule="constant", pretrain_warmup_steps=5000,
         source=(
             "Never Train from Scratch, C.1.2 (PathX-256, S4 + SPT: the "
@@ -699,6 +694,14 @@ TECHNIQUE = {
         ),
     ),
 }
+
+# YCTFS's early stopping and SWA, which the NTFS code does not run.
+_NO_YCTFS_CALLBACKS = dict(early_stopping_patience=None,
+                           swa_start_fraction=None, swa_learning_rate=None)
+for _key, _row in TECHNIQUE.items():
+    if _key[1] == "transformer":
+        for _name, _value in _NO_YCTFS_CALLBACKS.items():
+            _row.setdefault(_name, _value)
 
 SPT_LRA_SIZED = {
     ("listops", "masked"): dict(
@@ -773,7 +776,6 @@ SPT_LRA_SIZED = {
         pooling="max", causal=False, learning_rate=0.001,
         pretrain_learning_rate=0.001, batch_size=16, pretrain_batch_size=32,
         weight_decay=0.0, pretrain_objective="masked", pretrain_loss="l1",
-        pixel_mask_input="channel",
         source=(
             "Never Train from Scratch, Table 4 (Image, Transformer + "
             "Masked SPT, section 3.1)"
@@ -796,7 +798,6 @@ SPT_LRA_SIZED = {
         pooling="mean", causal=False, learning_rate=5e-4,
         pretrain_learning_rate=0.001, batch_size=16, pretrain_batch_size=16,
         weight_decay=0.0, pretrain_objective="masked", pretrain_loss="ce",
-        pixel_mask_input="channel",
         source=(
             "Never Train from Scratch, Table 4 (Pathfinder, Transformer +"
             " Masked SPT, section 3.1)"
@@ -819,7 +820,6 @@ SPT_LRA_SIZED = {
         pooling="max", causal=False, learning_rate=5e-4,
         pretrain_learning_rate=5e-4, batch_size=32, pretrain_batch_size=8,
         weight_decay=0.0, pretrain_objective="masked", pretrain_loss="ce",
-        pixel_mask_input="channel",
         source=(
             "Never Train from Scratch, Table 4 (PathX, Transformer + "
             "Masked SPT, section 3.1)"

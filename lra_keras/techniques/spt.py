@@ -94,11 +94,14 @@ class SelfPretraining(Technique):
             # Next-token prediction needs mixers that see only the past;
             # the fine-tuned classifier keeps the pretrained causal encoder.
             hp["causal"] = True
-            # Nothing is masked: NTFS's causal pixel inputs are the value
-            # alone (`MaskedSequenceDatasetWrapper.mask`, causal branch),
-            # not its masked rows' value-and-mask channels.
-            if hp.get("pixel_mask_input") == "channel":
-                hp["pixel_mask_input"] = "embedding"
+        if (hp.get("pixel_mask_input") is None
+                and hp["pretrain_objective"] == "masked"
+                and hp.get("input_encoder") == "linear"):
+            # NTFS's masked pixel inputs are the value and a mask flag into
+            # a Linear(2, D) (`MaskedSequenceDatasetWrapper.mask`, lines
+            # 443-445); its causal ones the value alone (None: the
+            # builder's "embedding", which no mask reaches).
+            hp["pixel_mask_input"] = "channel"
         total, share = hp["compute_tied_epochs"], hp["pretrain_share"]
         if total is None:
             return

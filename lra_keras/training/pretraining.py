@@ -52,7 +52,7 @@ def pretraining_hparams(hp):
     """The row the pretraining phase optimises with: `hp` with its
     `pretrain_learning_rate`, `pretrain_schedule` and
     `pretrain_warmup_steps` in place of the fine-tuning's where set, and
-    no `train_steps` or `time_limit_minutes`."""
+    no `train_steps`, `time_limit_minutes` or `swa_start_fraction`."""
     pt_hp = dict(hp)
     pt_hp["learning_rate"] = (hp.get("pretrain_learning_rate")
                               or hp["learning_rate"])
@@ -61,8 +61,9 @@ def pretraining_hparams(hp):
     if hp.get("pretrain_warmup_steps") is not None:
         pt_hp["warmup_steps"] = hp["pretrain_warmup_steps"]
     # The fine-tuning's step count and time limit are not the phase's (its
-    # progress bar would count against them).
+    # progress bar would count against them), nor its weight averaging.
     pt_hp["train_steps"] = pt_hp["time_limit_minutes"] = None
+    pt_hp["swa_start_fraction"] = None
     return pt_hp
 
 

@@ -18,6 +18,7 @@ import keras
 import numpy as np
 
 from lra_keras import techniques
+from lra_keras._atomic import atomic_path
 from lra_keras._atomic import write_json
 from lra_keras.callbacks import NonFiniteLossError
 from lra_keras.callbacks import StopAfterTime
@@ -75,7 +76,8 @@ def run(
     its best checkpoint's weights. With stochastic weight averaging
     (`swa_start_fraction`), the weight mean is tested too
     (`swa_test_accuracy`, `swa_test_loss` in the metrics) and saved in
-    `<out_dir>/swa.weights.h5`.
+    `<out_dir>/swa.weights.h5` (not after a restart of a run whose time
+    limit had already ended its training: the mean stays in its backup).
 
     `callbacks` are added after the run's own (non-finite loss check,
     schedule, best checkpoint, CSV log, backup, progress bar).
@@ -335,7 +337,8 @@ def _test_swa(classifier, averaged, test, path):
             variable.assign(value)
         with single_device():
             result = classifier.evaluate(test, return_dict=True, verbose=0)
-        classifier.save_weights(str(path))
+        with atomic_path(path, suffix=".weights.h5") as temporary:
+            classifier.save_weights(str(temporary))
     finally:
         for variable, value in best:
             variable.assign(value)

@@ -90,8 +90,8 @@ class RunDirectoryError(ValueError):
 # `time_limit_minutes` stopped the run's training (`training.run`).
 TIME_LIMIT_MARKER = "time_limit_reached.json"
 RUN_FILES = ("config.json", "metrics.csv", "metrics.json", "model.keras",
-             "best.weights.h5", "backup", "pretrain", "tensorboard",
-             TIME_LIMIT_MARKER)
+             "best.weights.h5", "swa.weights.h5", "backup", "pretrain",
+             "tensorboard", TIME_LIMIT_MARKER)
 # What a run stopped before its first backup leaves: nothing to resume.
 NOT_STARTED = {"config.json", "tensorboard"}
 
