@@ -46,6 +46,7 @@ def test_mask_channel_is_ntfs_linear_of_value_and_mask_flag():
     plain.set_weights(encoder.get_weights())
     keep = ids[0] != 256
     assert_allclose(to_numpy(plain(ids))[:, keep], out[:, keep], atol=1e-6)
+    keras.utils.set_random_seed(0)
     wide = PixelEncoder(20000, mask_input="channel")
     wide.build((1, 1))
     for weights in (wide.kernel, wide.bias, wide.mask_embedding):
@@ -67,6 +68,10 @@ def test_mask_channel_is_ntfs_linear_of_value_and_mask_flag():
 )
 def test_initial_weights_follow_each_source(initializer, weight_std,
                                             bias_std):
+    # Seeded: Keras's PyTorch truncated normal keeps the 4th of 4 draws when
+    # all fall outside 2 std (about once in 230,000 values), so the bound
+    # below held for some 20,000-value draws and not for others.
+    keras.utils.set_random_seed(0)
     encoder = PixelEncoder(20000, initializer=initializer)
     encoder.build((1, 1))
     w, b = to_numpy(encoder.kernel), to_numpy(encoder.bias)

@@ -397,6 +397,9 @@ def test_lra_rows_build_flax_norms_heads_and_attention_dropout():
     # dropout 0.1 on the attention weights; `head_dense_init=None` leaves
     # the head to the blocks' `dense_init`.
     hp = tiny_hparams("listops", "local")
+    # Seeded: the biases' spread below is a statistic of 24 draws (its
+    # former +-30% band failed once in a clean-clone CI run, PyTorch).
+    keras.utils.set_random_seed(0)
     net = build_classifier(**classifier_kwargs(hp))
     norms = [layer for layer in net._flatten_layers()
              if isinstance(layer, keras.layers.LayerNormalization)]
@@ -417,7 +420,8 @@ def test_lra_rows_build_flax_norms_heads_and_attention_dropout():
     assert len(biases) == 2 * hp["num_layers"]
     drawn = np.concatenate(biases)
     assert np.all(drawn != 0) and np.all(np.abs(drawn) < 1e-5)
-    assert 0.7e-6 < drawn.std() < 1.3e-6
+    # the sample std of n normal draws: relative sd about 1 / sqrt(2 n)
+    assert abs(drawn.std() / 1e-6 - 1) < 4 / np.sqrt(2 * drawn.size)
     hp.update(head_dense_init=None, ffn_bias_init_std=None)
     net = build_classifier(**classifier_kwargs(hp))
     assert net.get_layer("logits").kernel_initializer.__class__.__name__ \
