@@ -40,6 +40,20 @@ def scheduled_optimizer(optimizer):
     return getattr(optimizer, "inner_optimizer", optimizer)
 
 
+def _scheduled_adamw(callback, holds, swa=False):
+    """The `ScheduledAdamW` (with `swa=True` if `swa`) that `callback`'s
+    model trains with, which holds its state (`holds`); a `TypeError`
+    naming the callback otherwise."""
+    optimizer = scheduled_optimizer(callback.model.optimizer)
+    if isinstance(optimizer, ScheduledAdamW) and (optimizer.swa or not swa):
+        return optimizer
+    raise TypeError(
+        f"{type(callback).__name__} needs a model compiled with "
+        f"lra_keras.optimizers.ScheduledAdamW{'(swa=True)' if swa else ''} "
+        f"(it holds {holds}). Received: {type(optimizer).__name__}"
+    )
+
+
 class ReduceOnTrainingPlateau(keras.callbacks.Callback):
     """Multiplies the rate by `factor` when the training loss stalls.
 
@@ -103,14 +117,7 @@ class ReduceOnTrainingPlateau(keras.callbacks.Callback):
         self.monitor = monitor
 
     def _optimizer(self):
-        optimizer = scheduled_optimizer(self.model.optimizer)
-        if not isinstance(optimizer, ScheduledAdamW):
-            raise TypeError(
-                "ReduceOnTrainingPlateau needs a model compiled with "
-                "lra_keras.optimizers.ScheduledAdamW (it holds the plateau "
-                f"state). Received: {type(optimizer).__name__}"
-            )
-        return optimizer
+        return _scheduled_adamw(self, "the plateau state")
 
     def on_train_begin(self, logs=None):
         self._optimizer()
@@ -267,13 +274,13 @@ class StochasticWeightAveraging(keras.callbacks.Callback):
         self.annealing = annealing
 
     def _optimizer(self):
-        optimizer = scheduled_optimizer(self.model.optimizer)
-        if not (isinstance(optimizer, ScheduledAdamW) and optimizer.swa):
-            raise TypeError(
-                "StochasticWeightAveraging needs a model compiled with "
-                "lra_keras.optimizers.ScheduledAdamW(swa=True) (it holds "
-                f"the mean). Received: {type(optimizer).__name__}")
-        return optimizer
+        return _scheduled_adamw(self, "the mean", swa=True)
+
+    def _rate(self, optimizer, epoch):
+        """The rate of epoch `epoch` (>= `start_epoch`)."""
+        return swa_annealed_rate(
+            _value(optimizer.swa_base_rate), self.learning_rate,
+            epoch - self.start_epoch, self.annealing_epochs, self.annealing)
 
     def on_train_begin(self, logs=None):
         self._optimizer()
@@ -285,13 +292,10 @@ class StochasticWeightAveraging(keras.callbacks.Callback):
         if not optimizer.built:
             optimizer.build(self.model.trainable_variables)
         count = _value(optimizer.swa_count)
-        if count == 0 and _value(optimizer.swa_rate) < 0:
+        if count == 0:
             # The schedule's rate now, before SWA takes it over.
             optimizer.swa_base_rate.assign(_value(optimizer.learning_rate))
-        optimizer.swa_rate.assign(swa_annealed_rate(
-            _value(optimizer.swa_base_rate), self.learning_rate,
-            epoch - self.start_epoch, self.annealing_epochs,
-            self.annealing))
+        optimizer.swa_rate.assign(self._rate(optimizer, epoch))
         if epoch > _value(optimizer.swa_epoch):  # once an epoch, on resume too
             for average, variable in zip(optimizer.swa_averages,
                                          optimizer._trainable_variables):
@@ -308,13 +312,9 @@ class StochasticWeightAveraging(keras.callbacks.Callback):
         if logs is None:
             return
         optimizer = self._optimizer()
-        if epoch < self.start_epoch:
-            logs["learning_rate"] = _value(optimizer.learning_rate)
-        else:
-            logs["learning_rate"] = swa_annealed_rate(
-                _value(optimizer.swa_base_rate), self.learning_rate,
-                epoch + 1 - self.start_epoch, self.annealing_epochs,
-                self.annealing)
+        logs["learning_rate"] = (
+            _value(optimizer.learning_rate) if epoch < self.start_epoch
+            else self._rate(optimizer, epoch + 1))
 
 
 def swa_weights(optimizer):
