@@ -278,6 +278,8 @@ RULES = dict(
     hidden_dropout=Rule(float, minimum=0, maximum=1),
     # RTF (`lra_keras.layers.RTF`; its `truncation` is MEGA's key)
     num_denominators=_count(optional=True),
+    layer_dropout=Rule(float, minimum=0, maximum=1, optional=True),
+    tie_layer_dropout=Rule(bool),
     rotary_disable_half=Rule(bool),
     rotary_scope=Rule(str, choices=("head", "model")),
     # the efficient attentions (lra_keras.layers.efficient_attention)

@@ -179,6 +179,10 @@ def test_dlr_rows_are_the_s4_rows_with_the_dlr_layer():
         expected.update(ntfs_schedules.get(task, {}))
         if task in ("pathx", "pathx256"):
             expected["pooling"] = "max"
+        if task in ("pathfinder", "pathx"):
+            # the NTFS code's PathFinder centres the grey value; the S4
+            # code's config does not (presets.s4)
+            expected.update(pixel_mean=0.5, pixel_std=0.5)
         assert _without_source(PAPER[(task, "dlr")]) == expected, task
 
 
@@ -186,8 +190,10 @@ def test_pathx256_rows_follow_their_pathx_rows():
     # NTFS C.1.2 runs PathX-256 "with the same configuration as PathX",
     # max pooling; the S4 row also takes C.1.2's lr and batch.
     changes = dict(
+        # the S4 row ran in the NTFS code, which centres the grey value
         transformer={}, s4=dict(pooling="max", learning_rate=1e-4,
-                                batch_size=16, kernel_length=65536),
+                                batch_size=16, kernel_length=65536,
+                                pixel_mean=0.5, pixel_std=0.5),
         s5=dict(pooling="max"), mega=dict(chunk_size=16384, pooling="max"),
         gmlp={}, conv={},
     )
@@ -870,21 +876,65 @@ def test_lru_rows_are_the_s5_rows_with_the_lru_cells():
         assert (hp["r_min"], hp["r_max"]) == (0.0, 0.99)
 
 
-def test_rtf_rows_are_the_s4d_rows_with_the_rtf_cells():
-    # presets.rtf: the S4D row of the task, its discretisation cells
-    # dropped, the RTF configs' state_size / num_a / trunc_len.
-    s4d_only = {"init", "dt_min", "dt_max", "dt_transform", "B_clip",
-                "dt_learning_rate", "source", "state_dim", "num_ssms",
-                "dropout_before_activation"}
-    rtf_only = {"num_denominators", "truncation", "source", "state_dim"}
+def test_rtf_rows_take_their_configs_cells_and_the_s4d_rows_conventions():
+    # presets.rtf: the cells of ruke1ire/RTF's configs/experiment/lra/
+    # rtf-<task>.yaml; the code base's data and block conventions of the
+    # S4D row of the task (the same code base), but the pixel tasks'
+    # [0, 1] input everywhere (PathX-256's S4D row ran in the NTFS code).
+    configs = {  # width, depth, prenorm, dropout, layer dropout, N, num_a,
+        # lr, layer lr, wd, decay on, batch, epochs, warmup, total steps
+        "listops": (256, 6, False, 0.0, 0.0, 4, 1, 0.002, None, 0.07, "all",
+                    32, 40, 12000, 120000),
+        "text": (256, 6, True, 0.1, 0.1, 4, 1, 0.005, 0.001, 0.05,
+                 "all_but_dynamics", 16, 32, 5000, 50000),
+        "retrieval": (256, 6, True, 0.0, 0.0, 4, 1, 0.002, 1e-5, 0.0,
+                      "all_but_dynamics", 64, 20, 5704, 57040),
+        "image": (512, 6, False, 0.1, 0.1, 64, 1, 0.006, 0.005, 0.05, "all",
+                  50, 200, 18000, 180000),
+        "pathfinder": (256, 6, True, 0.1, 0.1, 64, None, 0.002, None, 0.05,
+                       "all", 64, 200, 50000, 500000),
+        "pathx": (256, 6, True, 0.1, 0.0, 2048, None, 0.001, 0.001, 0.025,
+                  "all_but_dynamics", 16, 50, 50000, 500000),
+    }
+    configs["pathx256"] = configs["pathx"]
+    cells = ("hidden_dim", "num_layers", "prenorm", "dropout",
+             "layer_dropout", "state_dim", "num_denominators",
+             "learning_rate", "ssm_learning_rate", "weight_decay",
+             "weight_decay_on", "batch_size", "epochs", "warmup_steps",
+             "schedule_steps")
+    conventions = ("append_eos", "dense_init", "embedding_init",
+                   "embedding_dropout", "head", "head_activation",
+                   "pair_features", "input_encoder", "input_encoder_init",
+                   "tie_dropout", "output_activation",
+                   "schedule", "causal")
     for task in TASKS:
-        row = PAPER[(task, "rtf")]
-        assert row["source"].startswith("derived:"), task
-        assert {k: v for k, v in row.items() if k not in rtf_only} == {
-            k: v for k, v in PAPER[(task, "s4d")].items()
-            if k not in s4d_only}, task
-    assert PAPER[("listops", "rtf")]["truncation"] == 2048
-    assert PAPER[("pathx", "rtf")]["state_dim"] == 2048
+        hp, s4d = get_hparams(task, "rtf"), get_hparams(task, "s4d")
+        assert tuple(hp[k] for k in cells) == configs[task], task
+        assert {k: hp.get(k) for k in conventions} == {
+            k: s4d.get(k) for k in conventions}, task
+        assert (hp["norm"], hp["batch_norm_unbiased"], hp["pooling"],
+                hp["tie_layer_dropout"]) == ("batch", True, "mean", False), task
+        if hp["input_encoder"] == "linear" and task != "image":
+            assert (hp["pixel_mean"], hp["pixel_std"]) == (0.0, 1.0), task
+        assert PAPER[(task, "rtf")]["source"].startswith("derived:") == (
+            task == "pathx256"), task
+    assert get_hparams("image", "rtf")["pixel_mean"] == get_hparams(
+        "image", "s4d")["pixel_mean"]
+    truncation = {t: get_hparams(t, "rtf")["truncation"] for t in TASKS}
+    assert truncation == dict(listops=2048, text=4096, retrieval=4000,
+                              image=None, pathfinder=None, pathx=None,
+                              pathx256=None)
+
+
+def test_s4_pathfinder_rows_feed_the_uncentred_grey_value():
+    # state-spaces/s4 configs/dataset/pathfinder.yaml `center: False`:
+    # [0, 1] on Pathfinder and PathX; NTFS's PathX-256 run centres.
+    for model in ("s4", "s4d"):
+        for task, expected in (("pathfinder", (0.0, 1.0)),
+                               ("pathx", (0.0, 1.0)),
+                               ("pathx256", (0.5, 0.5))):
+            hp = get_hparams(task, model)
+            assert (hp["pixel_mean"], hp["pixel_std"]) == expected
 
 
 def test_megalodon_rows_are_the_mega_rows_with_the_megalodon_cells():

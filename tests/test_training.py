@@ -99,6 +99,45 @@ def test_weight_decay_skips_ssm_dynamics():
     assert decayed == {"C_real", "C_imag", "D", "kernel"}
 
 
+@pytest.mark.parametrize("task, rate, decays", [
+    ("listops", 1.0, True),  # layer lr/wd null: the global group
+    ("text", 0.2, False),  # layer lr 0.001 (global 0.005), wd 0.0
+])
+def test_rtf_rows_train_the_layer_with_their_configs_rate_and_decay(
+        task, rate, decays):
+    # presets.rtf: the RTF configs' `model.layer.{lr, wd}`. A zero loss
+    # moves weights by decay alone, w (1 - lr rate wd); a summed output
+    # moves each by Adam's first step, lr rate sign(g).
+    from lra_keras.layers import RTF
+
+    hp = dict(get_hparams(task, "rtf"), schedule="constant", warmup_steps=0)
+    lr, wd = hp["learning_rate"], hp["weight_decay"]
+    x = np.random.default_rng(0).normal(size=(2, 6, 4)).astype("float32")
+    for loss, hp_step in ((lambda y, p: ops.sum(p) * 0.0, hp),
+                          (lambda y, p: ops.sum(p), dict(hp,
+                                                         weight_decay=0.0))):
+        keras.utils.set_random_seed(1)
+        inputs = keras.Input((None, 4))
+        model = keras.Model(inputs, RTF(state_dim=2, causal=False)(inputs))
+        model.compile(optimizer=make_optimizer(hp_step, 10), loss=loss)
+        before = {w.path.split("/")[-1]: to_numpy(w).copy()
+                  for w in model.weights}
+        model.train_on_batch(x, x)
+        after = {w.path.split("/")[-1]: to_numpy(w) for w in model.weights}
+        h0, kernel = "ssm_feedthrough", "kernel"
+        if hp_step["weight_decay"]:
+            np.testing.assert_allclose(
+                after[h0], before[h0] * (1 - lr * rate * wd if decays else 1),
+                rtol=1e-6)
+            np.testing.assert_allclose(after[kernel],
+                                       before[kernel] * (1 - lr * wd),
+                                       rtol=1e-6)
+        else:
+            for name, step in ((h0, lr * rate), (kernel, lr)):
+                np.testing.assert_allclose(
+                    np.abs(after[name] - before[name]), step, rtol=1e-2)
+
+
 def _tiny_listops(tmp_path, seed, **overrides):
     """A release of 60 generated trees (40 train, 10 val, 10 test) in
     `tmp_path / "data"` and a tiny quick Transformer row: `(data_dir,

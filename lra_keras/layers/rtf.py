@@ -87,8 +87,10 @@ class RTF(StateSpaceLayer):
         truncation: int or None. FFT points P (RTF's `trunc_len`, the
             task's maximum length in its configs); None: the input's
             length. Must exceed N and be at least the input's length.
-        causal, activation, output_activation, dropout, dense_init: see
-            `StateSpaceLayer`.
+        causal, activation, output_activation, dropout, tie_dropout,
+            dense_init: see `StateSpaceLayer` (the RTF code's dropout is
+            untied, `tie_dropout=False`; the layer keeps the base's
+            default).
 
     Example:
     >>> layer = RTF(state_dim=4, num_denominators=1, causal=False)

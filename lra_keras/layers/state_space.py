@@ -58,7 +58,7 @@ class StateSpaceLayer(keras.layers.Layer):
             the pre-activation x gated, only the gate's input through the
             activation and dropout), `"linear"` (linear H -> H on y) or
             None (y).
-        dropout: float. Dropout (tied along the sequence) after the
+        dropout: float. Dropout (see `tie_dropout`) after the
             activation. S5 (`s5/layers.py` lines 68-82) drops
             `activation(x)` and then, for every GLU variant, the gated
             output again: that second dropout is the residual block's
@@ -68,6 +68,14 @@ class StateSpaceLayer(keras.layers.Layer):
             drops only once: the `S5` layer then leaves that dropout to
             the block (see `activation_dropout`); the other layers keep
             theirs.
+        tie_dropout: bool. True (the default): the layer's dropout masks
+            are shared along the sequence, one per channel (the S4 code's
+            `DropoutNd`, its layer config passing the model's
+            `tie_dropout`, `configs/model/layer/s4.yaml` line 15 at
+            d27bdf9). False: one draw per element (`nn.Dropout`: the RTF
+            code's `S4Block`, whose layer config passes no `tie_dropout`,
+            `experiments/state-spaces/configs/model/layer/rtf.yaml` at
+            ruke1ire/RTF 1d9e1e5; `s4block.py` line 118).
         dense_init: `"keras"`, `"torch"` or `"lecun"`: how
             `output_dense` starts (`lra_keras.layers.dense_init`).
             Defaults to `"keras"`.
@@ -97,6 +105,7 @@ class StateSpaceLayer(keras.layers.Layer):
         dense_init="keras",
         dropout_before_activation=False,
         read_padding=False,
+        tie_dropout=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -121,6 +130,7 @@ class StateSpaceLayer(keras.layers.Layer):
         self.dropout = float(dropout)
         self.dropout_before_activation = bool(dropout_before_activation)
         self.read_padding = bool(read_padding)
+        self.tie_dropout = bool(tie_dropout)
 
     # Whether `D u` is added to the SSM's output (RTF keeps its feedthrough
     # in the kernel instead).
@@ -170,14 +180,16 @@ class StateSpaceLayer(keras.layers.Layer):
                 initializer=keras.initializers.RandomNormal(stddev=1.0),
             )
         dtype = self.dtype_policy
-        # Dropout tied along the sequence, as the S4 code base's DropoutNd.
+        # Dropout tied along the sequence (the S4 code base's DropoutNd)
+        # or not.
+        noise_shape = (None, 1, None) if self.tie_dropout else None
         self.dropout_layer = keras.layers.Dropout(
-            self.dropout, noise_shape=(None, 1, None), dtype=dtype
+            self.dropout, noise_shape=noise_shape, dtype=dtype
         )
         self.pre_activation_dropout_layer = None
         if self.dropout_before_activation:
             self.pre_activation_dropout_layer = keras.layers.Dropout(
-                self.dropout, noise_shape=(None, 1, None), dtype=dtype
+                self.dropout, noise_shape=noise_shape, dtype=dtype
             )
         width = {"glu": 2 * self.hidden_dim, "half_glu": self.hidden_dim,
                  "half_glu2": self.hidden_dim,
@@ -227,6 +239,7 @@ class StateSpaceLayer(keras.layers.Layer):
             dense_init=self.dense_init,
             dropout_before_activation=self.dropout_before_activation,
             read_padding=self.read_padding,
+            tie_dropout=self.tie_dropout,
         )
         return config
 

@@ -643,15 +643,24 @@ register(Family(
          if k not in ("init", "dt_min", "dt_max", "dt_transform", "B_clip")},
         num_denominators=None,  # RTF's num_a; None: one per channel
         truncation=None,  # RTF's trunc_len; None: the task's length
+        # the dropout inside the layer, after its activation; None:
+        # `dropout` (the RTF configs set the layer's apart: its
+        # `model.layer.dropout`, 0.0 in `configs/model/layer/rtf.yaml`)
+        layer_dropout=None,
+        # that dropout's mask shared along the sequence; the RTF code's
+        # layer draws one per element (`layers.StateSpaceLayer`)
+        tie_layer_dropout=True,
     ),
     block=residual_block("rtf", lambda a, name: layer("RTF")(
         state_dim=a["state_dim"], num_denominators=a["num_denominators"],
         truncation=a["truncation"] or a["sequence_length"],
         causal=a["causal"], output_activation=a["output_activation"],
-        dropout=a["dropout"], dense_init=a["dense_init"],
+        dropout=(a["dropout"] if a["layer_dropout"] is None
+                 else a["layer_dropout"]),
+        tie_dropout=a["tie_layer_dropout"], dense_init=a["dense_init"],
         read_padding=a["read_padding"], name=name)),
     # `ab` and `h_0`, which the RTF wrapper registers with the layer's
-    # own rate and decay (rtf_wrapper.py lines 24-25)
+    # own rate and decay (rtf_wrapper.py lines 25-26)
     dynamics=("ssm_numerator", "ssm_denominator", "ssm_feedthrough"),
     paper="Parnichkun et al. 2024, State-Free Inference of State-Space "
     "Models: The Transfer Function Approach (RTF)",

@@ -10,8 +10,8 @@
 - `lra`: google-research/long-range-arena: its efficient attentions
   (linear, Performer, Linformer) on the Transformer rows.
 - `lru`: the LRU on the S5 rows' training setup (derived).
-- `rtf`: the RTF layer's cells of its authors' configs on the S4D rows
-  (derived).
+- `rtf`: ruke1ire/RTF `experiments/state-spaces/configs/experiment/lra/
+  rtf-*.yaml`: RTF.
 - `mega`: facebookresearch/mega `README.lra.md` and
   `fairseq/models/lra/model.py`: MEGA.
 - `megalodon`: the MEGA rows with the MEGALODON block (derived).

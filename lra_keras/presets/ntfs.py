@@ -142,6 +142,10 @@ PAPER rows:
     pooling and heads (`sequence` pool, `use_lengths`; AAN's retrieval
     head); PathX max pooling per C.1.3 (`dlr-lra-pathx.yaml` keeps the
     pipeline's mean).
+  - Pathfinder and PathX pixels centred to [-1, 1] (`pixel_mean=0.5`,
+    `pixel_std=0.5`): the NTFS code's `PathFinder` always normalises
+    (`src/dataloaders/lra.py` line 469), where the S4 code's dataset
+    config switches it off (`presets.s4`).
   Table 5 row "DLR" gives (FT-LR, FT-BSZ) per task: ListOps 5e-4,16; Text
   5e-4,16; Image 5e-4,64; PathX 5e-4,64 (the files' lr 0.01 / batch 50,
   and PathX's batch 32, are overridden); Retrieval and Pathfinder are not

@@ -96,9 +96,17 @@ from:
   `pathfinder.yaml` and `pathx.yaml` extend), an `nn.Linear(1, d_model)`
   (PyTorch's U(-1, 1) at fan-in 1) on the normalised grey value:
   `Normalize(mean=122.6 / 255, std=61.0 / 255)` for CIFAR
-  (`src/dataloaders/basic.py`), `Normalize(mean=0.5, std=0.5)` for
-  PathFinder (`src/dataloaders/lra.py`): `input_encoder="linear"`,
-  `pixel_mean`, `pixel_std`, `input_encoder_init="torch"`.
+  (`src/dataloaders/basic.py`); for Pathfinder and PathX the grey value
+  in [0, 1], not centred: `configs/dataset/pathfinder.yaml` line 7
+  (`center: False`, "embed to [0, 1] instead of [-1, 1]") overrides the
+  dataset's default `center: True` (`src/dataloaders/lra.py` lines 434
+  and 457, `Normalize(mean=0.5, std=0.5)` only if centred;
+  `src/dataloaders/base.py` line 262 puts the config over the defaults):
+  `pixel_mean=0`, `pixel_std=1`. PathX-256 ran in the NTFS code base
+  (below), whose `PathFinder` always centres (IdoAmos/not-from-scratch
+  `src/dataloaders/lra.py` line 469): `pixel_mean=0.5`, `pixel_std=0.5`.
+  `input_encoder="linear"`, `pixel_mean`, `pixel_std`,
+  `input_encoder_init="torch"`.
 
 - `num_ssms=2` for CIFAR: `model.layer.n_ssm: 2`
   (`s4-lra-cifar.yaml` line 25) ties the (A, B) of the 512 channels to 2
@@ -311,7 +319,7 @@ PAPER = {
         embedding_init="normal", embedding_dropout=0.0, head="linear",
         dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
         schedule_steps=500000,
-        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder="linear", pixel_mean=0.0, pixel_std=1.0,
         input_encoder_init="torch",
         source=(
             "S4 LRA config s4-lra-pathfinder.yaml (Gu et al. 2022a; Never"
@@ -331,7 +339,7 @@ PAPER = {
         embedding_init="normal", embedding_dropout=0.0, head="linear",
         dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
         schedule_steps=500000,
-        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder="linear", pixel_mean=0.0, pixel_std=1.0,
         input_encoder_init="torch",
         source=(
             "derived: S4 LRA config s4-lra-pathfinder.yaml (Gu et al. "
@@ -353,7 +361,7 @@ PAPER = {
         embedding_init="normal", embedding_dropout=0.0, head="linear",
         dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
         schedule_steps=500000,
-        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder="linear", pixel_mean=0.0, pixel_std=1.0,
         input_encoder_init="torch",
         source=(
             "S4 LRA config s4-lra-pathx.yaml (Gu et al. 2022a; Never "
@@ -373,7 +381,7 @@ PAPER = {
         embedding_init="normal", embedding_dropout=0.0, head="linear",
         dt_learning_rate="ssm", weight_decay_on="all_but_dynamics",
         schedule_steps=500000,
-        input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
+        input_encoder="linear", pixel_mean=0.0, pixel_std=1.0,
         input_encoder_init="torch",
         source=(
             "derived: S4 LRA config s4-lra-pathx.yaml (Gu et al. 2022a; "

@@ -121,3 +121,21 @@ def test_fit_with_dynamic_lengths_updates_every_weight_but_a():
     # (dH/da = -B / A^2 = 0); the 4 other weights move.
     loss, changed = fit_one_step(RTF(state_dim=4, causal=False), 6)
     assert np.isfinite(loss) and changed == 0.8
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_dropout_mask_is_tied_along_the_sequence_or_drawn_per_element(tie):
+    # No output projection: y = dropout(gelu(conv(u))). With a = b = 0 and
+    # h_0 = 1 the layer passes u; u = 1 gives gelu(1) everywhere, so the
+    # dropped elements are the zeros of y.
+    layer = RTF(state_dim=2, dropout=0.5, tie_dropout=tie,
+                output_activation=None, causal=False)
+    layer.build((16, 64, 16))
+    layer.feedthrough.assign(np.ones((2, 16), "float32"))
+    keras.utils.set_random_seed(0)
+    kept = to_numpy(layer(np.ones((16, 64, 16), "float32"),
+                          training=True)) != 0
+    per_channel = kept.all(axis=1) | (~kept).all(axis=1)  # (batch, H)
+    assert per_channel.all() == tie
+    assert 0.35 < kept.mean() < 0.65  # 256 tied masks: 5 standard errors
+    assert layer.get_config()["tie_dropout"] == tie

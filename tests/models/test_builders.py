@@ -634,3 +634,21 @@ def test_learned_positions_start_at_position_init_std():
     limit = (6 / (2000 + 64)) ** 0.5  # glorot_uniform's
     assert np.abs(table[None]).max() <= limit
     assert table[None].std() > 0.5 * limit / 3**0.5
+
+
+def test_rtf_row_passes_its_layer_dropout_apart_from_the_residual():
+    # presets.rtf: Path-X's residual drops at 0.1, the RTF layer at 0.0
+    # with a mask per element; a row without `layer_dropout` uses
+    # `dropout` for both.
+    hp = get_hparams("pathx", "rtf", "quick", num_layers=1)
+    layers = [layer for layer in build_classifier(
+        **classifier_kwargs(hp))._flatten_layers()
+        if type(layer).__name__ == "RTF"]
+    assert len(layers) == 1
+    assert (hp["dropout"], layers[0].dropout) == (0.1, 0.0)
+    assert layers[0].tie_dropout is False
+    hp = dict(hp, layer_dropout=None, tie_layer_dropout=True)
+    layer, = [layer for layer in build_classifier(
+        **classifier_kwargs(hp))._flatten_layers()
+        if type(layer).__name__ == "RTF"]
+    assert (layer.dropout, layer.tie_dropout) == (0.1, True)
