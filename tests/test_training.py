@@ -415,6 +415,33 @@ def test_a_run_with_swa_tests_the_best_checkpoint_and_the_weight_mean(
                                          rel=1e-5)
 
 
+@pytest.mark.one_backend
+@pytest.mark.filterwarnings("ignore:Skipping variable loading for optimizer")
+def test_swa_mean_of_a_run_restarted_after_its_time_limit_is_tested(
+        tmp_path):
+    # Stopped by its time limit after the first batch of epoch 0 (SWA from
+    # epoch 0), interrupted before its test: the restart trains nothing
+    # and tests the mean its backup holds, as the uninterrupted run.
+    data_dir, hp = _tiny_listops(tmp_path, seed=6, epochs=50,
+                                 time_limit_minutes=1e-9,
+                                 swa_start_fraction=0.02,
+                                 swa_learning_rate=0.01,
+                                 swa_annealing_epochs=1)
+    kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0)
+    _, plain = run("listops", hp, out_dir=tmp_path / "plain", **kwargs)
+    out = tmp_path / "cut"
+    with pytest.raises(KeyboardInterrupt):
+        run("listops", hp, out_dir=out, callbacks=[_InterruptAtTrainEnd()],
+            **kwargs)
+    again = _CountBatches()
+    _, metrics = run("listops", hp, out_dir=out, callbacks=[again],
+                     **kwargs)
+    assert again.batches == 0 and metrics["stopped_at_time_limit"]
+    assert metrics["swa_test_loss"] == pytest.approx(plain["swa_test_loss"],
+                                                     rel=1e-5)
+    assert (out / "swa.weights.h5").exists()
+
+
 class _InterruptAtBatch(keras.callbacks.Callback):
     def __init__(self, epoch, batch):
         super().__init__()

@@ -76,8 +76,8 @@ def run(
     its best checkpoint's weights. With stochastic weight averaging
     (`swa_start_fraction`), the weight mean is tested too
     (`swa_test_accuracy`, `swa_test_loss` in the metrics) and saved in
-    `<out_dir>/swa.weights.h5` (not after a restart of a run whose time
-    limit had already ended its training: the mean stays in its backup).
+    `<out_dir>/swa.weights.h5` (also when a run whose time limit had
+    ended its training is restarted: the mean comes from its backup).
 
     `callbacks` are added after the run's own (non-finite loss check,
     schedule, best checkpoint, CSV log, backup, progress bar).
@@ -268,6 +268,11 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
               f"{hp['time_limit_minutes']:g}) before it was interrupted: "
               "no more training, its best checkpoint is tested.",
               flush=True)
+        saved = TrainingBackup(backup_dir).read()
+        if hp.get("swa_start_fraction") and saved is not None:
+            # The weight mean lives in the optimizer the backup holds (as
+            # at the stop: its epoch's end wrote it).
+            TrainingBackup(backup_dir).restore(model, saved)
     else:
         resumable_fit(model, train, epochs=epochs, callbacks=run_callbacks,
                       validation_data=val, verbose=verbose,
