@@ -19,7 +19,9 @@ the pablomiralles22/long-transformers checkout (branch lra-paper) at
 installed.
 
 The DLR kernel against the NTFS code's: `benchmarks/reference_parity_dlr.py`
-against `$LRA_NTFS_REPO` (see its test below).
+against `$LRA_NTFS_REPO` (see its test below); the RTF layer against the
+RTF authors' module: `benchmarks/reference_parity_rtf.py` against
+`$LRA_RTF_REPO`.
 """
 
 import os
@@ -186,4 +188,24 @@ def test_dlr_omega_matches_the_reference_kernel():
         pytest.importorskip(module)
     stdout = run_benchmark(
         "reference_parity_dlr.py", "--ntfs-repo", NTFS_REPO, "--seeds", "2")
+    assert "all gates passed" in stdout
+
+
+# The RTF layer against the RTF authors' `rtf.py` (ruke1ire/RTF checkout
+# at `$LRA_RTF_REPO`): `benchmarks/reference_parity_rtf.py`, whose exit
+# status covers the weight counts, the start, and the outputs and
+# gradients from the same weights. Skipped unless it is set and torch and
+# einops import.
+RTF_REPO = os.environ.get("LRA_RTF_REPO")
+
+
+@pytest.mark.skipif(
+    not RTF_REPO or not Path(RTF_REPO, "rtf.py").exists(),
+    reason="LRA_RTF_REPO does not point to a ruke1ire/RTF checkout",
+)
+def test_rtf_matches_the_reference_module():
+    for module in ("torch", "einops"):
+        pytest.importorskip(module)
+    stdout = run_benchmark(
+        "reference_parity_rtf.py", "--rtf-repo", RTF_REPO, "--seeds", "1")
     assert "all gates passed" in stdout
