@@ -12,6 +12,8 @@ References:
 
 from keras import ops
 
+from lra_keras.backend_utils import contiguous
+
 
 def complex_multiply(a_real, a_imag, b_real, b_imag):
     """(a_real + i a_imag) * (b_real + i b_imag) on real/imaginary pairs.
@@ -48,7 +50,7 @@ def fft_conv(inputs, kernel, backward_kernel=None):
     """
     dtype = inputs.dtype
     length = ops.shape(inputs)[1]
-    u = ops.transpose(ops.cast(inputs, "float32"), (0, 2, 1))  # (B, C, L)
+    u = contiguous(ops.transpose(ops.cast(inputs, "float32"), (0, 2, 1)))
     k = ops.cast(kernel, "float32")  # (C, L)
     if backward_kernel is not None:
         # Place the backward kernel, reversed, in the upper half of the
@@ -60,5 +62,5 @@ def fft_conv(inputs, kernel, backward_kernel=None):
     k_real, k_imag = ops.rfft(k, fft_length=fft_length)  # (C, L + 1)
     y_real, y_imag = complex_multiply(u_real, u_imag, k_real, k_imag)
     y = ops.irfft((y_real, y_imag), fft_length=fft_length)  # (B, C, 2L)
-    y = ops.transpose(y[:, :, :length], (0, 2, 1))  # (B, L, C)
+    y = contiguous(ops.transpose(y[:, :, :length], (0, 2, 1)))  # (B, L, C)
     return ops.cast(y, dtype)

@@ -212,7 +212,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
             ndim=3, axes={-1: input_shape[-1]}
         )
 
-    def _moments(self, inputs, real):
+    def _moments(self, inputs, real, two_pass=False):
         """Per-channel mean, biased variance and count of real tokens.
 
         `real` is None (all positions real) or a (batch, length, 1) float
@@ -223,20 +223,25 @@ class MaskedBatchNormalization(keras.layers.Layer):
         the whole batch, as one device and JAX's data parallelism compute
         them.
         """
-        if real is None and not replicas_in_sync():
+        if real is None and not replicas_in_sync() and not two_pass:
             # The very computation of keras.layers.BatchNormalization.
             mean, variance = ops.moments(inputs, axes=[0, 1])
             count = ops.sum(ops.ones_like(inputs[..., 0]))
             return mean, variance, count
         if real is None:
-            real = ops.ones_like(inputs[..., :1])
-        count = replica_sum(ops.sum(real))
-        denominator = ops.maximum(count, 1.0)
-        is_real = real > 0
-        mean = replica_sum(
-            ops.sum(ops.where(is_real, inputs, 0.0), axis=(0, 1)))
-        mean = mean / denominator
-        deviation = ops.where(is_real, inputs - mean, 0.0)
+            # Every position: the same sums without a mask to apply.
+            count = replica_sum(ops.sum(ops.ones_like(inputs[..., :1])))
+            denominator = ops.maximum(count, 1.0)
+            mean = replica_sum(ops.sum(inputs, axis=(0, 1))) / denominator
+            deviation = inputs - mean
+        else:
+            count = replica_sum(ops.sum(real))
+            denominator = ops.maximum(count, 1.0)
+            is_real = real > 0
+            mean = replica_sum(
+                ops.sum(ops.where(is_real, inputs, 0.0), axis=(0, 1)))
+            mean = mean / denominator
+            deviation = ops.where(is_real, inputs - mean, 0.0)
         variance = replica_sum(
             ops.sum(ops.square(deviation), axis=(0, 1))) / denominator
         return mean, variance, count
@@ -247,13 +252,12 @@ class MaskedBatchNormalization(keras.layers.Layer):
         compute_dtype = backend.result_type(inputs.dtype, "float32")
         inputs = ops.cast(inputs, compute_dtype)
         real = None
-        if padding_mask is not None:
+        # Every position real with `count_padding`, through the same
+        # two-pass sums as a masked batch (and as the replicas' under
+        # --distribute, so that one device and several compute alike).
+        two_pass = padding_mask is not None
+        if padding_mask is not None and not self.count_padding:
             real = ops.cast(ops.cast(padding_mask, "bool"), compute_dtype)
-            if self.count_padding:
-                # Every position real, through the same two-pass sums as
-                # a masked batch (and as the replicas' under --distribute,
-                # so that one device and several compute alike).
-                real = ops.ones_like(real)
             real = ops.expand_dims(real, -1)  # (batch, length, 1)
 
         moving_mean = ops.cast(self.moving_mean, compute_dtype)
@@ -262,7 +266,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
         beta = ops.cast(self.beta, compute_dtype) if self.center else None
 
         if training and self.trainable:
-            mean, variance, count = self._moments(inputs, real)
+            mean, variance, count = self._moments(inputs, real, two_pass)
             update_variance = variance
             if self.unbiased_moving_variance:
                 # torch's BatchNorm: n / (n - 1) (guarded at n = 1).
@@ -275,7 +279,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
             new_variance = moving_variance * self.momentum + (
                 update_variance * (1.0 - self.momentum)
             )
-            if real is not None:
+            if two_pass:
                 # No real token: nothing to learn, keep the statistics.
                 has_real = count > 0
                 new_mean = ops.where(has_real, new_mean, moving_mean)
