@@ -57,10 +57,45 @@ def fft_conv(inputs, kernel, backward_kernel=None):
         # 2L-periodic kernel: index 2L - 1 - j holds lag -(j + 1).
         k_back = ops.flip(ops.cast(backward_kernel, "float32"), axis=-1)
         k = ops.concatenate([k, k_back], axis=-1)  # (C, 2L)
-    fft_length = 2 * length
-    u_real, u_imag = ops.rfft(u, fft_length=fft_length)  # (B, C, L + 1)
-    k_real, k_imag = ops.rfft(k, fft_length=fft_length)  # (C, L + 1)
-    y_real, y_imag = complex_multiply(u_real, u_imag, k_real, k_imag)
-    y = ops.irfft((y_real, y_imag), fft_length=fft_length)  # (B, C, 2L)
-    y = contiguous(ops.transpose(y[:, :, :length], (0, 2, 1)))  # (B, L, C)
+    y = _convolve(u, k, length)  # (B, C, L)
+    y = contiguous(ops.transpose(y, (0, 2, 1)))  # (B, L, C)
     return ops.cast(y, dtype)
+
+
+def _convolve(u, k, length):
+    """The first `length` taps of the 2L-periodic convolution of `u` (B,
+    C, L) with `k` ((C or B, C), L or 2L), both zero-padded to 2L, with
+    its gradients written out in the frequency domain: for the output
+    gradient g (zero past L), `du = irfft(rfft(g) conj(rfft(k)))` and `dk
+    = irfft(sum over the batch of conj(rfft(u)) rfft(g))`, the correlations
+    that the chain rule gives. One forward and one inverse transform of
+    the batch each way; PyTorch's own backward of `rfft` runs a full
+    complex transform instead (0.9 ms of a 17 ms step at (32, 64, 192))."""
+    fft_length = 2 * length
+    taps = ops.shape(k)[-1]
+    shared = len(k.shape) == 2  # one kernel for the whole batch
+
+    @ops.custom_gradient
+    def convolve(u, k):
+        u_real, u_imag = ops.rfft(u, fft_length=fft_length)  # (B, C, L+1)
+        k_real, k_imag = ops.rfft(k, fft_length=fft_length)  # (C, L + 1)
+        y = ops.irfft(complex_multiply(u_real, u_imag, k_real, k_imag),
+                      fft_length=fft_length)  # (B, C, 2L)
+
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            g_real, g_imag = ops.rfft(upstream, fft_length=fft_length)
+            du = ops.irfft(complex_multiply(g_real, g_imag, k_real, -k_imag),
+                           fft_length=fft_length)
+            dk_real, dk_imag = complex_multiply(u_real, -u_imag, g_real,
+                                                g_imag)
+            if shared:
+                dk_real = ops.sum(dk_real, axis=0)
+                dk_imag = ops.sum(dk_imag, axis=0)
+            dk = ops.irfft((dk_real, dk_imag), fft_length=fft_length)
+            return du[..., :length], dk[..., :taps]
+
+        return y[:, :, :length], grad
+
+    return convolve(u, k)

@@ -59,35 +59,56 @@ def test_fft_conv_keeps_dtype():
     assert keras.backend.standardize_dtype(y.dtype) == "float16"
 
 
-def test_fft_conv_gradients_match_direct_convolution():
-    # d/du and d/dk of sum(y * w) equal the adjoint convolutions.
-    u, k, k_back = _data(11, channels=2, batch=1)
-    w = np.random.default_rng(1).normal(size=u.shape).astype("float32")
+@pytest.mark.parametrize("batch, per_example, bidirectional", [
+    (1, False, True), (3, False, True), (3, False, False), (2, True, True),
+])
+def test_fft_conv_gradients_match_direct_convolution(batch, per_example,
+                                                      bidirectional):
+    # d/du and d/dk of sum(y * w) equal the adjoint convolutions (the
+    # correlations `fft_conv` writes out): a kernel shared by the batch
+    # sums its examples' gradients, a kernel per example does not.
+    u, k, k_back = _data(11, channels=2, batch=batch)
+    rng = np.random.default_rng(1)
+    if per_example:
+        k = rng.normal(size=(batch, *k.shape)).astype("float32")
+        k_back = rng.normal(size=k.shape).astype("float32")
+    if not bidirectional:
+        k_back = None
+    w = rng.normal(size=u.shape).astype("float32")
 
-    def loss(u, k, k_back):
+    def loss(u, k, *k_back):
         from keras import ops
 
-        return ops.sum(fft_conv(u, k, k_back) * ops.convert_to_tensor(w))
+        return ops.sum(fft_conv(u, k, *k_back) * ops.convert_to_tensor(w))
 
-    _, (du, dk, dkb) = value_and_grads(loss, u, k, k_back)
+    _, grads = value_and_grads(loss, u, k, *([] if k_back is None
+                                             else [k_back]))
     length = u.shape[1]
-    eye = np.eye(length)
-    # y is linear in u: du[s] = sum_t w[t] * kernel(t - s)
-    ref_du = np.zeros_like(u, dtype="float64")
-    ref_dk = np.zeros_like(k, dtype="float64")
-    ref_dkb = np.zeros_like(k_back, dtype="float64")
-    for s in range(length):
-        ref_du[:, s] = (numpy_causal_conv(eye[None, :, s, None].repeat(
-            2, -1), k, k_back) * w).sum(1)
-    for t in range(length):
-        for s in range(length):
-            if s <= t:
-                ref_dk[:, t - s] += (w[0, t] * u[0, s])
-            else:
-                ref_dkb[:, s - t - 1] += (w[0, t] * u[0, s])
-    assert_allclose(du, ref_du, atol=1e-4)
-    assert_allclose(dk, ref_dk, atol=1e-4)
-    assert_allclose(dkb, ref_dkb, atol=1e-4)
+    kernels = k if per_example else np.broadcast_to(k, (batch, *k.shape))
+    backs = None if k_back is None else (
+        k_back if per_example else np.broadcast_to(k_back,
+                                                    (batch, *k_back.shape)))
+    ref_du = np.zeros(u.shape)
+    ref_dk = np.zeros(kernels.shape)
+    ref_dkb = None if backs is None else np.zeros(backs.shape)
+    # y[b, t, c] = sum_{s <= t} k[b, c, t - s] u[b, s, c]
+    #            + sum_{s > t} k_back[b, c, s - t - 1] u[b, s, c]
+    for b in range(batch):
+        for t in range(length):
+            for s in range(length):
+                if s <= t:
+                    ref_du[b, s] += w[b, t] * kernels[b, :, t - s]
+                    ref_dk[b, :, t - s] += w[b, t] * u[b, s]
+                elif backs is not None:
+                    ref_du[b, s] += w[b, t] * backs[b, :, s - t - 1]
+                    ref_dkb[b, :, s - t - 1] += w[b, t] * u[b, s]
+    if not per_example:
+        ref_dk = ref_dk.sum(0)
+        ref_dkb = None if ref_dkb is None else ref_dkb.sum(0)
+    assert_allclose(grads[0], ref_du, atol=1e-4)
+    assert_allclose(grads[1], ref_dk, atol=1e-4)
+    if ref_dkb is not None:
+        assert_allclose(grads[2], ref_dkb, atol=1e-4)
 
 
 def test_complex_multiply():
