@@ -49,6 +49,8 @@ import types
 from pathlib import Path
 
 import numpy as np
+from gates import print_rows
+from gates import verdict
 
 # Both sides compute in float32: the phase theta * l (up to 2 pi L) is
 # rounded there, each side ~2e-5 of max |K| from the float64 formula at
@@ -167,20 +169,8 @@ def main(argv=None):
         rows.append(("ours (float32) vs float64 formula",
                      err_ours, KERNEL_RTOL))
         print(f"\nseed {seed}: C=2, H={h}, N={n}, L={length}")
-        for what, value, gate in rows:
-            if gate is None:
-                print(f"  {what}: {value:.2e}")
-                continue
-            ok = value <= gate
-            print(f"  {what}: {value:.2e} (gate {gate:.0e}) "
-                  f"{'ok' if ok else 'FAILED'}")
-            if not ok:
-                failed.append((seed, what))
-    if failed:
-        print(f"\nFAILED: {failed}")
-        return 1
-    print("\nall gates passed")
-    return 0
+        print_rows(rows, failed, (seed,))
+    return verdict(failed)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from gates import print_rows
+from gates import verdict
 
 FORWARD_RTOL = 1e-4
 GRADIENT_RTOL = 1e-3
@@ -244,12 +246,7 @@ def main(argv=None):
                 print(f"\nseed {seed}: "
                       f"{'bidirectional' if bidirectional else 'causal'}, "
                       f"num_a {num_a}, H={h}, N={n}, L={length}")
-                for what, value, gate in rows:
-                    ok = value <= gate
-                    print(f"  {what}: {value:.2e} (gate {gate:.0e}) "
-                          f"{'ok' if ok else 'FAILED'}")
-                    if not ok:
-                        failed.append((seed, bidirectional, num_a, what))
+                print_rows(rows, failed, (seed, bidirectional, num_a))
     # The reference's bidirectional path at an odd length (ungated).
     odd = length - 1
     torch.manual_seed(0)
@@ -265,11 +262,7 @@ def main(argv=None):
     print(f"\nbidirectional at the odd length L={odd} (ungated): max |ours "
           f"- ref| / max |ref| = "
           f"{float(np.abs(y_ours - y_ref).max() / np.abs(y_ref).max()):.2e}")
-    if failed:
-        print(f"\nFAILED: {failed}")
-        return 1
-    print("\nall gates passed")
-    return 0
+    return verdict(failed)
 
 
 if __name__ == "__main__":
