@@ -268,11 +268,13 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
               f"{hp['time_limit_minutes']:g}) before it was interrupted: "
               "no more training, its best checkpoint is tested.",
               flush=True)
-        saved = TrainingBackup(backup_dir).read()
-        if hp.get("swa_start_fraction") and saved is not None:
+        if hp.get("swa_start_fraction"):
             # The weight mean lives in the optimizer the backup holds (as
             # at the stop: its epoch's end wrote it).
-            TrainingBackup(backup_dir).restore(model, saved)
+            backup = TrainingBackup(backup_dir)
+            saved = backup.read()
+            if saved is not None:
+                backup.restore(model, saved)
     else:
         resumable_fit(model, train, epochs=epochs, callbacks=run_callbacks,
                       validation_data=val, verbose=verbose,
