@@ -9,7 +9,8 @@ devices, TensorFlow two logical CPUs). Then, given a MODEL, for batches
 of 4 rows (split 2 + 2) and 2 rows (1 + 1) trains one step
 from the same weights without and with
 `distribution_scope`, and prints one JSON line: the device count, and per
-batch the two losses and the largest weight difference after the step;
+batch the two losses and the largest gradient and weight differences
+after the step (`step_differences`);
 then the loss and accuracy of 7 rows evaluated in batches of 3 (the last
 of 1, split unevenly) with and without it.
 Given `recipe SCRIPT ARGS...`, runs that recipe with those arguments.
@@ -58,7 +59,56 @@ def one_step(hp, initial, x, y, distributed):
                           verbose=0)
         weights = [np.asarray(keras.ops.convert_to_numpy(w))
                    for w in net.weights]
-    return devices, history.history["loss"][0], weights
+        # After one step Adam's first moment is (1 - beta_1) times the
+        # gradient, in the order of the trainable weights.
+        gradients = [
+            np.asarray(keras.ops.convert_to_numpy(m)) / (
+                1 - net.optimizer.beta_1)
+            for m in net.optimizer._momentums]
+    return devices, history.history["loss"][0], weights, gradients
+
+
+def step_differences(net_weights, initial, one, distributed, epsilon):
+    """How far one device's step and the distributed one lie apart.
+
+    `one` and `distributed` are (weights, gradients) after the step. The
+    gradients are compared relative to each weight's largest. The weights
+    are compared where the gradient is at least 100 epsilon: Adam's first
+    step is lr g / (|g| + epsilon), whose derivative in g is lr epsilon /
+    (|g| + epsilon)^2, so a gradient near epsilon (a few of the tiny
+    model's are 1e-8) moves its weight by a visible part of the learning
+    rate when its last digits change with the order of the replica sum
+    (the logits kernel, JAX at -O0: a gradient of -4.53e-8 against
+    -4.48e-8, its weight 1.8e-5 apart). `near_epsilon` counts the
+    nonzero gradients left out (zero ones, of tokens absent from the
+    batch, are compared).
+    """
+    (w_one, g_one), (w_dist, g_dist) = one, distributed
+    trainable = [i for i, w in enumerate(net_weights) if w.trainable]
+    gradient_difference, weight_difference, near_epsilon = 0.0, 0.0, 0
+    assert [np.shape(g) for g in g_one] == [
+        np.shape(w_one[i]) for i in trainable]
+    for g_1, g_n, i in zip(g_one, g_dist, trainable):
+        scale = float(np.abs(g_1).max()) or 1.0
+        gradient_difference = max(
+            gradient_difference, float(np.abs(g_1 - g_n).max()) / scale)
+        steady = (np.abs(g_1) >= 100 * epsilon) | (g_1 == 0)
+        near_epsilon += int(((g_1 != 0) & ~steady).sum())
+        if steady.any():
+            weight_difference = max(weight_difference, float(
+                np.abs(w_one[i] - w_dist[i])[steady].max()))
+    untrained = [i for i, w in enumerate(net_weights) if not w.trainable]
+    for i in untrained:  # BatchNorm's moving statistics
+        weight_difference = max(
+            weight_difference, float(np.abs(w_one[i] - w_dist[i]).max()))
+    return dict(
+        moved=max(float(np.abs(a - b).max())
+                  for a, b in zip(w_one, initial)),
+        gradient_difference=gradient_difference,
+        weight_difference=weight_difference,
+        near_epsilon=near_epsilon,
+        weights=sum(int(np.size(w)) for w in w_one),
+    )
 
 
 def evaluation(hp, initial, x, y, distributed):
@@ -85,26 +135,22 @@ def main(model):
         # (TensorFlow, measured), above the 1e-6 this check allows.
         hp["batch_norm_count_padding"] = False
     keras.utils.set_random_seed(0)
-    initial = build_classifier(**classifier_kwargs(hp)).get_weights()
+    net = build_classifier(**classifier_kwargs(hp))
+    initial = net.get_weights()
     x, y = _batch(hp, batch=4)
     result = {}
     for rows in (4, 2):
         xs = {k: v[:rows] for k, v in x.items()}
-        _, loss_1, weights_1 = one_step(hp, initial, xs, y[:rows], False)
-        devices, loss_n, weights_n = one_step(hp, initial, xs, y[:rows],
-                                              True)
+        _, loss_1, *one = one_step(hp, initial, xs, y[:rows], False)
+        devices, loss_n, *distributed = one_step(hp, initial, xs,
+                                                 y[:rows], True)
         result["devices"] = devices
         result[f"rows{rows}"] = dict(
             loss_one_device=loss_1, loss_distributed=loss_n,
-            moved=max(float(np.abs(a - b).max())
-                      for a, b in zip(weights_1, initial)),
-            weight_difference=max(float(np.abs(a - b).max())
-                                  for a, b in zip(weights_1, weights_n)),
-        )
+            **step_differences(net.weights, initial, one, distributed,
+                               float(hp.get("adam_epsilon", 1e-8))))
     # 7 rows: the labels of 4 are the predicted classes, of 3 not.
     x, _ = _batch(hp, batch=7)
-    net = build_classifier(**classifier_kwargs(hp))
-    net.set_weights(initial)
     predicted = np.argmax(keras.ops.convert_to_numpy(net(x)), -1)
     y = np.where(np.arange(7) < 4, predicted, (predicted + 1) % 10)
     result["evaluation"] = dict(

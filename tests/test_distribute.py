@@ -54,7 +54,11 @@ def test_a_step_on_two_devices_equals_one_device(model):
         assert step["loss_distributed"] == pytest.approx(
             step["loss_one_device"], rel=1e-6)
         assert step["moved"] > 1e-5  # the step changed the weights...
-        assert step["weight_difference"] < 1e-6  # ...as on one device
+        # ...from the same gradients, by the same update (outside Adam's
+        # epsilon regime: `distribute_worker.step_differences`)
+        assert step["gradient_difference"] < 1e-4
+        assert step["weight_difference"] < 1e-6
+        assert step["near_epsilon"] <= step["weights"] // 20
     # Every row evaluated, batches of 2 + 1 and 1 + 0 rows included.
     evaluated = found["evaluation"]
     assert evaluated["one_device"]["accuracy"] == pytest.approx(4 / 7)
