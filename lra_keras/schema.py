@@ -305,6 +305,8 @@ RULES = dict(
     reformer_hashes=_count(),
     reformer_chunk_size=_count(optional=True),
     sinkhorn_sort=Rule(str, choices=("softmax", "sinkhorn")),
+    mask_semantics=Rule(str, choices=("keys", "pairs", "none")),
+    pixel_padding=Rule(bool),
     sinkhorn_iterations=_count(),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),
     head=Rule(str, choices=("mlp", "mlp2", "linear")),
@@ -451,6 +453,23 @@ def check(hp, origins=None):
             "swa_start_fraction turns on stochastic weight averaging, which "
             "anneals the rate to swa_learning_rate: set it (YCTFS's text "
             "row: 0.01), not None"
+        )
+    if hp.get("pixel_padding") and (hp.get("padding_id") is not None
+                                    or hp.get("mask_semantics") == "keys"):
+        problems.append(
+            "pixel_padding=True masks black pixels as LRA's image tasks do: "
+            "only on the pixel tasks (no padding id; task="
+            f"{hp.get('task')!r}), and with mask_semantics 'pairs' or "
+            "'none', the attentions LRA's code masks that way (with 'keys' "
+            "a padded query would be a real one, which no LRA attention "
+            f"does; mask_semantics={hp.get('mask_semantics')!r})"
+        )
+    if (hp.get("mask_semantics") == "pairs"
+            and hp.get("model") not in ("transformer", "synthesizer")):
+        problems.append(
+            "mask_semantics='pairs' defines padded queries (uniform over "
+            "every key) for the exact softmax and the Synthesizer only, "
+            f"not model={hp.get('model')!r}"
         )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:

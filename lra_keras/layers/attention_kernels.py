@@ -100,6 +100,38 @@ def _block_bias(bias, causal, start, size, length, dtype):
     return block
 
 
+MASK_SEMANTICS = ("keys", "pairs", "none")
+
+
+def uniform_masked_rows(scores, query_mask):
+    """LRA's flax pair mask on scores (batch, heads, Lq, Lk) that already
+    carry the key bias: the logits of a padded query all set to 0, so it
+    attends uniformly to every key, the padded ones included.
+
+    Flax's `SelfAttention` (google-research/long-range-arena
+    `models/transformer/transformer.py` line 59) masks a (query, key)
+    pair unless both are real (`make_padding_mask`) and adds -1e10 to
+    the masked logits: a padded query's logits all become -1e10 (float32
+    rounds away any logit below 512 in size), whose softmax is uniform.
+    `query_mask` None: every query is real.
+    """
+    if query_mask is None:
+        return scores
+    rows = ops.cast(query_mask, "bool")[:, None, :, None]
+    return ops.where(rows, scores, ops.zeros_like(scores))
+
+
+def uniform_masked_outputs(out, value, query_mask):
+    """The outputs (batch, Lq, heads, D) of padded queries replaced by the
+    mean of every value: `uniform_masked_rows` for kernels that never
+    form the weights (no weight dropout, so the mean is exact)."""
+    if query_mask is None:
+        return out
+    rows = ops.cast(query_mask, "bool")[:, :, None, None]
+    mean = ops.mean(ops.cast(value, out.dtype), axis=1, keepdims=True)
+    return ops.where(rows, out, ops.broadcast_to(mean, ops.shape(out)))
+
+
 def drop_weights(probs, weights_dropout):
     """`weights_dropout(probs)`, or `probs` when it is None: the dropout
     on the attention weights (after the softmax, before the values) that
@@ -108,14 +140,16 @@ def drop_weights(probs, weights_dropout):
 
 
 def reference_attention(query, key, value, padding_mask=None, causal=False,
-                        weights_dropout=None):
+                        weights_dropout=None, query_mask=None):
     """Plain softmax attention, materialising all scores (the test oracle).
 
     Shapes as `keras.ops.dot_product_attention`: query (batch, Lq, heads, D),
     key/value (batch, Lk, heads, D), padding_mask (batch, Lk) of real keys.
     `weights_dropout`: None, or a callable applied to the attention
     weights (batch, heads, Lq, Lk) before they weigh the values
-    (`drop_weights`).
+    (`drop_weights`). `query_mask`: None, or (batch, Lq) of real queries,
+    the padded ones attending uniformly to every key
+    (`uniform_masked_rows`).
     """
     scale = 1.0 / math.sqrt(query.shape[-1])
     q = ops.transpose(query, (0, 2, 1, 3))  # (B, H, Lq, D)
@@ -129,6 +163,7 @@ def reference_attention(query, key, value, padding_mask=None, causal=False,
     )
     if bias is not None:
         scores = scores + bias
+    scores = uniform_masked_rows(scores, query_mask)
     probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
     return ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3))
 
@@ -272,6 +307,7 @@ def attention(
     implementation="auto",
     block_size=None,
     weights_dropout=None,
+    query_mask=None,
 ):
     """Multi-head softmax attention through the fastest exact path.
 
@@ -290,6 +326,11 @@ def attention(
             weights (`drop_weights`). Only the reference path forms them:
             given one, the attention takes it whatever `implementation`
             says (memory quadratic in L).
+        query_mask: optional (batch, Lq) boolean tensor, True at real
+            queries: a padded query attends uniformly to every key, as
+            under LRA's flax pair mask (`uniform_masked_rows`), future
+            keys included when `causal` (flax's masks combine so; real
+            queries never see a padded one).
 
     Returns:
         Tensor (batch, Lq, heads, head_dim).
@@ -300,16 +341,18 @@ def attention(
         # Lengths unknown while tracing (TensorFlow relaxes shapes after
         # retracing for several lengths): blocks cannot be laid out.
         impl = "fused"
-    if impl == "chunked":
-        return chunked_attention(
-            query, key, value, padding_mask, causal, block_size
-        )
     if impl == "reference":
         return reference_attention(query, key, value, padding_mask, causal,
-                                   weights_dropout)
-    mask = None
-    if padding_mask is not None:
-        mask = ops.cast(padding_mask, "bool")[:, None, None, :]
-    return ops.dot_product_attention(
-        query, key, value, mask=mask, is_causal=causal
-    )
+                                   weights_dropout, query_mask)
+    if impl == "chunked":
+        out = chunked_attention(
+            query, key, value, padding_mask, causal, block_size
+        )
+    else:
+        mask = None
+        if padding_mask is not None:
+            mask = ops.cast(padding_mask, "bool")[:, None, None, :]
+        out = ops.dot_product_attention(
+            query, key, value, mask=mask, is_causal=causal
+        )
+    return uniform_masked_outputs(out, value, query_mask)

@@ -101,6 +101,7 @@ from lra_keras.layers.attention_kernels import _block_bias
 from lra_keras.layers.attention_kernels import _key_bias
 from lra_keras.layers.attention_kernels import drop_weights
 from lra_keras.layers.attention_kernels import reference_attention
+from lra_keras.layers.attention_kernels import uniform_masked_rows
 
 # Queries per block of the causal kernelized attention: the within-block
 # part is quadratic in it, the state carried between blocks is
@@ -330,14 +331,17 @@ SYNTHESIZER_MODES = ("random", "factorized_random", "dense", "dense+random")
 
 def synthesizer_attention(query, key, value, synthetic_logits,
                           padding_mask=None, causal=False,
-                          dot_product=True, weights_dropout=None):
+                          dot_product=True, weights_dropout=None,
+                          query_mask=None):
     """Softmax attention over synthetic logits (plus the dot products).
 
     `softmax(S + [Q K^T / sqrt(d)]) V` with `S` the synthetic logits
     (batch or 1, heads, Lq, Lk); padded keys (and later keys, when
     causal) masked. Quadratic in L, as the Synthesizer is.
 
-    Shapes and `weights_dropout` as `attention_kernels.reference_attention`.
+    Shapes, `weights_dropout` and `query_mask` (LRA's pair mask: the
+    code's `make_padding_mask` and -1e10 bias, `synthesizer_attention.py`
+    lines 390-422) as `attention_kernels.reference_attention`.
     """
     q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
     scores = ops.cast(synthetic_logits, q.dtype)
@@ -353,6 +357,7 @@ def synthesizer_attention(query, key, value, synthetic_logits,
                        q_len, k_len, scores.dtype)
     if bias is not None:
         scores = scores + bias
+    scores = uniform_masked_rows(scores, query_mask)
     probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
     return ops.einsum("bhqk,bkhd->bqhd", probs, v)
 

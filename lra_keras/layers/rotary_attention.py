@@ -22,6 +22,7 @@ from keras import ops
 
 from lra_keras.backend_utils import add_shared
 from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
+from lra_keras.layers.attention_kernels import MASK_SEMANTICS
 from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
@@ -80,6 +81,7 @@ ATTENTION_OPTIONS = dict(
     reformer_chunk_size=None,
     sinkhorn_sort="softmax",
     sinkhorn_iterations=1,
+    mask_semantics="keys",
 )
 SINKHORN_SORTS = ("softmax", "sinkhorn")
 # The attentions that never form attention weights (the kernelised ones),
@@ -87,6 +89,9 @@ SINKHORN_SORTS = ("softmax", "sinkhorn")
 # dropout (LRA's Reformer drops none either): `attention_dropout` is
 # refused there.
 _NO_WEIGHTS_DROPOUT = ("linear", "performer", "reformer")
+# The attentions whose padded queries `mask_semantics="pairs"` defines:
+# those that form every (query, key) weight.
+_PAIR_MASKED = ("softmax", "synthesizer")
 PERFORMER_KERNELS = ("softmax", "relu")
 # The options that are counts of positions or blocks, each >= its minimum.
 _COUNT_OPTIONS = dict(sparse_block_size=1, sparse_summary_size=0,
@@ -320,11 +325,25 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         sinkhorn_sort, sinkhorn_iterations: Sinkhorn: how the block
             permutation is normalised, `"softmax"` (LRA's default) or
             `"sinkhorn"` (that many row/column normalisations).
+        mask_semantics: what the padding mask does, as LRA's code of
+            each attention treats its `padding_mask`. `"keys"` (default):
+            padded keys get no weight. `"pairs"` (`"softmax"` and
+            `"synthesizer"` only): flax's pair mask, padded
+            keys get no weight from real queries and a padded query
+            attends uniformly to every key (LRA's `SelfAttention` and
+            Synthesizer; `attention_kernels.uniform_masked_rows`).
+            `"none"`: the mask is ignored, every key attends (LRA's
+            linear, Performer, Linformer and Reformer code takes a
+            `padding_mask` argument and never reads it:
+            `linear_attention.py` lines 137-141, `performer.py`'s
+            attention function drops the bias, `linformer_attention.py`,
+            `reformer_attention.py`).
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
         padding_mask: optional (batch, length) tensor, nonzero at real
-            tokens. Padded keys get no attention weight.
+            tokens. Padded keys get no attention weight (see
+            `mask_semantics`).
         training: bool. The Performer redraws its features and
             `attention_dropout` drops weights when `True`.
 
@@ -377,9 +396,20 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         reformer_chunk_size=None,
         sinkhorn_sort="softmax",
         sinkhorn_iterations=1,
+        mask_semantics="keys",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if mask_semantics not in MASK_SEMANTICS or (
+                mask_semantics == "pairs"
+                and attention_type not in _PAIR_MASKED):
+            raise ValueError(
+                f"`mask_semantics` must be one of {MASK_SEMANTICS}; "
+                f"\"pairs\" only for the attentions {_PAIR_MASKED} (the "
+                "others' padded queries are not defined that way here). "
+                f"Received: mask_semantics={mask_semantics!r}, "
+                f"attention_type={attention_type!r}"
+            )
         counts = dict(sparse_block_size=sparse_block_size,
                       sparse_summary_size=sparse_summary_size,
                       longformer_window=longformer_window,
@@ -559,6 +589,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                                     else int(reformer_chunk_size))
         self.sinkhorn_sort = sinkhorn_sort
         self.sinkhorn_iterations = int(sinkhorn_iterations)
+        self.mask_semantics = mask_semantics
         self.supports_masking = False
         if attention_type == "performer":
             self.seed_generator = keras.random.SeedGenerator(
@@ -713,6 +744,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
 
     def _attend(self, q, k, v, padding_mask, training, inputs):
         drop = self._weights_dropout(training)
+        query_mask = None
+        if self.mask_semantics == "none":
+            padding_mask = None
+        elif self.mask_semantics == "pairs":
+            query_mask = padding_mask
         if self.attention_type == "linear":
             return linear_attention(q, k, v, padding_mask, self.causal)
         if self.attention_type == "performer":
@@ -730,7 +766,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         if self.attention_type == "synthesizer":
             return synthesizer_attention(
                 q, k, v, self._synthetic_logits(inputs), padding_mask,
-                self.causal, self.synthesizer_dot_product, drop)
+                self.causal, self.synthesizer_dot_product, drop, query_mask)
         if self.attention_type == "local":
             return local_attention(q, k, v, self.local_block_size,
                                    padding_mask, self.causal,
@@ -766,6 +802,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             implementation=self.attention_implementation,
             block_size=self.block_size,
             weights_dropout=drop,
+            query_mask=query_mask,
         )
 
     def call(self, inputs, padding_mask=None, training=None):
@@ -828,5 +865,6 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             reformer_chunk_size=self.reformer_chunk_size,
             sinkhorn_sort=self.sinkhorn_sort,
             sinkhorn_iterations=self.sinkhorn_iterations,
+            mask_semantics=self.mask_semantics,
         )
         return config

@@ -138,6 +138,17 @@ def pretrainer_kwargs(hp):
     return {k: hp[k] for k in keys if k in hp}
 
 
+def pixel_padding_mask(token_ids, padding_mask):
+    """LRA's mask of the image tasks' attention: the real tokens whose
+    grey value is not 0 (`src_padding_mask = inputs > 0`,
+    google-research/long-range-arena `models/transformer/transformer.py`
+    line 148, every encoder alike). Black pixels are padding there: on
+    Pathfinder most of the image. The mask id of the masking techniques
+    (256) counts as lit."""
+    lit = keras.ops.greater(token_ids, 0)
+    return keras.ops.logical_and(keras.ops.cast(padding_mask, "bool"), lit)
+
+
 def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
                   **arch):
     """Encoder: token ids -> contextual vectors (batch, length, hidden_dim).
@@ -155,7 +166,10 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
     position longer, the token at position 0 (`token_outputs` drops it),
     and the weights sized by the task's length (learned positions,
     Linformer's projection, the Synthesizer's table) take one more
-    position, as LRA's `max_len += 1`.
+    position, as LRA's `max_len += 1`. With `pixel_padding` (the
+    Transformer families), the blocks get LRA's image-task mask
+    (`pixel_padding_mask`), the class token the first pixel's; the
+    pooling keeps the inputs' mask, as LRA's mean counts every position.
 
     Args:
         model: a key of `FAMILIES`.
@@ -205,9 +219,15 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
         embedding_dropout = arch["dropout"]
     # === Functional Model ===
     mask = inputs["padding_mask"]
+    if arch.get("pixel_padding"):
+        mask = pixel_padding_mask(inputs["token_ids"], mask)
     x = embedding(inputs["token_ids"])  # (batch, length, hidden_dim)
     if cls_token is not None:
-        x, mask = cls_token(x, padding_mask=mask)  # length + 1
+        x, with_cls = cls_token(x, padding_mask=mask)  # length + 1
+        # LRA gives the CLS token the first pixel's mask (transformer.py
+        # lines 166-167); real otherwise.
+        mask = (keras.ops.concatenate([mask[:, :1], mask], axis=1)
+                if arch.get("pixel_padding") else with_cls)
     if positions is not None:
         x = positions(x)
     x = keras.layers.Dropout(embedding_dropout, name="embedding_dropout")(x)

@@ -298,6 +298,17 @@ _TRANSFORMER_KEYS = dict(
     # the feed-forward biases start N(0, std^2); None: as dense_init
     # (LRA's MlpBlock: normal(1e-6), common_layers.py line 152)
     ffn_bias_init_std=None,
+    # what the attention does with the padding mask
+    # (`RotaryMultiHeadAttention`): "keys" (padded keys get no weight),
+    # "pairs" (LRA's flax pair mask: padded queries attend uniformly to
+    # every key) or "none" (ignored, as LRA's linear, Performer,
+    # Linformer and Reformer code ignores it)
+    mask_semantics="keys",
+    # LRA's image tasks: pixel value 0 is padding for the attention
+    # (`src_padding_mask = inputs > 0`, transformer.py line 148), the CLS
+    # token taking the first pixel's (lines 161-167); with
+    # mask_semantics "pairs" or "none" (`models.build_encoder`)
+    pixel_padding=False,
 )
 
 
@@ -334,6 +345,7 @@ def _transformer_block(attention_type, options=(), by_length=False,
             attention_dim=a["attention_dim"],
             ffn_bias_init_std=a["ffn_bias_init_std"],
             attention_type=attention_type,
+            mask_semantics=a["mask_semantics"],
             **{key: a[key] for key in options},
             **options_of_length,
             name=f"transformer_block_{i}",

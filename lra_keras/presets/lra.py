@@ -53,13 +53,23 @@ their rows put the attentions on this library's Path-X Transformer rows
 softmax cross-entropy over both classes on the two-class tasks
 (`binary_logit` left at its default, False).
 
+What the attentions do with the padding mask follows each one's LRA
+code (`_MASKS`, `mask_semantics`): the Synthesizer's flax pair mask (a
+padded query attends uniformly to every key), and no mask at all in the
+linear, Performer, Linformer and Reformer code, whose rows therefore take
+full-length batches, as LRA pads every batch to the task's length. On the
+image tasks LRA's encoders make black pixels padding (`src_padding_mask
+= inputs > 0`, `transformer.py` line 148), the CLS token taking the
+first pixel's mask: those five rows copy it (`pixel_padding`).
+
 LRA's own code has further quirks these rows do not copy, said here and
-in the README: its attention masks pixel value 0 as padding on the image
-tasks (`src_padding_mask = inputs > 0`, `transformer.py` line 148: black
-pixels are no keys), its mean pooling counts padded positions, and its
-public Retrieval trainer builds the single encoder and does not run as
-shipped (google-research/long-range-arena issue #42); the Retrieval rows
-read the dual encoders every model file defines.
+in the README: the five block-structured attentions (local, Sinkhorn,
+BigBird, Sparse Transformer, Longformer) pad and mask within their
+blocks each its own way, black pixels included, where their rows mask
+keys and no pixels; its mean pooling counts padded positions on the text
+tasks; and its public Retrieval trainer builds the single encoder and
+does not run as shipped (google-research/long-range-arena issue #42);
+the Retrieval rows read the dual encoders every model file defines.
 
 Cells of the attentions themselves, from LRA's code:
 - positions: `AddPositionEmbs` with `posemb_init=None` (`learn_pos_emb`
@@ -529,6 +539,23 @@ XFORMERS = tuple(_ATTENTION)
 # no dropout (only the causal fallback passes it, lines 613-623):
 # `attention_dropout` 0.
 _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
+# What each attention's LRA code does with the `padding_mask` its encoder
+# passes every block (`mask_semantics`): the Synthesizer builds flax's
+# pair mask (`synthesizer_attention.py` lines 390-422, a -1e10 bias
+# unless query and key are both real: a padded query attends uniformly);
+# the linear, Performer, Linformer and Reformer attentions take the
+# argument and never read it (`linear_attention.py` lines 137-141 only
+# state that decoding is unsupported; `performer_attention.py`'s
+# attention functions drop `bias`; `linformer_attention.py` and
+# `reformer_attention.py` name it in their signatures only), so every
+# padded position is a key. LRA pads every batch to the task's length
+# (`padded_batch(..., padded_shapes=[max_length])`, each task's
+# `input_pipeline.py`), so those four rows take full-length batches
+# (`bucket_step=None`). The five block-structured attentions (local,
+# Sinkhorn, BigBird, Sparse Transformer, Longformer) pad and mask within
+# their blocks, each its own way; their rows keep `"keys"`.
+_MASKS = dict(synthesizer="pairs", linear_transformer="none",
+              performer="none", linformer="none", reformer="none")
 
 
 def lra_row(task, model):
@@ -544,6 +571,10 @@ def lra_row(task, model):
     if task == "listops" and model == "performer":
         # performer_base.py lines 25-27
         row.update(num_random_features=2, performer_kernel="softmax")
+    if model in _MASKS:
+        row.update(mask_semantics=_MASKS[model])
+        if _MASKS[model] == "none":
+            row.update(bucket_step=None)  # every padded position a key
     row["source"] = LRA_SOURCE.format(task=task, config=config, steps=steps,
                                       what=what)
     return row
@@ -642,6 +673,11 @@ def lra_image_row(task, model):
                **own)
     if model in _LRA_UNDROPPED:
         row.update(attention_dropout=0.0)
+    if model in _MASKS:
+        # black pixels are padding (`src_padding_mask = inputs > 0`): the
+        # Synthesizer's real pixels ignore them, they attend uniformly;
+        # the other four attentions ignore the mask
+        row.update(pixel_padding=True, mask_semantics=_MASKS[model])
     config = f"image/configs/{_IMAGE_CONFIGS[task]}/{model}_base.py"
     row["source"] = (
         f"Long Range Arena's {task} configuration of the model "

@@ -82,9 +82,14 @@ def test_one_training_step_changes_weights(task, model):
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_padded_tokens_do_not_change_logits(task, model):
     hp = tiny_hparams(task, model)
-    reads_padding = hp.get("read_padding", False)
-    if reads_padding:
-        hp["read_padding"] = False  # the rows' own setting: checked below
+    # The rows that read the padding as their authors' code does: the S5
+    # rows' backward scans carry it into the real positions; LRA's linear,
+    # Performer, Linformer and Reformer attentions never read the mask.
+    reads_padding = {key: value for key, value in (
+        ("read_padding", True), ("mask_semantics", "none"))
+        if hp.get(key) == value}
+    hp.update({key: dict(read_padding=False, mask_semantics="keys")[key]
+               for key in reads_padding})
     net = build_classifier(**classifier_kwargs(hp))
     x, _ = _batch(hp)
     x2 = {k: v.copy() for k, v in x.items()}
@@ -92,9 +97,7 @@ def test_padded_tokens_do_not_change_logits(task, model):
     np.testing.assert_allclose(to_numpy(net(x)), to_numpy(net(x2)),
                                atol=1e-5)
     if reads_padding:
-        # The S5 rows' scans read the padding as the S5 code's do: the
-        # backward scan carries it into the real positions.
-        hp["read_padding"] = True
+        hp.update(reads_padding)  # the rows' own settings
         net = build_classifier(**classifier_kwargs(hp))
         assert not np.allclose(to_numpy(net(x)), to_numpy(net(x2)),
                                atol=1e-5)
@@ -381,6 +384,9 @@ def test_lra_rows_build_with_their_class_token():
     for model in ("linformer", "sparse_transformer"):
         hp = tiny_hparams("listops", model)
         assert hp["cls_token"] is True
+        # LRA's Linformer reads the padding (its row: "none"; see
+        # test_padded_tokens_do_not_change_logits)
+        hp["mask_semantics"] = "keys"
         net = build_classifier(**classifier_kwargs(hp))
         encoder = net.get_layer("encoder")
         names = [layer.name for layer in encoder.layers]
