@@ -464,12 +464,14 @@ def check(hp, origins=None):
             "a padded query would be a real one, which no LRA attention "
             f"does; mask_semantics={hp.get('mask_semantics')!r})"
         )
-    if (hp.get("mask_semantics") == "pairs"
-            and hp.get("model") not in ("transformer", "synthesizer")):
+    if (hp.get("mask_semantics") == "pairs" and hp.get("model") not in (
+            "transformer", "synthesizer", "sparse_transformer",
+            "longformer")):
         problems.append(
             "mask_semantics='pairs' defines padded queries (uniform over "
-            "every key) for the exact softmax and the Synthesizer only, "
-            f"not model={hp.get('model')!r}"
+            "every key) for the attentions LRA's code runs densely under "
+            "its masks (the Transformer, Synthesizer, Sparse Transformer "
+            f"and Longformer), not model={hp.get('model')!r}"
         )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:

@@ -121,15 +121,28 @@ def uniform_masked_rows(scores, query_mask):
     return ops.where(rows, scores, ops.zeros_like(scores))
 
 
-def uniform_masked_outputs(out, value, query_mask):
-    """The outputs (batch, Lq, heads, D) of padded queries replaced by the
-    mean of every value: `uniform_masked_rows` for kernels that never
-    form the weights (no weight dropout, so the mean is exact)."""
+def uniform_masked_outputs(out, value, query_mask, weights_dropout=None):
+    """The outputs (batch, Lq, heads, D) of padded queries replaced by
+    uniform attention over every value: `uniform_masked_rows` for kernels
+    that do not form every (query, key) weight. Without
+    `weights_dropout`, the mean of the values; with it, the uniform
+    weights (batch, heads, Lq, Lk) formed and dropped as flax drops every
+    weight (memory quadratic in L, as LRA's dense masks are)."""
     if query_mask is None:
         return out
     rows = ops.cast(query_mask, "bool")[:, :, None, None]
-    mean = ops.mean(ops.cast(value, out.dtype), axis=1, keepdims=True)
-    return ops.where(rows, out, ops.broadcast_to(mean, ops.shape(out)))
+    value = ops.cast(value, out.dtype)
+    if weights_dropout is None:
+        uniform = ops.broadcast_to(
+            ops.mean(value, axis=1, keepdims=True), ops.shape(out))
+    else:
+        batch, q_len, heads = (ops.shape(out)[i] for i in range(3))
+        k_len = ops.shape(value)[1]
+        weights = ops.ones((batch, heads, q_len, k_len), out.dtype) / (
+            ops.cast(k_len, out.dtype))
+        uniform = ops.einsum("bhqk,bkhd->bqhd",
+                             drop_weights(weights, weights_dropout), value)
+    return ops.where(rows, out, uniform)
 
 
 def drop_weights(probs, weights_dropout):

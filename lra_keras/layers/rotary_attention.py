@@ -24,6 +24,7 @@ from lra_keras.backend_utils import add_shared
 from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
 from lra_keras.layers.attention_kernels import MASK_SEMANTICS
 from lra_keras.layers.attention_kernels import attention
+from lra_keras.layers.attention_kernels import uniform_masked_outputs
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.efficient_attention import LOCAL_LAYOUTS
@@ -90,8 +91,13 @@ SINKHORN_SORTS = ("softmax", "sinkhorn")
 # refused there.
 _NO_WEIGHTS_DROPOUT = ("linear", "performer", "reformer")
 # The attentions whose padded queries `mask_semantics="pairs"` defines:
-# those that form every (query, key) weight.
-_PAIR_MASKED = ("softmax", "synthesizer")
+# those whose LRA code masks a dense (query, key) grid, where a padded
+# query's logits are all -1e10: the exact softmax and the Synthesizer,
+# and the Sparse Transformer and Longformer, whose LRA code runs dense
+# attention under their pattern and the pair mask (`sparse_attention.py`
+# lines 176-222, `longformer_attention.py` lines 85-135).
+_PAIR_MASKED = ("softmax", "synthesizer", "sparse_transformer",
+                "longformer")
 PERFORMER_KERNELS = ("softmax", "relu")
 # The options that are counts of positions or blocks, each >= its minimum.
 _COUNT_OPTIONS = dict(sparse_block_size=1, sparse_summary_size=0,
@@ -328,10 +334,13 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         mask_semantics: what the padding mask does, as LRA's code of
             each attention treats its `padding_mask`. `"keys"` (default):
             padded keys get no weight. `"pairs"` (`"softmax"` and
-            `"synthesizer"` only): flax's pair mask, padded
-            keys get no weight from real queries and a padded query
-            attends uniformly to every key (LRA's `SelfAttention` and
-            Synthesizer; `attention_kernels.uniform_masked_rows`).
+            `"synthesizer"`, `"sparse_transformer"` and `"longformer"`):
+            flax's pair mask, padded keys get no weight from real
+            queries and a padded query attends uniformly to every key,
+            outside its pattern too (LRA's `SelfAttention`, Synthesizer,
+            and its Sparse Transformer and Longformer, dense attention
+            under their pattern masks;
+            `attention_kernels.uniform_masked_rows`).
             `"none"`: the mask is ignored, every key attends (LRA's
             linear, Performer, Linformer and Reformer code takes a
             `padding_mask` argument and never reads it:
@@ -772,14 +781,15 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                                    padding_mask, self.causal,
                                    self.local_layout, drop)
         if self.attention_type == "sparse_transformer":
-            return sparse_transformer_attention(
+            return uniform_masked_outputs(sparse_transformer_attention(
                 q, k, v, self.sparse_block_size, self.sparse_summary_size,
-                padding_mask, self.sparse_cls_token, drop)
+                padding_mask, self.sparse_cls_token, drop), v, query_mask,
+                drop)
         if self.attention_type == "longformer":
-            return longformer_attention(
+            return uniform_masked_outputs(longformer_attention(
                 q, k, v, self.longformer_window,
                 self.longformer_global_tokens, padding_mask, self.causal,
-                drop)
+                drop), v, query_mask, drop)
         if self.attention_type == "sinkhorn":
             self._check_max_length(q, "The Sinkhorn attention")
             return sinkhorn_attention(

@@ -54,22 +54,25 @@ softmax cross-entropy over both classes on the two-class tasks
 (`binary_logit` left at its default, False).
 
 What the attentions do with the padding mask follows each one's LRA
-code (`_MASKS`, `mask_semantics`): the Synthesizer's flax pair mask (a
-padded query attends uniformly to every key), and no mask at all in the
-linear, Performer, Linformer and Reformer code, whose rows therefore take
-full-length batches, as LRA pads every batch to the task's length. On the
-image tasks LRA's encoders make black pixels padding (`src_padding_mask
-= inputs > 0`, `transformer.py` line 148), the CLS token taking the
-first pixel's mask: those five rows copy it (`pixel_padding`).
+code (`_MASKS`, `mask_semantics`): flax's pair mask in the Synthesizer,
+the Sparse Transformer and the Longformer (dense attention under their
+masks: a padded query attends uniformly to every key), and no mask at
+all in the linear, Performer, Linformer and Reformer code, whose rows
+therefore take full-length batches, as LRA pads every batch to the
+task's length. On the image tasks LRA's encoders make black pixels
+padding (`src_padding_mask = inputs > 0`, `transformer.py` line 148),
+the CLS token taking the first pixel's mask: those seven rows copy it
+(`pixel_padding`).
 
 LRA's own code has further quirks these rows do not copy, said here and
-in the README: the five block-structured attentions (local, Sinkhorn,
-BigBird, Sparse Transformer, Longformer) pad and mask within their
-blocks each its own way, black pixels included, where their rows mask
-keys and no pixels; its mean pooling counts padded positions on the text
-tasks; and its public Retrieval trainer builds the single encoder and
-does not run as shipped (google-research/long-range-arena issue #42);
-the Retrieval rows read the dual encoders every model file defines.
+in the README: the local, Sinkhorn and BigBird attentions pad and mask
+within their blocks each its own way, black pixels included (the local
+attention's mask does not even line up with its strided blocks, see
+`_MASKS`), where their rows mask keys and no pixels; its mean pooling
+counts padded positions on the text tasks; and its public Retrieval
+trainer builds the single encoder and does not run as shipped
+(google-research/long-range-arena issue #42); the Retrieval rows read
+the dual encoders every model file defines.
 
 Cells of the attentions themselves, from LRA's code:
 - positions: `AddPositionEmbs` with `posemb_init=None` (`learn_pos_emb`
@@ -542,7 +545,12 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # What each attention's LRA code does with the `padding_mask` its encoder
 # passes every block (`mask_semantics`): the Synthesizer builds flax's
 # pair mask (`synthesizer_attention.py` lines 390-422, a -1e10 bias
-# unless query and key are both real: a padded query attends uniformly);
+# unless query and key are both real: a padded query attends uniformly),
+# and so do the Sparse Transformer and the Longformer, which run dense
+# attention under their pattern and the pair mask combined
+# (`sparse_attention.py` lines 176-222, `longformer_attention.py` lines
+# 85-135: a padded query attends uniformly to every key, outside its
+# pattern too);
 # the linear, Performer, Linformer and Reformer attentions take the
 # argument and never read it (`linear_attention.py` lines 137-141 only
 # state that decoding is unsupported; `performer_attention.py`'s
@@ -551,10 +559,15 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # padded position is a key. LRA pads every batch to the task's length
 # (`padded_batch(..., padded_shapes=[max_length])`, each task's
 # `input_pipeline.py`), so those four rows take full-length batches
-# (`bucket_step=None`). The five block-structured attentions (local,
-# Sinkhorn, BigBird, Sparse Transformer, Longformer) pad and mask within
-# their blocks, each its own way; their rows keep `"keys"`.
-_MASKS = dict(synthesizer="pairs", linear_transformer="none",
+# (`bucket_step=None`). The local, Sinkhorn and BigBird attentions pad
+# and mask within their blocks, each its own way; their rows keep
+# `"keys"`. (The local attention's code reshapes its mask into
+# contiguous blocks, `local_attention.py` line 342, and its queries and
+# keys into strided groups, lines 318-323, and pads the mask to a whole
+# block with -1e9, line 237, which a boolean mask reads as real: its mask
+# does not line up with the groups it masks.)
+_MASKS = dict(synthesizer="pairs", sparse_transformer="pairs",
+              longformer="pairs", linear_transformer="none",
               performer="none", linformer="none", reformer="none")
 
 
@@ -675,8 +688,9 @@ def lra_image_row(task, model):
         row.update(attention_dropout=0.0)
     if model in _MASKS:
         # black pixels are padding (`src_padding_mask = inputs > 0`): the
-        # Synthesizer's real pixels ignore them, they attend uniformly;
-        # the other four attentions ignore the mask
+        # real pixels of the Synthesizer, Sparse Transformer and
+        # Longformer ignore them, they attend uniformly; the other four
+        # attentions ignore the mask
         row.update(pixel_padding=True, mask_semantics=_MASKS[model])
     config = f"image/configs/{_IMAGE_CONFIGS[task]}/{model}_base.py"
     row["source"] = (

@@ -21,8 +21,11 @@ from tests.testing import to_numpy
 from tests.testing import value_and_grads
 
 
-def flax_attention(q, k, v, mask, causal=False, synthetic=None):
-    """LRA's masked attention in float32, (batch, L, heads, D)."""
+def flax_attention(q, k, v, mask, causal=False, synthetic=None,
+                   pattern=None):
+    """LRA's masked attention in float32, (batch, L, heads, D); `pattern`
+    (L, L): the allowed pairs of a sparse attention, combined with the
+    pair mask as LRA's Sparse Transformer and Longformer combine them."""
     logits = np.einsum("bqhd,bkhd->bhqk", q, k) / np.float32(
         np.sqrt(q.shape[-1]))
     if synthetic is not None:
@@ -30,6 +33,8 @@ def flax_attention(q, k, v, mask, causal=False, synthetic=None):
     pairs = mask[:, None, :, None] & mask[:, None, None, :]
     if causal:
         pairs = pairs & np.tril(np.ones(logits.shape[-2:], bool))
+    if pattern is not None:
+        pairs = pairs & pattern
     logits = (logits + np.where(pairs, np.float32(0), np.float32(-1e10))
               ).astype("float32")
     logits = logits - logits.max(-1, keepdims=True)
@@ -132,8 +137,60 @@ def test_layer_pairs_equal_flax_through_its_projections():
     assert_allclose(out, expected, atol=2e-5)
 
 
+@pytest.mark.parametrize("cls_token", [False, True])
+def test_sparse_transformer_pairs_equal_flax(cls_token):
+    from tests.layers.test_sparse_attention import sparse_transformer_cls_mask
+    from tests.layers.test_sparse_attention import sparse_transformer_mask
+
+    q, k, v, mask = _inputs(seed=10)
+    pattern = (sparse_transformer_cls_mask(24, 8, 2) if cls_token
+               else sparse_transformer_mask(24, 8, 2))[0]
+    layer = _layer("sparse_transformer", "pairs", sparse_block_size=8,
+                   sparse_summary_size=2, sparse_cls_token=cls_token)
+    out = layer._attend(q, k, v, mask, False, None)
+    assert_allclose(out, flax_attention(q, k, v, mask, pattern=pattern),
+                    atol=2e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_longformer_pairs_equal_flax(causal):
+    from tests.layers.test_sparse_attention import longformer_mask
+
+    q, k, v, mask = _inputs(seed=11)
+    layer = _layer("longformer", "pairs", longformer_window=6,
+                   longformer_global_tokens=1, causal=causal)
+    out = layer._attend(q, k, v, mask, False, None)
+    expected = flax_attention(q, k, v, mask, causal,
+                              pattern=longformer_mask(24, 6, 1, causal)[0])
+    assert_allclose(out, expected, atol=2e-6)
+
+
+def test_padded_queries_drop_their_uniform_weights():
+    """With weights dropout a padded query's uniform weights are dropped as
+    flax drops every weight: unbiased, and not the plain mean."""
+    q, k, v, mask = _inputs(seed=12)
+    rows = ~mask
+    keep = 0.75
+    rng = np.random.default_rng(13)
+
+    def drop(weights):
+        kept = rng.random(tuple(weights.shape)) < keep
+        return ops.where(kept, weights / keep, ops.zeros_like(weights))
+
+    mean = v.mean(axis=1)[:, None]
+    draws = [to_numpy(ak.uniform_masked_outputs(
+        np.zeros_like(q), v, mask, drop)) for _ in range(200)]
+    assert not np.allclose(draws[0][rows], np.broadcast_to(
+        mean, draws[0].shape)[rows], atol=1e-3)
+    average = np.mean(draws, axis=0)
+    np.testing.assert_allclose(
+        average[rows], np.broadcast_to(mean, average.shape)[rows],
+        atol=0.05)
+    np.testing.assert_array_equal(draws[0][mask], 0.0)  # real rows kept
+
+
 @pytest.mark.parametrize("attention_type", [
-    "local", "sparse_transformer", "longformer", "bigbird", "linear"])
+    "local", "sinkhorn", "bigbird", "linear"])
 def test_pairs_are_refused_where_padded_queries_are_not_defined(
         attention_type):
     with pytest.raises(ValueError, match="mask_semantics"):
