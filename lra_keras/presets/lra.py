@@ -565,7 +565,10 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # contiguous blocks, `local_attention.py` line 342, and its queries and
 # keys into strided groups, lines 318-323, and pads the mask to a whole
 # block with -1e9, line 237, which a boolean mask reads as real: its mask
-# does not line up with the groups it masks.)
+# does not line up with the groups it masks. BigBird's pads the sequence
+# with a whole block of zero inputs, also when the length divides,
+# counted as real keys, `bigbird_attention.py` lines 484-490, and
+# multiplies the padded queries' outputs by 0, line 312.)
 _MASKS = dict(synthesizer="pairs", sparse_transformer="pairs",
               longformer="pairs", linear_transformer="none",
               performer="none", linformer="none", reformer="none")
