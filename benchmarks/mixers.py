@@ -54,7 +54,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lra_keras.models.families import FAMILIES  # noqa: E402 (no backend)
-from lra_keras.presets.lra import XFORMERS  # noqa: E402 (no backend)
+from lra_keras.presets.lra import LRA_MODELS  # noqa: E402 (no backend)
 
 BACKENDS = ("jax", "tensorflow", "torch")
 MODELS = tuple(FAMILIES)  # every registered family
@@ -92,7 +92,7 @@ SIZES = dict(
                    pooling="mean", head_hidden_dim=None,
                    **({"sparse_cls_token": False}
                       if model == "sparse_transformer" else {}))
-       for model in XFORMERS},
+       for model in LRA_MODELS},
 )
 
 

@@ -465,8 +465,8 @@ def check(hp, origins=None):
             f"does; mask_semantics={hp.get('mask_semantics')!r})"
         )
     if (hp.get("mask_semantics") == "pairs" and hp.get("model") not in (
-            "transformer", "synthesizer", "sparse_transformer",
-            "longformer")):
+            "transformer", "lra_transformer", "synthesizer",
+            "sparse_transformer", "longformer")):
         problems.append(
             "mask_semantics='pairs' defines padded queries (uniform over "
             "every key) for the attentions LRA's code runs densely under "

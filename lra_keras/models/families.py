@@ -361,6 +361,17 @@ register(Family(
     paper="Vaswani et al. 2017; rotary: Su et al. 2021; YCTFS Tables 4-5",
 ))
 
+# LRA's own Transformer baseline (Table 1): the same block, registered
+# under its own name so that its preset rows can be LRA's configurations
+# (`presets.lra`) beside the YCTFS rows of "transformer".
+register(Family(
+    name="lra_transformer",
+    keys=dict(_TRANSFORMER_KEYS),
+    block=_transformer_block("softmax"),
+    paper="Vaswani et al. 2017, as Long Range Arena's code configures it "
+    "(LRA Table 1)",
+))
+
 # === LRA's efficient Transformers ===
 # The Transformer's block with the attention replaced
 # (`layers.efficient_attention`); LRA Table 1 compares them on one

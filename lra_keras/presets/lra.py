@@ -46,10 +46,16 @@ CIFAR-10 config: 0.7). Two of LRA's CIFAR-10 configs do not run as
 shipped; their rows read what they meant, said at the rows (BigBird's
 `num_head`, Sinkhorn's CLS pooling).
 
-Path-X and PathX-256 have no xformer configs in LRA's code (only the
-Transformer's, `image/configs/pathfinder128/` and `pathfinder256/`):
-their rows put the attentions on this library's Path-X Transformer rows
-(NTFS Table 4), and say "derived". LRA's loss is taken everywhere: a
+LRA's own Transformer, the baseline of its Table 1, is the family
+`lra_transformer` (the Transformer's block, dense softmax attention):
+its rows are the backbone itself on ListOps, Text and Retrieval, and its
+`transformer_base.py` configs on Image and Pathfinder, and on Path-X and
+PathX-256, where only it has configs in LRA's code
+(`image/configs/pathfinder128/` and `pathfinder256/`, read as
+`LRA_IMAGE["pathx"]` and `["pathx256"]`). The ten xformers have no
+configs there: their Path-X and PathX-256 rows put the attentions on
+this library's Path-X Transformer rows (NTFS Table 4), and say
+"derived". LRA's loss is taken everywhere: a
 softmax cross-entropy over both classes on the two-class tasks
 (`binary_logit` left at its default, False).
 
@@ -162,6 +168,8 @@ SINKHORN = ("Sinkhorn attention (lra_benchmarks/models/sinkhorn_transformer/"
             "not taken)")
 LINFORMER = ("Linformer attention (lra_benchmarks/models/linformer/"
              "linformer_attention.py; low_rank_features 16, line 47)")
+SOFTMAX = ("dense softmax attention (lra_benchmarks/models/transformer/"
+           "transformer.py: flax's SelfAttention, no biases, line 59)")
 
 
 PATHX_TRANSFORMER = (
@@ -496,6 +504,8 @@ _CONFIGS = dict(
 # (Performer's ListOps kernel and features: `lra_row`, from
 # listops/configs/performer_base.py lines 25-27).
 _ATTENTION = dict(
+    # LRA's own Transformer (Table 1's baseline): the backbone itself
+    lra_transformer=(SOFTMAX, {}),
     linear_transformer=(LINEAR, {}),
     performer=(PERFORMER, dict(num_random_features=256,
                                orthogonal_scaling=0,
@@ -530,8 +540,10 @@ _ATTENTION = dict(
 )
 
 
-# LRA's ten efficient Transformers, by `--model` name.
-XFORMERS = tuple(_ATTENTION)
+# LRA's ten efficient Transformers, by `--model` name, and with LRA's own
+# Transformer the eleven models of its Table 1.
+XFORMERS = tuple(m for m in _ATTENTION if m != "lra_transformer")
+LRA_MODELS = tuple(_ATTENTION)
 # The xformers whose LRA attention drops no weights whatever its
 # `dropout_rate`: linear_attention.py line 55 (`del dropout_rate`), the
 # Performer's fast attention (performer_attention.py, no dropout), the
@@ -546,6 +558,8 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # passes every block (`mask_semantics`): the Synthesizer builds flax's
 # pair mask (`synthesizer_attention.py` lines 390-422, a -1e10 bias
 # unless query and key are both real: a padded query attends uniformly),
+# as the Transformer's flax `SelfAttention` does (`transformer.py` line
+# 59),
 # and so do the Sparse Transformer and the Longformer, which run dense
 # attention under their pattern and the pair mask combined
 # (`sparse_attention.py` lines 176-222, `longformer_attention.py` lines
@@ -569,7 +583,8 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # with a whole block of zero inputs, also when the length divides,
 # counted as real keys, `bigbird_attention.py` lines 484-490, and
 # multiplies the padded queries' outputs by 0, line 312.)
-_MASKS = dict(synthesizer="pairs", sparse_transformer="pairs",
+_MASKS = dict(lra_transformer="pairs", synthesizer="pairs",
+              sparse_transformer="pairs",
               longformer="pairs", linear_transformer="none",
               performer="none", linformer="none", reformer="none")
 
@@ -630,12 +645,38 @@ LRA_IMAGE = {
                        weight_decay=0.0, warmup_steps=312, schedule="cosine",
                        schedule_steps=62712, dropout=0.1, cls_token=False,
                        pooling="mean", position_embedding="sinusoidal"),
+    # Path-X and PathX-256: only LRA's Transformer has configs there.
+    # base_pathfinder128_config.py lines 18-57: batch 64, 500,000 steps
+    # (200 epochs of 2,500), rate 1e-3, no decay, warmup 2,500, global-norm
+    # clipping at 1 (image/train.py lines 125-131), dropout 0.1 (attention
+    # 0.1), mean pooling, learned positions N(0, 0.02)
+    "pathx": dict(batch_size=64, train_steps=500000, learning_rate=1e-3,
+                  weight_decay=0.0, warmup_steps=2500, schedule="cosine",
+                  schedule_steps=502500, gradient_clipnorm=1.0, dropout=0.1,
+                  cls_token=False, pooling="mean",
+                  position_embedding="learned", position_init_std=0.02),
+    # base_pathfinder256_config.py: batch 32, 500,000 steps (100 epochs of
+    # 5,000), rate 1e-3, no decay, warmup 5,000, no clipping, dropout 0.1
+    # (attention 0.1), CLS, learned positions N(0, 0.02)
+    "pathx256": dict(batch_size=32, train_steps=500000, learning_rate=1e-3,
+                     weight_decay=0.0, warmup_steps=5000, schedule="cosine",
+                     schedule_steps=505000, dropout=0.1, cls_token=True,
+                     pooling="first", position_embedding="learned",
+                     position_init_std=0.02),
 }
 # (emb_dim, num_heads, num_layers, qkv_dim, mlp_dim) and the rest of each
 # model's config.model, from its <model>_base.py; qkv_dim None: the
 # Reformer projects to emb_dim whatever qkv_dim says
 # (reformer_attention.py line 301).
 _IMAGE_MODELS = {
+    # transformer_base.py of cifar10 (lines 22-28) and pathfinder32 (lines
+    # 22-29); pathfinder128's and pathfinder256's set only `model_type`,
+    # their base configs the widths
+    ("image", "lra_transformer"): ((128, 8, 1, 64, 128), {}),
+    ("pathfinder", "lra_transformer"): ((32, 4, 4, 16, 32), dict(
+        dropout=0.2)),
+    ("pathx", "lra_transformer"): ((32, 2, 1, 16, 32), {}),
+    ("pathx256", "lra_transformer"): ((32, 4, 2, 32, 32), {}),
     ("image", "local"): ((128, 2, 1, 64, 128), dict(
         pooling="mean", cls_token=False)),
     ("image", "synthesizer"): ((128, 8, 1, 64, 128), {}),
@@ -671,7 +712,8 @@ _IMAGE_MODELS = {
     ("pathfinder", "reformer"): ((64, 8, 2, None, 64), dict(dropout=0.2)),
     ("pathfinder", "sinkhorn"): ((32, 4, 2, 16, 64), dict(dropout=0.2)),
 }
-_IMAGE_CONFIGS = dict(image="cifar10", pathfinder="pathfinder32")
+_IMAGE_CONFIGS = dict(image="cifar10", pathfinder="pathfinder32",
+                      pathx="pathfinder128", pathx256="pathfinder256")
 
 
 def lra_image_row(task, model):
@@ -695,7 +737,8 @@ def lra_image_row(task, model):
         # Longformer ignore them, they attend uniformly; the other four
         # attentions ignore the mask
         row.update(pixel_padding=True, mask_semantics=_MASKS[model])
-    config = f"image/configs/{_IMAGE_CONFIGS[task]}/{model}_base.py"
+    stem = "transformer" if model == "lra_transformer" else model
+    config = f"image/configs/{_IMAGE_CONFIGS[task]}/{stem}_base.py"
     row["source"] = (
         f"Long Range Arena's {task} configuration of the model "
         f"(google-research/long-range-arena lra_benchmarks/{config} over "

@@ -27,7 +27,7 @@ sequence_length=2000` (the loader says so).
 `QUICK_TASK_FAMILY[("listops", "s4d")]` is the README's first command.
 """
 
-from lra_keras.presets.lra import XFORMERS
+from lra_keras.presets.lra import LRA_MODELS
 
 QUICK = dict(
     hidden_dim=64,
@@ -75,7 +75,7 @@ QUICK_FAMILY = {
     # narrower than the model (`attention_dim`); the quick rows take the
     # width.
     **{model: dict(num_heads=4, intermediate_dim=128, head_hidden_dim=None,
-                   attention_dim=None) for model in XFORMERS},
+                   attention_dim=None) for model in LRA_MODELS},
     "s4d": dict(state_dim=32, prenorm=True),
     "s4": dict(state_dim=32, prenorm=True),
     "dlr": dict(state_dim=64, prenorm=True),
@@ -100,6 +100,6 @@ QUICK_FAMILY = {
 # quick preset's mean; Sinkhorn's row has no CLS token and pools the mean.
 QUICK_TASK_FAMILY = {
     ("listops", "s4d"): dict(train_samples=60000),
-    **{("listops", model): dict(pooling="first") for model in XFORMERS
+    **{("listops", model): dict(pooling="first") for model in LRA_MODELS
        if model != "sinkhorn"},
 }
