@@ -19,7 +19,7 @@ from lra_keras.presets import SPT_LRA_SIZED
 from lra_keras.presets import TECHNIQUE
 from lra_keras.presets import YCTFS_TECHNIQUES
 from lra_keras.presets import expected_accuracy
-from lra_keras.presets.lra import XFORMERS
+from lra_keras.presets.lra import LRA_MODELS
 from lra_keras.tasks import TASKS
 
 pytestmark = pytest.mark.numpy_only
@@ -735,7 +735,7 @@ def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
                    text=(256, 4, 4, 1024, 1000, 8000),
                    retrieval=(128, 4, 4, 512, 4000, 8000))
     for task, (emb, heads, layers, mlp, length, warmup) in configs.items():
-        for model in XFORMERS:
+        for model in LRA_MODELS:
             hp = get_hparams(task, model)
             assert (hp["hidden_dim"], hp["num_heads"], hp["num_layers"],
                     hp["intermediate_dim"], hp["head_hidden_dim"],
@@ -791,12 +791,36 @@ def test_lra_xformer_rows_on_the_text_tasks_are_lras_configs():
                 == "relu", task
 
 
+def test_lra_transformer_rows_on_path_x_are_lras_configs():
+    # image/configs/pathfinder128/ and pathfinder256/: transformer_base.py
+    # over base_pathfinder{128,256}_config.py (the only Path-X configs of
+    # LRA's code); image/train.py clips the global norm (lines 125-131)
+    for task, (batch, warmup, clip, cls, widths) in dict(
+            pathx=(64, 2500, 1.0, False, (32, 2, 1, 16, 32)),
+            pathx256=(32, 5000, None, True, (32, 4, 2, 32, 32))).items():
+        hp = get_hparams(task, "lra_transformer")
+        assert (hp["hidden_dim"], hp["num_heads"], hp["num_layers"],
+                hp["attention_dim"], hp["intermediate_dim"]) == widths
+        assert (hp["batch_size"], hp["train_steps"], hp["learning_rate"],
+                hp["warmup_steps"], hp["schedule"], hp["schedule_steps"],
+                hp["weight_decay"], hp["gradient_clipnorm"]) == (
+            batch, 500000, 1e-3, warmup, "cosine", 500000 + warmup, 0.0,
+            clip)
+        assert (hp["dropout"], hp["attention_dropout"], hp["cls_token"],
+                hp["pooling"], hp["position_embedding"],
+                hp["position_init_std"]) == (
+            0.1, 0.1, cls, "first" if cls else "mean", "learned", 0.02)
+        assert (hp["mask_semantics"], hp["pixel_padding"]) == ("pairs", True)
+        assert "pathfinder" in hp["source"] and "derived" not in hp["source"]
+
+
 def test_lra_xformer_rows_on_image_and_pathfinder_are_lras_configs():
     # lra_benchmarks/image/configs/{cifar10,pathfinder32}/<model>_base.py
     # over their base configs: (emb_dim, num_heads, num_layers, qkv_dim,
     # mlp_dim, dropout_rate, classifier_pool); qkv None: the Reformer's
     # attention takes emb_dim.
-    cifar = dict(local=(128, 2, 1, 64, 128, 0.3, "MEAN"),
+    cifar = dict(lra_transformer=(128, 8, 1, 64, 128, 0.3, "CLS"),
+                 local=(128, 2, 1, 64, 128, 0.3, "MEAN"),
                  synthesizer=(128, 8, 1, 64, 128, 0.3, "CLS"),
                  linear_transformer=(128, 8, 1, 64, 128, 0.3, "CLS"),
                  performer=(128, 8, 1, 64, 128, 0.3, "CLS"),
@@ -806,7 +830,8 @@ def test_lra_xformer_rows_on_image_and_pathfinder_are_lras_configs():
                  bigbird=(128, 4, 1, 64, 128, 0.3, "CLS"),
                  reformer=(64, 8, 4, None, 64, 0.3, "CLS"),
                  sinkhorn=(32, 1, 1, 32, 64, 0.1, "MEAN"))
-    pathfinder = dict(local=(64, 4, 2, 32, 64, 0.1, "MEAN"),
+    pathfinder = dict(lra_transformer=(32, 4, 4, 16, 32, 0.2, "MEAN"),
+                      local=(64, 4, 2, 32, 64, 0.1, "MEAN"),
                       synthesizer=(64, 4, 2, 32, 64, 0.2, "MEAN"),
                       linear_transformer=(128, 2, 1, 64, 128, 0.2, "MEAN"),
                       performer=(32, 8, 4, 16, 32, 0.2, "MEAN"),
@@ -821,7 +846,7 @@ def test_lra_xformer_rows_on_image_and_pathfinder_are_lras_configs():
                  pathfinder=(512, 62400, 1e-3, 312, "sinusoidal"))
     for task, table in (("image", cifar), ("pathfinder", pathfinder)):
         batch, steps, rate, warmup, positions = bases[task]
-        assert sorted(table) == sorted(XFORMERS)
+        assert sorted(table) == sorted(LRA_MODELS)
         for model, (emb, heads, layers, qkv, mlp, drop, pool) in \
                 table.items():
             hp = get_hparams(task, model)
@@ -972,3 +997,27 @@ def test_batch_norm_counts_padding_where_the_reference_code_does():
                        and row.get("norm") == "batch"}
     assert ("listops", "s4") in counted and ("text", "s5") in counted
     assert not get_hparams("listops", "dlr")["batch_norm_count_padding"]
+
+
+def test_lra_rows_mask_padding_as_each_attentions_lra_code():
+    # flax's pair mask where LRA's code masks a dense (query, key) grid;
+    # no mask where it never reads it (then LRA's full-length batches);
+    # keys only where its blocked masks are not copied (presets.lra._MASKS)
+    expected = dict(lra_transformer="pairs", synthesizer="pairs",
+                    sparse_transformer="pairs", longformer="pairs",
+                    linear_transformer="none", performer="none",
+                    linformer="none", reformer="none", local="keys",
+                    sinkhorn="keys", bigbird="keys")
+    assert sorted(expected) == sorted(LRA_MODELS)
+    for model, semantics in expected.items():
+        for task in ("listops", "text", "retrieval", "image", "pathfinder"):
+            hp = get_hparams(task, model)
+            assert hp["mask_semantics"] == semantics, (task, model)
+            image = task in ("image", "pathfinder")
+            assert hp["pixel_padding"] is (image and semantics != "keys"), (
+                task, model)
+            if not image:
+                assert (hp["bucket_step"] is None) is (semantics == "none"), (
+                    task, model)
+    for model in ("transformer", "s4d", "mega"):
+        assert not get_hparams("pathfinder", model).get("pixel_padding")
