@@ -5,10 +5,13 @@ lengths vary: generated ListOps rows average ~1040 tokens, so a batch of
 full-length rows spends about two thirds of its attention FLOPs (which grow
 as L^2) on padding. `LengthBucketedBatches` groups rows of similar length
 and trims each batch to its longest row rounded up to a multiple of
-`bucket_step`. Padding is at the end of each row and every model masks it,
-so the outputs are those of the full-length batch (tested in
-tests/test_batching.py); only the cost changes. Rounding bounds the number of
-distinct shapes, hence of JIT compilations, to L / bucket_step.
+`bucket_step`. Padding is at the end of each row and a model that masks it
+gives the outputs of the full-length batch (tested in
+tests/test_batching.py); only the cost changes. The LRA rows whose
+attention reads the padding as LRA's code does (linear, Performer,
+Linformer, Reformer: `mask_semantics="none"`) take full-length batches
+as LRA's do (`bucket_step=None`). Rounding bounds the number of distinct
+shapes, hence of JIT compilations, to L / bucket_step.
 
 Rows may also be pairs of sequences, `x` of shape (N, 2, L) (the two
 documents of the retrieval task): a pair's length is that of its longer
