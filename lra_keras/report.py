@@ -386,7 +386,7 @@ def markdown_table(rows):
         "seeds (Student's t, n − 1 degrees of freedom; n/a for one seed). "
         "Wall: mean per seed. Paper: the test accuracy the paper reports "
         "for the (task, model, technique) with its full-size preset "
-        "(`presets.EXPECTED`):",
+        "(`presets.EXPECTED`, else LRA Table 1, `presets.EXPECTED_LRA`):",
         "",
     ]
     sources = [row for row in rows if row["paper_source"]]
