@@ -115,6 +115,9 @@ EPSILON_STYLES = ("keras", "torch")
 DENSE_INITS = ("keras", "torch", "lecun")
 # Keras's global dtype policy during a run (`models.dtype_policy_scope`).
 DTYPE_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
+# what an attention does with the padding mask
+# (`RotaryMultiHeadAttention(mask_semantics=...)`)
+MASK_SEMANTICS = ("keys", "pairs", "none")
 
 RULES = dict(
     # --- identity of the row (set from get_hparams's arguments) ---
@@ -305,7 +308,7 @@ RULES = dict(
     reformer_hashes=_count(),
     reformer_chunk_size=_count(optional=True),
     sinkhorn_sort=Rule(str, choices=("softmax", "sinkhorn")),
-    mask_semantics=Rule(str, choices=("keys", "pairs", "none")),
+    mask_semantics=Rule(str, choices=MASK_SEMANTICS),
     pixel_padding=Rule(bool),
     sinkhorn_iterations=_count(),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),

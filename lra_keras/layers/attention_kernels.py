@@ -100,9 +100,6 @@ def _block_bias(bias, causal, start, size, length, dtype):
     return block
 
 
-MASK_SEMANTICS = ("keys", "pairs", "none")
-
-
 def uniform_masked_rows(scores, query_mask):
     """LRA's flax pair mask on scores (batch, heads, Lq, Lk) that already
     carry the key bias: the logits of a padded query all set to 0, so it

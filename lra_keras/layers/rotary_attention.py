@@ -22,7 +22,6 @@ from keras import ops
 
 from lra_keras.backend_utils import add_shared
 from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
-from lra_keras.layers.attention_kernels import MASK_SEMANTICS
 from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.attention_kernels import uniform_masked_outputs
 from lra_keras.layers.dense_init import check_dense_init
@@ -41,6 +40,7 @@ from lra_keras.layers.lsh_attention import lsh_attention
 from lra_keras.layers.sparse_attention import bigbird_attention
 from lra_keras.layers.sparse_attention import longformer_attention
 from lra_keras.layers.sparse_attention import sparse_transformer_attention
+from lra_keras.schema import MASK_SEMANTICS
 
 # Where the rotary frequencies range: within every head (each head gets the
 # whole range, `apply_rotary`), or over the model width before the heads

@@ -559,14 +559,12 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # pair mask (`synthesizer_attention.py` lines 390-422, a -1e10 bias
 # unless query and key are both real: a padded query attends uniformly),
 # as the Transformer's flax `SelfAttention` does (`transformer.py` line
-# 59),
-# and so do the Sparse Transformer and the Longformer, which run dense
-# attention under their pattern and the pair mask combined
+# 59), and so do the Sparse Transformer and the Longformer, which run
+# dense attention under their pattern and the pair mask combined
 # (`sparse_attention.py` lines 176-222, `longformer_attention.py` lines
 # 85-135: a padded query attends uniformly to every key, outside its
-# pattern too);
-# the linear, Performer, Linformer and Reformer attentions take the
-# argument and never read it (`linear_attention.py` lines 137-141 only
+# pattern too); the linear, Performer, Linformer and Reformer attentions
+# take the argument and never read it (`linear_attention.py` lines 137-141 only
 # state that decoding is unsupported; `performer_attention.py`'s
 # attention functions drop `bias`; `linformer_attention.py` and
 # `reformer_attention.py` name it in their signatures only), so every
@@ -584,9 +582,9 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # counted as real keys, `bigbird_attention.py` lines 484-490, and
 # multiplies the padded queries' outputs by 0, line 312.)
 _MASKS = dict(lra_transformer="pairs", synthesizer="pairs",
-              sparse_transformer="pairs",
-              longformer="pairs", linear_transformer="none",
-              performer="none", linformer="none", reformer="none")
+              sparse_transformer="pairs", longformer="pairs",
+              linear_transformer="none", performer="none",
+              linformer="none", reformer="none")
 
 
 def lra_row(task, model):

@@ -16,6 +16,7 @@ from lra_keras.layers import attention_kernels as ak
 from lra_keras.layers.efficient_attention import synthesizer_attention
 from lra_keras.models import build_encoder
 from lra_keras.models.builders import pixel_padding_mask
+from tests.layers.test_attention_kernels import _inputs as attention_inputs
 from tests.testing import assert_allclose
 from tests.testing import to_numpy
 from tests.testing import value_and_grads
@@ -43,12 +44,12 @@ def flax_attention(q, k, v, mask, causal=False, synthetic=None,
     return np.einsum("bhqk,bkhd->bqhd", weights, v)
 
 
-def _inputs(batch=2, length=24, heads=2, depth=8, seed=0):
-    rng = np.random.default_rng(seed)
-    q, k, v = (rng.normal(size=(batch, length, heads, depth)).astype(
-        "float32") for _ in range(3))
-    mask = rng.random((batch, length)) < 0.4  # mostly padding, as black
-    mask[:, 0] = False  # pixels on Pathfinder; a padded first position
+def _inputs(length=24, seed=0):
+    """Two sequences of 2 heads of 8, mostly padding (as black pixels on
+    Pathfinder), the first position padded."""
+    q, k, v, _ = attention_inputs(length=length, heads=2, seed=seed)
+    mask = np.random.default_rng(seed).random((2, length)) < 0.4
+    mask[:, 0] = False
     mask[1, 3] = True
     return q, k, v, mask
 

@@ -85,11 +85,13 @@ def test_padded_tokens_do_not_change_logits(task, model):
     # The rows that read the padding as their authors' code does: the S5
     # rows' backward scans carry it into the real positions; LRA's linear,
     # Performer, Linformer and Reformer attentions never read the mask.
-    reads_padding = {key: value for key, value in (
-        ("read_padding", True), ("mask_semantics", "none"))
-        if hp.get(key) == value}
-    hp.update({key: dict(read_padding=False, mask_semantics="keys")[key]
-               for key in reads_padding})
+    # (key, the value that reads the padding, the value that masks it)
+    readers = (("read_padding", True, False), ("mask_semantics", "none",
+                                               "keys"))
+    reads_padding = {key: own for key, own, _ in readers
+                     if hp.get(key) == own}
+    hp.update({key: masked for key, _, masked in readers
+               if key in reads_padding})
     net = build_classifier(**classifier_kwargs(hp))
     x, _ = _batch(hp)
     x2 = {k: v.copy() for k, v in x.items()}
