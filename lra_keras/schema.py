@@ -26,7 +26,8 @@ class Rule:
     """What one key accepts.
 
     Args:
-        kind: `int`, `float`, `bool` or `str`.
+        kind: `int`, `float`, `bool` or `str`; `object` for `choices`
+            of mixed types (each value matched with its type).
         minimum: number or None. The smallest value allowed (inclusive).
         maximum: number or None. The largest value allowed (inclusive).
         positive: bool. Numbers must be > 0 (for a float `minimum=0` would
@@ -46,7 +47,7 @@ class Rule:
 
     def describe(self):
         what = {int: "an int", float: "a number", bool: "True or False",
-                str: "a string"}[self.kind]
+                str: "a string", object: "a value"}[self.kind]
         if self.choices is not None:
             what = f"one of {list(self.choices)}"
         if self.positive:
@@ -60,6 +61,9 @@ class Rule:
     def accepts(self, value):
         if value is None:
             return self.optional
+        if self.kind is object:  # True is not 1 here, nor False 0
+            return any(type(value) is type(choice) and value == choice
+                       for choice in self.choices)
         if self.kind is bool:
             return isinstance(value, bool)
         if isinstance(value, bool):
@@ -118,6 +122,10 @@ DTYPE_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 # what an attention does with the padding mask
 # (`RotaryMultiHeadAttention(mask_semantics=...)`)
 MASK_SEMANTICS = ("keys", "pairs", "none")
+# which positions a batch norm counts besides the real tokens
+# (`MaskedBatchNormalization(count_padding=...)`): none, every one, or
+# those up to the batch's longest row
+COUNT_PADDING = (False, True, "longest")
 
 RULES = dict(
     # --- identity of the row (set from get_hparams's arguments) ---
@@ -237,7 +245,7 @@ RULES = dict(
     norm=Rule(str, choices=("layer", "batch", "scale", "timestep")),
     batch_norm_momentum=_fraction(),
     batch_norm_unbiased=Rule(bool),
-    batch_norm_count_padding=Rule(bool),
+    batch_norm_count_padding=Rule(object, choices=COUNT_PADDING),
     read_padding=Rule(bool),
     tie_dropout=Rule(bool),
     final_norm=Rule(bool),

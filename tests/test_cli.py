@@ -89,6 +89,13 @@ def test_every_rule_accepts_its_kind_and_refuses_others():
     assert not RULES["epochs"].accepts(None)
     with pytest.raises(ValueError, match="made_up: no rule"):
         check({"made_up": 1})
+    # Mixed choices match value and type: 1 is not True, nor 0 False.
+    count_padding = RULES["batch_norm_count_padding"]
+    for value in (False, True, "longest"):
+        assert count_padding.accepts(value)
+    for value in (0, 1, 1.0, "all", "True", None):
+        assert not count_padding.accepts(value)
+    assert count_padding.describe() == "one of [False, True, 'longest']"
 
 
 # === --seeds and --tensorboard ===

@@ -175,6 +175,9 @@ def test_dlr_rows_are_the_s4_rows_with_the_dlr_layer():
                         tie_dropout=False)
         expected.pop("batch_norm_unbiased", None)
         expected.pop("batch_norm_count_padding", None)
+        # with LayerNorm and zeroed padding nothing reads how much padding
+        # a batch carries: the DLR rows keep length buckets
+        expected.pop("bucket_step", None)
         # S4's n_ssm and FFTConv dropout: the DLR has neither
         expected.pop("num_ssms", None)
         expected.pop("dropout_before_activation", None)
@@ -997,6 +1000,37 @@ def test_batch_norm_counts_padding_where_the_reference_code_does():
                        and row.get("norm") == "batch"}
     assert ("listops", "s4") in counted and ("text", "s5") in counted
     assert not get_hparams("listops", "dlr")["batch_norm_count_padding"]
+
+
+@pytest.mark.parametrize("model", ["s4", "s4d", "rtf", "s5", "lru"])
+def test_unmasked_rows_take_their_code_bases_batches(model):
+    # Whatever a real token's output or the BatchNorm's statistics read of
+    # the padding depends on the batch it comes in: the paper rows take
+    # the reference code bases' batches (presets.s4.unmasked_blocks).
+    # The S4 code's (S4, S4D, RTF): random rows, each batch padded to its
+    # longest row, the BatchNorm counting up to it ("longest"); the S5
+    # code's (S5, LRU): random rows padded to the task's length, every
+    # position counted and read.
+    s5_code = model in ("s5", "lru")
+    for task in ("listops", "text", "retrieval"):
+        for technique in ("none", "spt"):
+            row = get_hparams(task, model, technique=technique)
+            assert row["bucket_step"] is None, (task, technique)
+            assert row["batch_norm_count_padding"] == (
+                True if s5_code else "longest"), (task, technique)
+            assert row["read_padding"] is s5_code
+        # The quick and small rows keep length buckets (a CPU's cost) and
+        # count the bucketed batch's padding, as their measured runs.
+        for preset, step in (("quick", 32 if task == "listops" else 256),
+                             ("small", 256)):
+            row = get_hparams(task, model, preset)
+            assert row["bucket_step"] == step, (task, preset)
+            assert row["batch_norm_count_padding"] is True, (task, preset)
+    # The pixel tasks have no padding: every position is real.
+    for task in ("image", "pathfinder", "pathx"):
+        row = get_hparams(task, model)
+        assert row["batch_norm_count_padding"] is (row["norm"] == "batch")
+        assert row["bucket_step"] == 256  # unused: no padding to cut
 
 
 def test_lra_rows_mask_padding_as_each_attentions_lra_code():

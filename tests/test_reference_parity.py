@@ -25,6 +25,7 @@ RTF authors' module: `benchmarks/reference_parity_rtf.py` against
 """
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,11 @@ def test_s4_family_matches_the_reference_code(family, num_ssms):
     # the padded batch in training mode too: the preset's BatchNorm
     # counts the padding as the reference's (`batch_norm_count_padding`)
     assert "b. dt_transform='softplus': forward: PASS" in stdout
+    if family == "s4d":
+        # ... and on the batch fed longer than its longest row, against
+        # the reference's batch padded to that row alone ("longest")
+        assert re.search(r"forward, training, padded, fed longer batch \| "
+                         r"\S+ \| ok; running stats \S+ ok", stdout)
     if family == "s4":
         step = "b. dt_transform='softplus': one step, PyTorch's epsilon, the "
         assert (step + "preset, reference training C, ours "

@@ -21,6 +21,20 @@ from keras import regularizers
 
 from lra_keras.distribute import replica_sum
 from lra_keras.distribute import replicas_in_sync
+from lra_keras.schema import COUNT_PADDING
+
+
+def up_to_longest_row(mask):
+    """The (batch, length) bool mask of the positions before the end of the
+    batch's longest row: true up to the last position real in any row.
+
+    A batch right-padded to a longer length than its longest row reads,
+    under it, as the batch padded to that row alone.
+    """
+    any_real = ops.cast(ops.any(mask, axis=0), "int32")  # (length,)
+    # reverse cumulative sum: > 0 where a real position is at or after
+    before_end = ops.flip(ops.cumsum(ops.flip(any_real, 0)), 0) > 0
+    return ops.broadcast_to(before_end[None, :], ops.shape(mask))
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
@@ -42,7 +56,11 @@ class MaskedBatchNormalization(keras.layers.Layer):
     independent of the padding. A batch without any real token leaves the
     moving statistics unchanged. With `count_padding=True` the layer is the
     references' BatchNorm, which sees no mask: the padded positions enter
-    the statistics and are normalised as the real ones.
+    the statistics and are normalised as the real ones. With
+    `count_padding="longest"` the positions up to the batch's longest row
+    count, the padding after it does not: the references' BatchNorm on a
+    batch padded only to its longest row (the S4 code's `pad_sequence`),
+    whatever longer length the batch is fed at.
 
     Without a padding mask every position is real, and the layer computes
     exactly what `keras.layers.BatchNormalization(axis=-1)` with the same
@@ -70,10 +88,17 @@ class MaskedBatchNormalization(keras.layers.Layer):
             does, while still normalising with the biased one. False (the
             default) updates it with the biased variance, as flax (S5) and
             `keras.layers.BatchNormalization` do.
-        count_padding: bool. Ignore the padding mask: statistics over
-            every position of the batch, padded ones normalised too, as
-            the S4 and S5 code's BatchNorm (which sees no mask) computes
-            on padded batches. Defaults to False.
+        count_padding: False, True or "longest". True ignores the
+            padding mask: statistics over every position of the batch,
+            padded ones normalised too, as the S5 code's BatchNorm (which
+            sees no mask) computes on its batches, all padded to the
+            task's length. "longest" counts every position before the end
+            of the batch's longest row (the last position real in any
+            row) and zeroes the ones after it: the S4 code's BatchNorm on
+            its batches, each padded to its longest row
+            (state-spaces/s4 `src/dataloaders/lra.py`, `pad_sequence` in
+            the collate functions at lines 81-88, 276-283 and 572-598).
+            False: the real tokens only. Defaults to False.
         beta_initializer, gamma_initializer, moving_mean_initializer,
             moving_variance_initializer: initializers of the weights.
             Default to zeros, ones, zeros, ones.
@@ -83,14 +108,15 @@ class MaskedBatchNormalization(keras.layers.Layer):
     Call arguments:
         inputs: tensor (batch, length, channels).
         padding_mask: optional (batch, length) tensor, nonzero at real
-            tokens. Without it (or with `count_padding`) every position
-            is real.
+            tokens. Without it (or with `count_padding=True`) every
+            position is real.
         training: bool. Batch statistics (and moving-statistic updates)
             when true, moving statistics otherwise.
 
     Returns:
-        Tensor (batch, length, channels), zero at padded positions (unless
-        `count_padding`).
+        Tensor (batch, length, channels), zero at the positions that do
+        not count (the padded ones; none with `count_padding=True`, those
+        after the longest row with "longest").
 
     Example:
     >>> layer = MaskedBatchNormalization()
@@ -136,12 +162,17 @@ class MaskedBatchNormalization(keras.layers.Layer):
             ("center", center),
             ("scale", scale),
             ("unbiased_moving_variance", unbiased_moving_variance),
-            ("count_padding", count_padding),
         ):
             if not isinstance(value, bool):
                 raise ValueError(
                     f"`{name}` must be a bool. Received: {name}={value!r}"
                 )
+        if count_padding not in COUNT_PADDING or not isinstance(
+                count_padding, (bool, str)):
+            raise ValueError(
+                "`count_padding` must be False, True or \"longest\". "
+                f"Received: count_padding={count_padding!r}"
+            )
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
         self.center = center
@@ -252,13 +283,15 @@ class MaskedBatchNormalization(keras.layers.Layer):
         compute_dtype = backend.result_type(inputs.dtype, "float32")
         inputs = ops.cast(inputs, compute_dtype)
         real = None
-        # Every position real with `count_padding`, through the same
+        # Every position real with `count_padding=True`, through the same
         # two-pass sums as a masked batch (and as the replicas' under
         # --distribute, so that one device and several compute alike).
         two_pass = padding_mask is not None
-        if padding_mask is not None and not self.count_padding:
-            real = ops.cast(ops.cast(padding_mask, "bool"), compute_dtype)
-            real = ops.expand_dims(real, -1)  # (batch, length, 1)
+        if padding_mask is not None and self.count_padding is not True:
+            real = ops.cast(padding_mask, "bool")
+            if self.count_padding == "longest":
+                real = up_to_longest_row(real)
+            real = ops.expand_dims(ops.cast(real, compute_dtype), -1)
 
         moving_mean = ops.cast(self.moving_mean, compute_dtype)
         moving_variance = ops.cast(self.moving_variance, compute_dtype)

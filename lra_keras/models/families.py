@@ -171,7 +171,11 @@ RESIDUAL_KEYS = dict(
     # the moving variance from the unbiased batch variance, as PyTorch
     batch_norm_unbiased=False,
     # the batch norm's statistics over padded positions too, which it
-    # then normalises (the S4 and S5 code's BatchNorm sees no mask)
+    # then normalises, as the S4 and S5 code's BatchNorm, which sees no
+    # mask: True every position of the batch (the S5 code's batches, all
+    # of the task's length), "longest" those up to the batch's longest
+    # row (the S4 code's, each padded to its longest row)
+    # (`MaskedBatchNormalization(count_padding=...)`)
     batch_norm_count_padding=False,
     # the residual dropout mask shared along the sequence (S4's
     # `tie_dropout`, DropoutNd)

@@ -73,7 +73,9 @@ from:
   31-35): momentum 0.1 in PyTorch's convention (Keras's 0.9), eps 1e-5,
   the moving variance from the unbiased batch variance
   (`batch_norm_unbiased=True`), its statistics over the padded
-  positions too, as it sees no mask (`batch_norm_count_padding=True`,
+  positions too, as it sees no mask, up to the longest row of the
+  batch, where the code's batches end (`batch_norm_count_padding=
+  "longest"`, with full-length batches in random order: `unmasked_blocks`
   below the rows). The final norm of pre-norm stacks is of the same kind
   (`backbones/model.py`, `self.norm`).
 - The token embedding: `encoder: embedding` (`configs/pipeline/imdb.yaml`,
@@ -434,20 +436,50 @@ PAPER = {
 }
 
 
+# The tasks whose batches carry padding (`Task.padding_id`).
+PADDED_TASKS = ("listops", "text", "retrieval")
+
+
 def unmasked_blocks(rows, read_padding=False):
     """Sets, on `rows`, the padding of a code base whose blocks see no
-    mask: a batch norm counts the padded positions
-    (`batch_norm_count_padding`), and with `read_padding` the mixers
-    scan them as they are (S5's; the S4 code zeroes them, as ours)."""
-    for row in rows.values():
+    mask, and the batches that padding comes in.
+
+    The S4 code's (`read_padding=False`): each batch is padded to its
+    longest row (`pad_sequence` in the collate functions of
+    state-spaces/s4 `src/dataloaders/lra.py`, lines 81-88, 276-283 and
+    572-598; AAN's two documents to the longer of the two batches) and
+    drawn at random, not grouped by length; its BatchNorm counts the
+    padding up to that row (`batch_norm_count_padding="longest"`); its
+    blocks zero the padded positions before the convolution, as ours.
+
+    The S5 code's (`read_padding=True`): every batch is padded to the
+    task's length (`prep_batch`, lindermanlab/S5 `s5/train_helpers.py`
+    lines 301-305, `seq_len` the loader's `l_max`), its scans read the
+    padding as it is (`read_padding`) and its BatchNorm counts all of
+    it (`batch_norm_count_padding=True`).
+
+    Either way what a real token's output reads depends on how much
+    padding its batch carries, so on the tasks with padding the rows take
+    full-length batches in random order (`bucket_step=None`) instead of
+    length buckets; the S4 code's "longest" then cuts the statistics at
+    the batch's longest row, where its batch ends.
+    """
+    for (task, _), row in rows.items():
         if read_padding:
             row["read_padding"] = True
+        if task not in PADDED_TASKS:  # no padding: every position real
+            if row.get("norm") == "batch":
+                row["batch_norm_count_padding"] = True
+            continue
         if row.get("norm") == "batch":
-            row["batch_norm_count_padding"] = True
+            row["batch_norm_count_padding"] = (
+                True if read_padding else "longest")
+        row["bucket_step"] = None
 
 
 # The code's BatchNorm sees no padding mask (`Normalization.forward`,
 # src/models/nn/normalization.py lines 44-60, called on every position by
 # `SequenceResidualBlock`, src/models/sequence/backbones/block.py lines
-# 102 and 119): the padded positions of a batch enter its statistics.
+# 102 and 119): the padded positions of a batch, up to its longest row,
+# enter its statistics.
 unmasked_blocks(PAPER)

@@ -68,11 +68,14 @@ the S4 code's loaders (`s5/dataloaders/lra.py` lines 33, 230 and 565,
 `append_eos: True`; `l_max` 4096, 2048 and 4000, lines 27, 228 and 562):
 `append_eos=True` on the three rows, as in `presets.s4`.
 
-The padding as the code treats it (below the rows): its BatchNorm's
-statistics count the padded positions (`batch_norm_count_padding`), and
-its scans, the backward one included, run over them as they are
-(`read_padding`: no layer zeroes them first), so that a real token's
-output reads the padding after it, as the reference's does.
+The padding as the code treats it (below the rows): every batch is
+padded to the task's length (`prep_batch`, `s5/train_helpers.py` lines
+301-305: `bucket_step=None`), its BatchNorm's statistics count the padded
+positions (`batch_norm_count_padding=True`), and its scans, the backward
+one included, run over them as they are (`read_padding`: no layer zeroes
+them first), so that a real token's output reads the padding after it, as
+the reference's does. (On ListOps the code's length is the S4 loader's
+`l_max` 2048, here the task's 2000: 48 positions of padding fewer.)
 
 PathX-256 (no S5 run): the Path-X row with max pooling, as NTFS C.1.2 runs
 PathX-256.

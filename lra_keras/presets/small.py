@@ -30,6 +30,7 @@ project's machines.
 
 from lra_keras.presets.quick import QUICK
 from lra_keras.presets.quick import QUICK_FAMILY
+from lra_keras.presets.quick import keep_length_buckets
 
 # The quick preset's scaling (width 64, 2 blocks, batch 32, lr 1e-3,
 # decay 0.01, cosine), trained longer.
@@ -57,4 +58,7 @@ SMALL_TASK = {
                      difficulty="hard"),
 }
 SMALL_FAMILY = QUICK_FAMILY
-SMALL_TASK_FAMILY = {}
+# length buckets of 256, as the paper rows had before they took the
+# reference code bases' batches (`keep_length_buckets`)
+SMALL_TASK_FAMILY = keep_length_buckets(
+    {"listops": 256, "text": 256, "retrieval": 256})

@@ -188,6 +188,65 @@ def test_count_padding_is_the_references_unmasked_batch_norm(unbiased):
     assert not np.allclose(_moving(masked)[0], ref_mean, atol=1e-3)
 
 
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_count_padding_longest_is_the_batch_padded_to_its_longest_row(
+        unbiased):
+    # The S4 code pads each batch to its longest row (`pad_sequence`) and
+    # its BatchNorm counts that padding. "longest" on the same batch fed
+    # with 5 more padded columns (or 5 + 2 all-padding rows' worth) is
+    # count_padding=True on the batch cut at its longest row.
+    rng = np.random.default_rng(6)
+    x = (rng.normal(size=(3, 6, CHANNELS)) * 2.0 + 0.5).astype("float32")
+    _, mask = _data()  # rows of 6, 4, 1: the longest is 6
+    x2, mask2 = _more_padding(x, mask)
+    x2[:, :6] = x  # the padding up to the longest row as it was
+    weights = _weights()
+    ref_out, ref_mean, ref_var = numpy_reference(
+        x, np.ones(mask.shape, bool), weights, momentum=0.8,
+        unbiased=unbiased)
+    layer = _layer(weights, momentum=0.8, count_padding="longest",
+                   unbiased_moving_variance=unbiased)
+    out = to_numpy(layer(x2, padding_mask=mask2, training=True))
+    assert_allclose(out[:, :6], ref_out, atol=1e-5, rtol=1e-5)
+    np.testing.assert_array_equal(out[:, 6:], 0.0)  # after the batch's end
+    assert_allclose(layer.moving_mean, ref_mean, atol=1e-6, rtol=1e-6)
+    assert_allclose(layer.moving_variance, ref_var, atol=1e-6, rtol=1e-6)
+    # The same layer on the cut batch: "longest" is then every position.
+    cut = _layer(weights, momentum=0.8, count_padding="longest",
+                 unbiased_moving_variance=unbiased)
+    assert_allclose(cut(x, padding_mask=mask, training=True), ref_out,
+                    atol=1e-5, rtol=1e-5)
+    # Inference normalises the positions up to the longest row with the
+    # moving statistics, and zeroes the rest.
+    out = to_numpy(layer(x2, padding_mask=mask2, training=False))
+    gamma, beta = weights[:2]
+    expected = (gamma * (x - to_numpy(layer.moving_mean))
+                / np.sqrt(to_numpy(layer.moving_variance) + 1e-5) + beta)
+    assert_allclose(out[:, :6], expected, atol=1e-5, rtol=1e-5)
+    np.testing.assert_array_equal(out[:, 6:], 0.0)
+
+
+def test_up_to_longest_row_ends_at_the_last_real_position():
+    from lra_keras.layers.masked_batch_normalization import up_to_longest_row
+
+    mask = np.array([[1, 1, 0, 0, 0, 0],
+                     [1, 0, 1, 1, 0, 0],  # a hole: still before the end
+                     [0, 0, 0, 0, 0, 0]], bool)
+    expected = np.broadcast_to(np.arange(6) < 4, mask.shape)
+    np.testing.assert_array_equal(to_numpy(up_to_longest_row(mask)),
+                                  expected)
+    none = np.zeros((2, 3), bool)
+    np.testing.assert_array_equal(to_numpy(up_to_longest_row(none)), none)
+    # A batch with no real token at all keeps its moving statistics.
+    layer = _layer(count_padding="longest")
+    before = _moving(layer)
+    x = np.ones((2, 3, CHANNELS), "float32")
+    out = to_numpy(layer(x, padding_mask=none, training=True))
+    np.testing.assert_array_equal(out, 0.0)
+    for a, b in zip(_moving(layer), before):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("momentum,epsilon", [(0.9, 1e-5), (0.5, 1e-3)])
 def test_without_mask_equals_keras_batch_normalization(momentum, epsilon):
     x = np.random.default_rng(4).normal(size=(3, 7, CHANNELS))
@@ -280,7 +339,9 @@ def test_round_trips(tmp_path):
     rebuilt = assert_config_round_trip(layer)
     assert rebuilt.momentum == 0.95 and rebuilt.epsilon == 1e-3
     assert rebuilt.center is False and rebuilt.unbiased_moving_variance
-    assert rebuilt.count_padding
+    assert rebuilt.count_padding is True
+    longest = MaskedBatchNormalization(count_padding="longest")
+    assert assert_config_round_trip(longest).count_padding == "longest"
 
     x, mask = _data()
     inputs = {"x": keras.Input((6, CHANNELS), name="x"),
@@ -303,6 +364,8 @@ def test_round_trips(tmp_path):
     ({"scale": None}, "scale"),
     ({"unbiased_moving_variance": "yes"}, "unbiased_moving_variance"),
     ({"count_padding": 1}, "count_padding"),
+    ({"count_padding": "all"}, "count_padding"),
+    ({"count_padding": None}, "count_padding"),
 ])
 def test_bad_arguments_are_rejected(kwargs, match):
     with pytest.raises(ValueError, match=f"Received: {match}"):

@@ -12,6 +12,7 @@ from lra_keras.models import build_pretrainer
 from lra_keras.models import classifier_kwargs
 from lra_keras.models.builders import HEAD_KEYS
 from lra_keras.training import make_optimizer
+from tests.testing import assert_allclose
 from tests.testing import assert_saving_round_trip
 from tests.testing import to_numpy
 from tests.testing import token_inputs
@@ -578,6 +579,49 @@ def test_batch_norm_stack_trains_and_ignores_padding():
     _, counted2 = train(x2)
     assert not all(np.allclose(a, b, atol=1e-5)
                    for a, b in zip(counted, counted2))
+
+
+@pytest.mark.parametrize("task", ["listops", "retrieval"])
+def test_s4_rows_see_a_batch_as_padded_to_its_longest_row(task):
+    # The S4 code pads each batch to its longest row (AAN: both documents
+    # to the longer) and its BatchNorm counts that padding; the paper rows
+    # take full-length batches with batch_norm_count_padding="longest".
+    # One training step on a batch fed 12 columns longer than its longest
+    # row equals the step on the batch cut there: loss, logits after the
+    # step, moving statistics and weights.
+    hp = tiny_hparams(task, "s4d")
+    assert hp["batch_norm_count_padding"] == "longest"
+    assert hp["bucket_step"] is None
+    hp.update(prenorm=True, dropout=0.0)
+    rng = np.random.default_rng(7)
+    shape = (4, 32) if task == "listops" else (4, 2, 32)
+    x = rng.integers(1, hp["vocabulary_size"], size=shape)
+    lengths = rng.integers(5, 21, size=shape[:-1])
+    lengths.flat[1] = 20  # the longest row (of the second pair's tower)
+    x[np.arange(32) >= lengths[..., None]] = 0
+    y = rng.integers(0, hp["num_classes"], size=4)
+
+    def step(tokens, count_padding):
+        hp["batch_norm_count_padding"] = count_padding
+        keras.utils.set_random_seed(3)
+        net = build_classifier(**classifier_kwargs(hp))
+        net.compile(optimizer=make_optimizer(hp, 10),
+                    loss=keras.losses.SparseCategoricalCrossentropy(
+                        from_logits=True))
+        inputs = token_inputs(tokens, hp["padding_id"])
+        loss = net.train_on_batch(inputs, y)
+        return (loss, to_numpy(net(inputs, training=False)),
+                [to_numpy(w) for w in net.weights])
+
+    cut = step(x[..., :20], "longest")
+    fed = step(x, "longest")
+    assert_allclose(fed[0], cut[0], atol=1e-5, rtol=1e-5)
+    assert_allclose(fed[1], cut[1], atol=1e-4, rtol=1e-4)
+    for a, b in zip(fed[2], cut[2]):
+        assert_allclose(a, b, atol=1e-4, rtol=1e-4)
+    # Counting every position of the longer batch is another step.
+    every = step(x, True)
+    assert not np.allclose(every[0], cut[0], atol=1e-4)
 
 
 @pytest.mark.one_backend
