@@ -320,6 +320,7 @@ RULES = dict(
     pixel_padding=Rule(bool),
     sinkhorn_iterations=_count(),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),
+    pool_padding=Rule(bool),
     head=Rule(str, choices=("mlp", "mlp2", "linear")),
     head_hidden_dim=_count(optional=True),
     head_activation=_TEXT,

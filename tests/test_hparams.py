@@ -1033,6 +1033,23 @@ def test_unmasked_rows_take_their_code_bases_batches(model):
         assert row["bucket_step"] == 256  # unused: no padding to cut
 
 
+def test_only_the_sinkhorn_text_rows_pool_the_padding():
+    # LRA's Sinkhorn encoder reads out `jnp.mean(encoded, axis=1)` over
+    # its full-length batches on ListOps and Text; its Retrieval dual
+    # encoder and every other row pool the real tokens (or a CLS token).
+    pooled = {(task, model) for (task, model) in PAPER
+              if get_hparams(task, model)["pool_padding"]}
+    assert pooled == {("listops", "sinkhorn"), ("text", "sinkhorn")}
+    for task in ("listops", "text"):
+        row = get_hparams(task, "sinkhorn")
+        assert (row["pooling"], row["bucket_step"]) == ("mean", None)
+        for preset in ("quick", "small"):  # as their measured runs
+            row = get_hparams(task, "sinkhorn", preset)
+            assert row["pool_padding"] is False
+            assert row["bucket_step"] == (
+                32 if (task, preset) == ("listops", "quick") else 256)
+
+
 def test_lra_rows_mask_padding_as_each_attentions_lra_code():
     # flax's pair mask where LRA's code masks a dense (query, key) grid;
     # no mask where it never reads it (then LRA's full-length batches);
@@ -1050,8 +1067,8 @@ def test_lra_rows_mask_padding_as_each_attentions_lra_code():
             image = task in ("image", "pathfinder")
             assert hp["pixel_padding"] is (image and semantics != "keys"), (
                 task, model)
-            if not image:
-                assert (hp["bucket_step"] is None) is (semantics == "none"), (
-                    task, model)
+            if not image:  # full-length batches where LRA's are read
+                assert (hp["bucket_step"] is None) is (
+                    semantics == "none" or hp["pool_padding"]), (task, model)
     for model in ("transformer", "s4d", "mega"):
         assert not get_hparams("pathfinder", model).get("pixel_padding")

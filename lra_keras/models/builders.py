@@ -245,7 +245,8 @@ def token_outputs(sequence, cls_token=False):
 
 
 def build_classifier(task, model="transformer", *, num_classes,
-                     vocabulary_size, pooling="mean", head="mlp",
+                     vocabulary_size, pooling="mean", pool_padding=False,
+                     head="mlp",
                      head_hidden_dim=None, head_activation="gelu",
                      head_dropout=0.0, logits_bias=True,
                      binary_logit=False, pair_features="nli", towers=1,
@@ -267,6 +268,10 @@ def build_classifier(task, model="transformer", *, num_classes,
         pooling: `SequencePooling` mode. With the encoder's `cls_token`,
             `"first"` reads the class token (the other modes count it as
             a real position).
+        pool_padding: bool. The pooling counts the padded positions as
+            real ones (LRA's `jnp.mean(encoded, axis=1)`, which sees no
+            mask); it then depends on how much padding a batch carries.
+            Defaults to False.
         head: `"mlp"` (`Dense(head_hidden_dim, head_activation)` then the
             logits), `"mlp2"` (two hidden layers, `head_hidden_dim` then
             half of it, each with `head_activation`: LRA's
@@ -372,7 +377,8 @@ def build_classifier(task, model="transformer", *, num_classes,
         x = encoder({"token_ids": token_ids, "padding_mask": mask})
         if cls_token:  # the class token, real, at position 0
             mask = with_class_position(mask)
-        return token_outputs(x, cls_token), pool(x, padding_mask=mask)
+        return token_outputs(x, cls_token), pool(
+            x, padding_mask=None if pool_padding else mask)
 
     if towers == 1:
         sequence, x = encode(inputs["token_ids"], inputs["padding_mask"])

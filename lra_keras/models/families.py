@@ -88,6 +88,10 @@ FAMILIES = {}
 # rejects them), shared by every family.
 HEAD_DEFAULTS = dict(
     pooling="mean",
+    # True: "mean" and "max" pool the padded positions too (LRA's
+    # `jnp.mean(encoded, axis=1)`, the Sinkhorn encoder's readout over its
+    # full-length batches); False: the real tokens only
+    pool_padding=False,
     # "mlp" (Dense(head_hidden_dim, head_activation) -> Dense), "mlp2"
     # (two hidden layers, the second half as wide: LRA's dual head) or
     # "linear" (one Dense: the S4, S5 and YCTFS classifiers)

@@ -68,15 +68,16 @@ therefore take full-length batches, as LRA pads every batch to the
 task's length. On the image tasks LRA's encoders make black pixels
 padding (`src_padding_mask = inputs > 0`, `transformer.py` line 148),
 the CLS token taking the first pixel's mask: those seven rows copy it
-(`pixel_padding`).
+(`pixel_padding`). The Sinkhorn encoder's readout on ListOps and Text,
+`jnp.mean(encoded, axis=1)`, averages the padding in: its rows pool it
+too (`pool_padding=True`), over full-length batches.
 
 LRA's own code has further quirks these rows do not copy, said here and
 in the README: the local, Sinkhorn and BigBird attentions pad and mask
 within their blocks each its own way, black pixels included (the local
 attention's mask does not even line up with its strided blocks, see
-`_MASKS`), where their rows mask keys and no pixels; its mean pooling
-counts padded positions on the text tasks; and its public Retrieval
-trainer builds the single encoder and does not run as shipped
+`_MASKS`), where their rows mask keys and no pixels; and its public
+Retrieval trainer builds the single encoder and does not run as shipped
 (google-research/long-range-arena issue #42); the Retrieval rows read
 the dual encoders every model file defines.
 
@@ -597,6 +598,10 @@ def lra_row(task, model):
         row.update(attention_dropout=0.0)
     if task == "retrieval" and model == "sinkhorn":
         row.update(pooling="first", head="mlp2")  # the dual encoder's
+    elif model == "sinkhorn":
+        # `jnp.mean(encoded, axis=1)` over LRA's full-length batches
+        # (sinkhorn_transformer.py line 196): the padding counted
+        row.update(pool_padding=True, bucket_step=None)
     if task == "listops" and model == "performer":
         # performer_base.py lines 25-27
         row.update(num_random_features=2, performer_kernel="softmax")

@@ -107,26 +107,30 @@ QUICK_TASK_FAMILY = {
 
 def keep_length_buckets(bucket_steps):
     """{(task, model): cells} that keep length buckets where a paper row
-    of a code base whose blocks see no padding mask has none.
+    whose outputs read the padding has none.
 
-    Those paper rows (S4, S4D and RTF from the S4 code; S5 and the LRU
-    from the S5 code) take full-length batches in random order on the
-    tasks with padding, and the S4 code's BatchNorm counts the padding up
-    to each batch's longest row (`presets.s4.unmasked_blocks`): the
-    batches those code bases feed. The quick and small rows keep length
-    buckets, the cost a CPU run can pay, and their BatchNorm counts every
-    position of the bucketed batch, as their measured runs did (README,
-    Results).
+    Those paper rows take full-length batches in random order on the
+    tasks with padding, as their code bases feed them: S4, S4D and RTF
+    (the S4 code, whose BatchNorm counts the padding up to each batch's
+    longest row) and S5 and the LRU (the S5 code, which scans and counts
+    all of it; `presets.s4.unmasked_blocks`), and the Sinkhorn rows of
+    ListOps and Text (LRA's code, whose readout averages the padding in:
+    `pool_padding`). The quick and small rows keep length buckets, the
+    cost a CPU run can pay: their BatchNorm counts every position of the
+    bucketed batch and the Sinkhorn rows pool the real tokens, as their
+    measured runs did (README, Results).
 
     Args:
         bucket_steps: {task: bucket_step, or None to keep the task row's}.
     """
     rows = {}
     for task, step in bucket_steps.items():
-        for model in ("s4", "s4d", "rtf", "s5", "lru"):
+        for model in ("s4", "s4d", "rtf", "s5", "lru", "sinkhorn"):
             cells = {} if step is None else dict(bucket_step=step)
             if model in ("s4", "s4d", "rtf"):
                 cells.update(batch_norm_count_padding=True)
+            if model == "sinkhorn":
+                cells.update(pool_padding=False)
             rows[(task, model)] = cells
     return rows
 

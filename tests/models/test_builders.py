@@ -581,6 +581,41 @@ def test_batch_norm_stack_trains_and_ignores_padding():
                    for a, b in zip(counted, counted2))
 
 
+@pytest.mark.parametrize("towers", [1, 2])
+def test_pool_padding_averages_every_position(towers):
+    # LRA's `jnp.mean(encoded, axis=1)`: the pooled vector is the plain
+    # mean of the encoder's outputs, padded positions included.
+    task = "listops" if towers == 1 else "retrieval"
+    hp = tiny_hparams(task, "sinkhorn")
+    hp.update(pool_padding=True, pooling="mean", head="linear",
+              pair_features="nli")
+    keras.utils.set_random_seed(0)
+    net = build_classifier(**classifier_kwargs(hp))
+    rng = np.random.default_rng(3)
+    x = rng.integers(1, hp["vocabulary_size"], size=(3, towers, 32))
+    x[..., 20:] = 0
+    inputs = token_inputs(x[:, 0] if towers == 1 else x, hp["padding_id"])
+    tokens, mask = inputs["token_ids"], inputs["padding_mask"]
+    if towers == 2:
+        tokens = np.concatenate([tokens[:, 0], tokens[:, 1]])
+        mask = np.concatenate([mask[:, 0], mask[:, 1]])
+    # the encoder masks as always; only the readout counts the padding
+    encoded = to_numpy(net.get_layer("encoder")(
+        {"token_ids": tokens, "padding_mask": mask}))
+    pooled = encoded.mean(axis=1)
+    if towers == 2:
+        u, v = np.split(pooled, 2)
+        pooled = np.concatenate([u, v, u * v, u - v], axis=-1)
+    logits = net.get_layer("logits")
+    expected = pooled @ to_numpy(logits.kernel) + to_numpy(logits.bias)
+    assert_allclose(net(inputs), expected, atol=1e-5, rtol=1e-5)
+    # Off, the real tokens alone: another readout of the same encoder.
+    hp["pool_padding"] = False
+    keras.utils.set_random_seed(0)
+    masked = build_classifier(**classifier_kwargs(hp))
+    assert not np.allclose(to_numpy(masked(inputs)), expected, atol=1e-3)
+
+
 @pytest.mark.parametrize("task", ["listops", "retrieval"])
 def test_s4_rows_see_a_batch_as_padded_to_its_longest_row(task):
     # The S4 code pads each batch to its longest row (AAN: both documents
