@@ -10,7 +10,7 @@
 Item 3d of the side-by-side check (`benchmarks/reference_parity*.py` do
 a-c): both models, built from the same preset (`get_hparams("listops",
 FAMILY, preset=..., **--set)`), train on the same generated ListOps rows,
-in the same length-bucketed batches in the same order
+in the same batches (length-bucketed as the row says) in the same order
 (`lra_keras.training.inputs`, the run's own batching, seeded per seed),
 for the same number of steps with the same learning rate at every step
 (our schedule's value over the peak rate, times each reference parameter
@@ -65,10 +65,14 @@ benchmarks):
   `train_step`; every step's rates set in the state as
   `update_learning_rate_per_step` sets them (train_helpers.py:49-65).
 
+The S4 code's batches end at their longest row: with the paper rows'
+`batch_norm_count_padding="longest"` its side gets each batch cut there
+(ours count the padding up to it, whatever length the batch comes in);
+otherwise both get the batch as it is.
+
 What stays different: the initial weights (each side draws its own; the
-distributions agree, part c of the parity benchmarks), the order of
-floating-point operations, and BatchNorm over padded positions (the
-references' statistics count them, ours only real tokens).
+distributions agree, part c of the parity benchmarks) and the order of
+floating-point operations.
 
 `--plot` reads the JSON files of `--out` and draws validation accuracy
 and loss against the step, one thin line per seed, the mean in bold, ours
@@ -271,10 +275,16 @@ class S4Side(TorchSide):
             modules, config, hp["vocabulary_size"], hp["num_classes"])
         super().__init__(module, s4_parity.reference_optimizer(
             module, config[2]), hp, total_steps)
+        # The S4 code's batches end at their longest row (`pad_sequence`);
+        # ours, with "longest", count the padding up to it whatever
+        # length they come in (the paper rows' full-length batches).
+        self.cut = hp.get("batch_norm_count_padding") == "longest"
 
     def forward(self, inputs):
-        return s4_parity.reference_forward(
-            self.module, inputs["token_ids"], lengths(inputs))
+        tokens, length = inputs["token_ids"], lengths(inputs)
+        if self.cut:
+            tokens = tokens[:, :int(length.max())]
+        return s4_parity.reference_forward(self.module, tokens, length)
 
 
 def s4_setup(repo, hp):
