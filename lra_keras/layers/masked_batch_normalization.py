@@ -24,14 +24,22 @@ from lra_keras.distribute import replicas_in_sync
 from lra_keras.schema import COUNT_PADDING
 
 
-def up_to_longest_row(mask):
+def up_to_longest_row(mask, across_replicas=False):
     """The (batch, length) bool mask of the positions before the end of the
     batch's longest row: true up to the last position real in any row.
 
     A batch right-padded to a longer length than its longest row reads,
-    under it, as the batch padded to that row alone.
+    under it, as the batch padded to that row alone. With
+    `across_replicas`, under a TensorFlow `MirroredStrategy`, the longest
+    row is the whole batch's, over every replica's share
+    (`distribute.replica_sum`), as on one device (training: the
+    statistics; in inference the positions after a replica's own longest
+    row are padding of its every row, which no real token reads).
     """
-    any_real = ops.cast(ops.any(mask, axis=0), "int32")  # (length,)
+    # (length,): how many rows are real there
+    any_real = ops.sum(ops.cast(mask, "float32"), axis=0)
+    if across_replicas:
+        any_real = replica_sum(any_real)
     # reverse cumulative sum: > 0 where a real position is at or after
     before_end = ops.flip(ops.cumsum(ops.flip(any_real, 0)), 0) > 0
     return ops.broadcast_to(before_end[None, :], ops.shape(mask))
@@ -290,7 +298,8 @@ class MaskedBatchNormalization(keras.layers.Layer):
         if padding_mask is not None and self.count_padding is not True:
             real = ops.cast(padding_mask, "bool")
             if self.count_padding == "longest":
-                real = up_to_longest_row(real)
+                real = up_to_longest_row(
+                    real, across_replicas=bool(training and self.trainable))
             real = ops.expand_dims(ops.cast(real, compute_dtype), -1)
 
         moving_mean = ops.cast(self.moving_mean, compute_dtype)
