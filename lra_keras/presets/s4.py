@@ -144,6 +144,8 @@ Conventions of every family, stated once in `lra_keras.presets`:
 warmup + cosine as "cosine".
 """
 
+from lra_keras.tasks import TASKS
+
 PAPER = {
     ("listops", "s4"): dict(
         append_eos=True,  # <eos> ends each sequence (see above)
@@ -436,8 +438,9 @@ PAPER = {
 }
 
 
-# The tasks whose batches carry padding (`Task.padding_id`).
-PADDED_TASKS = ("listops", "text", "retrieval")
+# The tasks whose batches carry padding (ListOps, Text, Retrieval).
+PADDED_TASKS = tuple(name for name, task in TASKS.items()
+                     if task.padding_id is not None)
 
 
 def unmasked_blocks(rows, read_padding=False):
