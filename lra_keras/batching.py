@@ -7,11 +7,18 @@ as L^2) on padding. `LengthBucketedBatches` groups rows of similar length
 and trims each batch to its longest row rounded up to a multiple of
 `bucket_step`. Padding is at the end of each row and a model that masks it
 gives the outputs of the full-length batch (tested in
-tests/test_batching.py); only the cost changes. The LRA rows whose
-attention reads the padding as LRA's code does (linear, Performer,
-Linformer, Reformer: `mask_semantics="none"`) take full-length batches
-as LRA's do (`bucket_step=None`). Rounding bounds the number of distinct
-shapes, hence of JIT compilations, to L / bucket_step.
+tests/test_batching.py); only the cost changes. The paper rows whose
+outputs read how much padding a batch carries take their code bases'
+batches instead (`bucket_step=None`: random rows, full length): LRA's
+linear, Performer, Linformer and Reformer attentions
+(`mask_semantics="none"`) and Sinkhorn readout (`pool_padding`), which
+LRA feeds full-length batches; the S5 code's scans and BatchNorm
+(`read_padding`, `batch_norm_count_padding=True`), which it feeds
+full-length batches too; the S4 code's BatchNorm, which counts the
+padding up to each batch's longest row (`batch_norm_count_padding=
+"longest"`, exactly the S4 code's batches padded to that row).
+Rounding bounds the number of distinct shapes, hence of JIT
+compilations, to L / bucket_step.
 
 Rows may also be pairs of sequences, `x` of shape (N, 2, L) (the two
 documents of the retrieval task): a pair's length is that of its longer
