@@ -85,10 +85,12 @@ def test_padded_tokens_do_not_change_logits(task, model):
     hp = tiny_hparams(task, model)
     # The rows that read the padding as their authors' code does: the S5
     # rows' backward scans carry it into the real positions; LRA's linear,
-    # Performer, Linformer and Reformer attentions never read the mask.
+    # Performer, Linformer and Reformer attentions never read the mask;
+    # LRA's Sinkhorn readout averages it in.
     # (key, the value that reads the padding, the value that masks it)
-    readers = (("read_padding", True, False), ("mask_semantics", "none",
-                                               "keys"))
+    readers = (("read_padding", True, False),
+               ("mask_semantics", "none", "keys"),
+               ("pool_padding", True, False))
     reads_padding = {key: own for key, own, _ in readers
                      if hp.get(key) == own}
     hp.update({key: masked for key, _, masked in readers
