@@ -22,6 +22,7 @@ from keras import regularizers
 from lra_keras.distribute import replica_sum
 from lra_keras.distribute import replicas_in_sync
 from lra_keras.schema import COUNT_PADDING
+from lra_keras.schema import Rule
 
 
 def up_to_longest_row(mask, across_replicas=False):
@@ -175,8 +176,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
                 raise ValueError(
                     f"`{name}` must be a bool. Received: {name}={value!r}"
                 )
-        if count_padding not in COUNT_PADDING or not isinstance(
-                count_padding, (bool, str)):
+        if not Rule(object, choices=COUNT_PADDING).accepts(count_padding):
             raise ValueError(
                 "`count_padding` must be False, True or \"longest\". "
                 f"Received: count_padding={count_padding!r}"

@@ -468,16 +468,14 @@ def unmasked_blocks(rows, read_padding=False):
     the batch's longest row, where its batch ends.
     """
     for (task, _), row in rows.items():
+        padded = task in PADDED_TASKS  # else every position is real
         if read_padding:
             row["read_padding"] = True
-        if task not in PADDED_TASKS:  # no padding: every position real
-            if row.get("norm") == "batch":
-                row["batch_norm_count_padding"] = True
-            continue
         if row.get("norm") == "batch":
             row["batch_norm_count_padding"] = (
-                True if read_padding else "longest")
-        row["bucket_step"] = None
+                "longest" if padded and not read_padding else True)
+        if padded:
+            row["bucket_step"] = None
 
 
 # The code's BatchNorm sees no padding mask (`Normalization.forward`,
