@@ -30,6 +30,39 @@ import keras
 import numpy as np
 
 
+def input_length(hp):
+    """The positions of a run's full-length sequences: `padded_length`,
+    else `sequence_length` (the length its model is built for)."""
+    return hp.get("padded_length") or hp["sequence_length"]
+
+
+def pad_to_length(x, length, padding_id):
+    """`x` right-padded with `padding_id` to `length` positions.
+
+    Args:
+        x: int array `(..., L)` with `L <= length` (retrieval's pairs
+            `(N, 2, L)` pad both documents).
+        length: int. The positions after padding.
+        padding_id: int. The padding token.
+
+    Raises:
+        ValueError: `x` longer than `length`, or no `padding_id`.
+    """
+    x = np.asarray(x)
+    if padding_id is None:
+        raise ValueError(
+            "pad_to_length pads token sequences; a task without padding "
+            "(padding_id=None, the pixel tasks) has none to add"
+        )
+    if x.shape[-1] > length:
+        raise ValueError(
+            f"pad_to_length lengthens sequences: {x.shape[-1]} positions "
+            f"do not fit in length={length}"
+        )
+    widths = [(0, 0)] * (x.ndim - 1) + [(0, length - x.shape[-1])]
+    return np.pad(x, widths, constant_values=padding_id)
+
+
 def padding_mask(x, padding_id):
     """Boolean (N, L) mask of real positions; `padding_id=None`: all real."""
     if padding_id is None:

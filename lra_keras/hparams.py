@@ -66,6 +66,13 @@ COMMON_KEYS = dict(
     # row), as the S4 code's text loaders append `<eos>`
     # (`lra_keras.training.inputs.append_end_token`)
     append_eos=False,
+    # None: sequence_length. Every sequence is right-padded to this many
+    # positions once loaded (>= sequence_length; the text tasks), the
+    # length of the full-length batches and of the model's inputs: the
+    # S5 code pads ListOps to the S4 loader's `l_max` 2048 while LRA's
+    # trees stay under 2000 tokens (`presets.s5`). The ListOps generator
+    # and the loaders still cut at sequence_length.
+    padded_length=None,
     # Batches are trimmed to their longest row, rounded up to a multiple of
     # bucket_step (lra_keras.batching); None feeds full-length batches.
     bucket_step=256,

@@ -153,6 +153,7 @@ RULES = dict(
     augment_affine=Rule(bool),
     towers=Rule(int, minimum=1, maximum=2),
     append_eos=Rule(bool),
+    padded_length=_count(optional=True),
     bucket_step=_count(optional=True),
     vocabulary_size=_count(),
     num_classes=Rule(int, minimum=2),
@@ -367,6 +368,19 @@ def check(hp, origins=None):
             "append_eos=True ends a token sequence with an end token; the "
             f"pixel tasks' sequences have none (task={hp.get('task')!r})"
         )
+    padded = hp.get("padded_length")
+    if isinstance(padded, int) and not isinstance(padded, bool):
+        if "padding_id" in hp and hp["padding_id"] is None:
+            problems.append(
+                f"padded_length={padded!r} pads token sequences; the pixel "
+                f"tasks' have no padding (task={hp.get('task')!r})"
+            )
+        length = hp.get("sequence_length")
+        if isinstance(length, int) and padded < length:
+            problems.append(
+                f"padded_length={padded!r} < sequence_length={length!r}: "
+                "padding lengthens the loaded sequences, never cuts them"
+            )
     if hp.get("weight_decay_on") == "kernels":
         for key in ("B_weight_decay", "dt_weight_decay"):
             if hp.get(key):
@@ -381,13 +395,15 @@ def check(hp, origins=None):
             problems.append(
                 "C_parameterization='c_tilde' needs kernel_length (an int)"
             )
-        elif (hp.get("sequence_length") is not None
-              and length < hp["sequence_length"]):
-            problems.append(
-                f"kernel_length={length!r} < sequence_length="
-                f"{hp['sequence_length']!r}: with C_parameterization="
-                "'c_tilde' no input may be longer than kernel_length"
-            )
+        else:
+            for key in ("sequence_length", "padded_length"):
+                longest = hp.get(key)
+                if isinstance(longest, int) and length < longest:
+                    problems.append(
+                        f"kernel_length={length!r} < {key}={longest!r}: "
+                        "with C_parameterization='c_tilde' no input may be "
+                        "longer than kernel_length"
+                    )
     if hp.get("binary_logit") and hp.get("num_classes", 2) != 2:
         problems.append(
             "binary_logit=True gives the log-odds of a two-class task; "

@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 
 from lra_keras.batching import LengthBucketedBatches
+from lra_keras.batching import input_length
+from lra_keras.batching import pad_to_length
 from lra_keras.hparams import get_hparams
 from lra_keras.models import build_classifier
 from lra_keras.models import classifier_kwargs
@@ -82,6 +84,45 @@ def test_bad_arguments_are_rejected():
         LengthBucketedBatches(x, y, batch_size=0)
     with pytest.raises(ValueError, match="shape"):
         LengthBucketedBatches(x, y[:3])
+
+
+def test_pad_to_length_appends_padding_only():
+    x, _, lengths = _rows(n=20, length=30)
+    out = pad_to_length(x.astype(np.uint16), 37, padding_id=0)
+    assert out.shape == (20, 37) and out.dtype == np.uint16
+    np.testing.assert_array_equal(out[:, :30], x)
+    np.testing.assert_array_equal(out[:, 30:], 0)
+    np.testing.assert_array_equal((out != 0).sum(1), lengths)
+    # pairs: both documents, the last axis only
+    pairs = np.stack([x, x[::-1]], axis=1)
+    out = pad_to_length(pairs, 32, padding_id=5)
+    assert out.shape == (20, 2, 32)
+    np.testing.assert_array_equal(out[..., :30], pairs)
+    np.testing.assert_array_equal(out[..., 30:], 5)
+    # the same length: unchanged
+    np.testing.assert_array_equal(pad_to_length(x, 30, 0), x)
+    with pytest.raises(ValueError, match="do not fit in length=29"):
+        pad_to_length(x, 29, 0)
+    with pytest.raises(ValueError, match="padding_id=None"):
+        pad_to_length(x, 40, None)
+
+
+def test_padded_length_sizes_the_models_weights():
+    # the learned positions of a row padded further take every position
+    hp = get_hparams("listops", hidden_dim=8, num_layers=1, num_heads=2,
+                     intermediate_dim=16, sequence_length=48,
+                     padded_length=64, position_embedding="learned")
+    assert input_length(hp) == 64
+    assert classifier_kwargs(hp)["sequence_length"] == 64
+    model = build_classifier(**classifier_kwargs(hp))
+    table = model.get_layer("encoder").get_layer("position_embedding")
+    assert tuple(table.weights[0].shape) == (64, 8)
+    x, _, _ = _rows(n=4, length=64)
+    assert to_numpy(model(token_inputs(x, hp["padding_id"]))).shape == (
+        4, hp["num_classes"])
+    plain = get_hparams("listops", sequence_length=48)
+    assert input_length(plain) == 48
+    assert classifier_kwargs(plain)["sequence_length"] == 48
 
 
 def test_trimmed_batches_give_the_full_length_logits():

@@ -89,3 +89,34 @@ def test_append_eos_is_refused_on_pixel_tasks():
     # set by hand on a row without it: the vocabulary grows with it
     hp = get_hparams("listops", "transformer", append_eos=True)
     assert hp["vocabulary_size"] == TASKS["listops"].vocabulary_size + 1
+
+
+def test_the_s5_code_rows_pad_listops_to_its_l_max():
+    # lindermanlab/S5 `s5/dataloaders/lra.py` line 228: ListOps `l_max`
+    # 2048, every batch padded to it (`train_helpers.py` 301-305); the
+    # trees stay LRA's, under 2000 tokens
+    for model in ("s5", "lru"):
+        hp = get_hparams("listops", model)
+        assert (hp["sequence_length"], hp["padded_length"]) == (2000, 2048)
+        assert hp["bucket_step"] is None
+        # the scaled rows pad to their own (bucketed) lengths
+        for preset in ("quick", "small"):
+            assert get_hparams("listops", model, preset)[
+                "padded_length"] is None
+    # its text and AAN lengths are the tasks' (4096, 4000: lines 27, 562)
+    for task in ("text", "retrieval"):
+        hp = get_hparams(task, "s5")
+        assert hp["padded_length"] is None
+        assert hp["sequence_length"] == TASKS[task].sequence_length
+    assert get_hparams("listops", "s4")["padded_length"] is None
+
+
+def test_padded_length_is_checked():
+    with pytest.raises(ValueError, match="padded_length=1999 < "
+                       "sequence_length=2000"):
+        get_hparams("listops", "s5", padded_length=1999)
+    with pytest.raises(ValueError, match="pixel tasks' have no padding"):
+        get_hparams("image", "s5", padded_length=2048)
+    with pytest.raises(ValueError, match="kernel_length=2048 < "
+                       "padded_length=4096"):
+        get_hparams("listops", "s4", padded_length=4096)

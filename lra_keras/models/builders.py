@@ -11,6 +11,7 @@ import contextlib
 
 import keras
 
+from lra_keras.batching import input_length
 from lra_keras.layers import BiasedEmbedding
 from lra_keras.layers import ClassToken
 from lra_keras.layers import LearnedPositionEmbedding
@@ -127,7 +128,16 @@ def classifier_kwargs(hp):
     keys = set(get_family(hp["model"]).keys) | {
         "task", "model", "vocabulary_size", "sequence_length",
         "num_classes", "towers"}
-    return {k: hp[k] for k in keys if k in hp}
+    return _at_input_length(hp, {k: hp[k] for k in keys if k in hp})
+
+
+def _at_input_length(hp, kwargs):
+    """`kwargs` with `sequence_length` the length of the run's inputs
+    (`padded_length` where set: the weights sized by the length take
+    every position the batches hold)."""
+    if "sequence_length" in kwargs:
+        kwargs["sequence_length"] = input_length(hp)
+    return kwargs
 
 
 def pretrainer_kwargs(hp):
@@ -135,7 +145,7 @@ def pretrainer_kwargs(hp):
     keys = set(get_family(hp["model"]).keys) - set(HEAD_KEYS)
     keys |= {"task", "model", "vocabulary_size", "sequence_length",
              "pretrain_loss"}
-    return {k: hp[k] for k in keys if k in hp}
+    return _at_input_length(hp, {k: hp[k] for k in keys if k in hp})
 
 
 def pixel_padding_mask(token_ids, padding_mask):

@@ -41,7 +41,9 @@ def derived(task):
 PAPER = {
     ("listops", "lru"): dict(
         append_eos=True,  # <eos> ends each sequence, as the S5 row
-        dense_init="lecun", sequence_length=2000, hidden_dim=128, num_layers=8,
+        dense_init="lecun", sequence_length=2000,
+        padded_length=2048,  # the S5 row's batches of 2048 positions
+        hidden_dim=128, num_layers=8,
         state_dim=16, r_min=0.0, r_max=0.99, max_phase=2 * math.pi,
         recurrence="convolution", output_activation="glu", dropout=0.0,
         prenorm=True, pooling="mean", learning_rate=0.003,

@@ -118,7 +118,9 @@ def keep_length_buckets(bucket_steps):
     `pool_padding`). The quick and small rows keep length buckets, the
     cost a CPU run can pay: their BatchNorm counts every position of the
     bucketed batch and the Sinkhorn rows pool the real tokens, as their
-    measured runs did (README, Results).
+    measured runs did (README, Results). The S5 and LRU rows pad to their
+    own sequence length (`padded_length=None`), not to the S5 code's
+    ListOps length.
 
     Args:
         bucket_steps: {task: bucket_step, or None to keep the task row's}.
@@ -129,6 +131,8 @@ def keep_length_buckets(bucket_steps):
             cells = {} if step is None else dict(bucket_step=step)
             if model in ("s4", "s4d", "rtf"):
                 cells.update(batch_norm_count_padding=True)
+            if model in ("s5", "lru"):
+                cells.update(padded_length=None)
             if model == "sinkhorn":
                 cells.update(pool_padding=False)
             rows[(task, model)] = cells

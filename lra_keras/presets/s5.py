@@ -74,8 +74,11 @@ padded to the task's length (`prep_batch`, `s5/train_helpers.py` lines
 positions (`batch_norm_count_padding=True`), and its scans, the backward
 one included, run over them as they are (`read_padding`: no layer zeroes
 them first), so that a real token's output reads the padding after it, as
-the reference's does. (On ListOps the code's length is the S4 loader's
-`l_max` 2048, here the task's 2000: 48 positions of padding fewer.)
+the reference's does. On ListOps the code's length is the S4 loader's
+`l_max` 2048 (`s5/dataloaders/lra.py` line 228), longer than LRA's trees
+(under 2000 tokens): the row generates and reads them at the task's
+`sequence_length=2000` and pads every sequence to `padded_length=2048`,
+so that each batch carries the code's 48 positions of padding more.
 
 PathX-256 (no S5 run): the Path-X row with max pooling, as NTFS C.1.2 runs
 PathX-256.
@@ -87,8 +90,10 @@ PAPER = {
     ("listops", "s5"): dict(
         append_eos=True,  # <eos> ends each sequence (see above)
         dense_init="lecun",
-        sequence_length=2000, hidden_dim=128, num_layers=8, state_dim=16,
-        num_blocks=8, dt_min=0.001, dt_max=0.1,
+        # the S4 loader's l_max (s5/dataloaders/lra.py line 228)
+        sequence_length=2000, padded_length=2048,
+        hidden_dim=128, num_layers=8, state_dim=16, num_blocks=8,
+        dt_min=0.001, dt_max=0.1,
         # --activation_fn=half_glu2 (run_lra_listops.sh line 1)
         output_activation="half_glu2",
         dropout=0.0, prenorm=True, pooling="mean", learning_rate=0.003,

@@ -10,6 +10,7 @@ import numpy as np
 
 from lra_keras import data
 from lra_keras.batching import LengthBucketedBatches
+from lra_keras.batching import pad_to_length
 from lra_keras.distribute import batch_multiple
 from lra_keras.tasks import get_task
 
@@ -22,7 +23,9 @@ def load_splits(task, hp, data_dir=None):
     sets, val and test `eval_difficulty` (both None: `difficulty`);
     `"all"` loads each set and keeps `<split>_samples` of each, as YCTFS
     trains on three times the hard set's size (and its code validates and
-    tests on the three sets pooled). With `augment`, the task's
+    tests on the three sets pooled). With `padded_length`, every
+    sequence is then right-padded to it (`batching.pad_to_length`), before
+    `append_eos` ends it. With `augment`, the task's
     augmentation may supply its own training split
     (`Augmentation.load_train`: CIFAR-10 in colour for the colour policy).
     """
@@ -69,6 +72,8 @@ def load_splits(task, hp, data_dir=None):
                 )
             if keep:
                 x, y = x[:keep], y[:keep]
+            if hp.get("padded_length"):
+                x = pad_to_length(x, hp["padded_length"], spec.padding_id)
             if hp.get("append_eos"):
                 x = append_end_token(x, spec.end_id, spec.padding_id)
             xs.append(x)

@@ -175,10 +175,13 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     started = time.time()
     splits = load_splits(task, hp, data_dir)
     x_train, y_train = splits["train"]
+    padded_note = (f" padded to {hp['padded_length']}"
+                   if hp.get("padded_length") else "")
     print(
         f"{task}: {len(y_train)} train / {len(splits['val'][1])} val / "
         f"{len(splits['test'][1])} test rows of length "
-        f"{hp['sequence_length']}; backend {env['backend']}; "
+        f"{hp['sequence_length']}"
+        f"{padded_note}; backend {env['backend']}; "
         f"technique {technique.name}"
         f"{', augmented' if augmentation else ''}",
         flush=True,

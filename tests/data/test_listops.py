@@ -602,3 +602,46 @@ def test_hyperparameters_min_length_and_max_depth_make_a_variant(
     with pytest.raises(ValueError, match="Generator options apply only to "
                        r"generated data .*'max_depth', 'min_length'"):
         inputs.load_splits("listops", hp, data_dir=tmp_path)
+
+
+def test_padded_length_pads_the_trees_after_generating_them(
+        tmp_path, monkeypatch):
+    # The S5 code's ListOps (`padded_length`): trees generated under the
+    # task's length, then every sequence padded to the loader's l_max and
+    # ended by `<eos>`: the S4 loaders' `tokens[:l_max - 1] + [<eos>]`
+    # padded to l_max (src/dataloaders/lra.py 320-343).
+    from lra_keras.hparams import get_hparams
+    from lra_keras.training import inputs
+
+    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path))
+    calls, load = [], data.load
+
+    def small_load(task, split, **options):
+        calls.append(options)
+        return load(task, split, num_train=40, num_val=10, num_test=10,
+                    **options)
+
+    monkeypatch.setattr(inputs.data, "load", small_load)
+    cells = dict(sequence_length=64, min_length=10, max_depth=3)
+    padded = inputs.load_splits(
+        "listops", get_hparams("listops", "s5", "quick", padded_length=80,
+                               **cells))
+    assert calls[0]["max_length"] == 64  # the generator's window
+    raw = small_load("listops", "train", max_length=64, min_length=10,
+                     max_depth=3)[0]
+    end_id = listops.VOCABULARY_SIZE
+    expected = []
+    for row in raw:
+        tokens = [int(t) for t in row if t != listops.PAD_ID][:79]
+        expected.append(tokens + [end_id] + [0] * (79 - len(tokens)))
+    x, y = padded["train"]
+    np.testing.assert_array_equal(x, expected)
+    assert x.shape == (40, 80)
+    # the same trees and labels as the row without padding
+    plain = inputs.load_splits(
+        "listops", get_hparams("listops", "s5", "quick", **cells))
+    for split in ("train", "val", "test"):
+        np.testing.assert_array_equal(padded[split][1], plain[split][1])
+        np.testing.assert_array_equal(padded[split][0][:, :64],
+                                      plain[split][0])
+        np.testing.assert_array_equal(padded[split][0][:, 64:], 0)
