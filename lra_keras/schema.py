@@ -121,7 +121,7 @@ DENSE_INITS = ("keras", "torch", "lecun")
 DTYPE_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 # what an attention does with the padding mask
 # (`RotaryMultiHeadAttention(mask_semantics=...)`)
-MASK_SEMANTICS = ("keys", "pairs", "none")
+MASK_SEMANTICS = ("keys", "pairs", "none", "longest")
 # which positions a batch norm counts besides the real tokens
 # (`MaskedBatchNormalization(count_padding=...)`): none, every one, or
 # those up to the batch's longest row
@@ -482,14 +482,16 @@ def check(hp, origins=None):
             "anneals the rate to swa_learning_rate: set it (YCTFS's text "
             "row: 0.01), not None"
         )
-    if hp.get("pixel_padding") and (hp.get("padding_id") is not None
-                                    or hp.get("mask_semantics") == "keys"):
+    if hp.get("pixel_padding") and (
+            hp.get("padding_id") is not None
+            or hp.get("mask_semantics") in ("keys", "longest")):
         problems.append(
             "pixel_padding=True masks black pixels as LRA's image tasks do: "
             "only on the pixel tasks (no padding id; task="
             f"{hp.get('task')!r}), and with mask_semantics 'pairs' or "
             "'none', the attentions LRA's code masks that way (with 'keys' "
-            "a padded query would be a real one, which no LRA attention "
+            "or 'longest' a padded query would be a real one, which no LRA "
+            "attention "
             f"does; mask_semantics={hp.get('mask_semantics')!r})"
         )
     if (hp.get("mask_semantics") == "pairs" and hp.get("model") not in (

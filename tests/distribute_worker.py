@@ -125,15 +125,20 @@ def evaluation(hp, initial, x, y, distributed):
 
 
 def main(model):
-    longest = model == "s4d_longest"
-    hp = tiny_hparams("listops", "s4d" if longest else model)
+    longest = model.endswith("_longest")
+    model = model.removesuffix("_longest")
+    hp = tiny_hparams("listops", model)
     if longest:
         # The S4D paper row's BatchNorm, which counts the padding up to the
-        # batch's longest row: on rows of 20, 9, 13 and 6 tokens a
-        # replica's own longest row (13 of the 2 + 2 split, 9 of the
-        # 1 + 1 split of the first two) is not the batch's 20, so the
+        # batch's longest row, and the NTFS Transformer's attention, which
+        # attends to every key up to it: on rows of 20, 9, 13 and 6
+        # tokens a replica's own longest row (13 of the 2 + 2 split, 9 of
+        # the 1 + 1 split of the first two) is not the batch's 20, so the
         # replicas must agree on it.
-        assert hp["batch_norm_count_padding"] == "longest"
+        if model == "transformer":
+            hp["mask_semantics"] = "longest"
+        else:
+            assert hp["batch_norm_count_padding"] == "longest"
     elif hp.get("batch_norm_count_padding"):
         # The BatchNorm over real tokens, whose replica sums are the ones
         # to check. With the S4D row's (padding counted, as the S4 code's)

@@ -39,7 +39,8 @@ def _two_device_env():
 
 @pytest.mark.one_backend("jax", "tensorflow")
 @DISTRIBUTED
-@pytest.mark.parametrize("model", ["transformer", "s4d", "s4d_longest"])
+@pytest.mark.parametrize("model", ["transformer", "s4d", "s4d_longest",
+                                   "transformer_longest"])
 def test_a_step_on_two_devices_equals_one_device(model):
     result = subprocess.run(
         [sys.executable, WORKER, model], env=_two_device_env(),

@@ -120,3 +120,20 @@ def test_padded_length_is_checked():
     with pytest.raises(ValueError, match="kernel_length=2048 < "
                        "padded_length=4096"):
         get_hparams("listops", "s4", padded_length=4096)
+
+
+def test_the_ntfs_transformer_attends_to_padding_up_to_the_longest_row():
+    # IdoAmos/not-from-scratch: batches padded to their longest row, an
+    # attention without a key padding mask (`presets.ntfs`)
+    for task in ("listops", "text", "retrieval"):
+        hp = get_hparams(task, "transformer", technique="spt")
+        assert (hp["mask_semantics"], hp["bucket_step"]) == ("longest", None)
+        for preset in ("quick", "small"):  # their measured batches
+            hp = get_hparams(task, "transformer", preset, technique="spt")
+            assert hp["mask_semantics"] == "keys"
+            assert hp["bucket_step"] is not None
+        # the YCTFS rows mask the padded keys
+        assert get_hparams(task, "transformer")["mask_semantics"] == "keys"
+    for task in ("image", "pathfinder", "pathx"):  # no padding
+        assert get_hparams(task, "transformer", technique="spt")[
+            "mask_semantics"] == "keys"

@@ -37,6 +37,7 @@ from lra_keras.layers.efficient_attention import relu_kernel_attention
 from lra_keras.layers.efficient_attention import sinkhorn_attention
 from lra_keras.layers.efficient_attention import synthesizer_attention
 from lra_keras.layers.lsh_attention import lsh_attention
+from lra_keras.layers.masked_batch_normalization import up_to_longest_row
 from lra_keras.layers.sparse_attention import bigbird_attention
 from lra_keras.layers.sparse_attention import longformer_attention
 from lra_keras.layers.sparse_attention import sparse_transformer_attention
@@ -347,6 +348,21 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             `linear_attention.py` lines 137-141, `performer.py`'s
             attention function drops the bias, `linformer_attention.py`,
             `reformer_attention.py`).
+            `"longest"`: every key before the end of the batch's
+            longest row gets weight, padding of the shorter rows
+            included, the keys after it none (under a TensorFlow
+            `MirroredStrategy` the whole batch's longest row in training,
+            as on one device, and in inference each replica's own, as
+            the code's DDP pads each device's batch; a strategy's uneven
+            last evaluation batch gives its replicas different shapes,
+            which no all-reduce can sum): the S4 code
+            base's Transformers, which pad each batch to its longest
+            row and pass their attention no mask (IdoAmos/not-from-
+            scratch `src/models/sequence/mha.py`,
+            `MultiheadAttentionFlash.forward` lines 128-150: no
+            `key_padding_mask`, the `lengths` absorbed unread), so that a
+            batch padded longer attends as that shorter batch
+            (`masked_batch_normalization.up_to_longest_row`).
 
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
@@ -756,6 +772,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         query_mask = None
         if self.mask_semantics == "none":
             padding_mask = None
+        elif self.mask_semantics == "longest" and padding_mask is not None:
+            padding_mask = up_to_longest_row(
+                padding_mask, across_replicas=bool(training))
         elif self.mask_semantics == "pairs":
             query_mask = padding_mask
         if self.attention_type == "linear":

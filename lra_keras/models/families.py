@@ -309,8 +309,10 @@ _TRANSFORMER_KEYS = dict(
     # what the attention does with the padding mask
     # (`RotaryMultiHeadAttention`): "keys" (padded keys get no weight),
     # "pairs" (LRA's flax pair mask: padded queries attend uniformly to
-    # every key) or "none" (ignored, as LRA's linear, Performer,
-    # Linformer and Reformer code ignores it)
+    # every key), "none" (ignored, as LRA's linear, Performer,
+    # Linformer and Reformer code ignores it) or "longest" (every key up
+    # to the batch's longest row: the S4 code base's Transformers, which
+    # see no mask in batches padded to that row)
     mask_semantics="keys",
     # LRA's image tasks: pixel value 0 is padding for the attention
     # (`src_padding_mask = inputs > 0`, transformer.py line 148), the CLS

@@ -53,6 +53,18 @@ lra-<task>.yaml`), the same for every row:
   320-343 (ListOps), 534-535 (AAN); `configs/dataset/{listops,imdb,aan}
   .yaml`, `append_eos: True`): `append_eos=True` on the ListOps, Text
   and Retrieval rows (`presets.s4`).
+- Padding: the S4 code's loaders pad each batch to its longest row
+  (`pad_sequence` in `src/dataloaders/lra.py`'s collate functions, lines
+  91-98, 287-295 and 584-606; AAN's two documents to the longer) and
+  its attention sees no mask (`src/models/sequence/mha.py`,
+  `MultiheadAttentionFlash.forward` lines 128-150: no
+  `key_padding_mask`; the `lengths` the blocks receive land in
+  `**kwargs` unread): every key up to the batch's longest row gets
+  weight, the shorter rows' padding included. The ListOps, Text and
+  Retrieval rows take `mask_semantics="longest"` and full-length batches
+  of random rows (`bucket_step=None`), as the S4 rows' BatchNorm
+  (`presets.s4.unmasked_blocks`); the pooling is the mean over real
+  tokens (`use_lengths: true`).
 - Heads (`src/tasks/decoders.py`): `sequence` is one Linear (line 44,
   `head="linear"`): ListOps (`transformer-lra-listops.yaml` lines 46-49),
   Pathfinder (`transformer-lra-pathfinder.yaml` lines 33-35 with
@@ -253,6 +265,8 @@ s4-lra-*.yaml` and their `-mlm` pretraining files: ListOps and IMDB
 set per channel; CIFAR 2), which the S4 rows' `num_ssms` states and the
 SPT rows inherit.
 """
+
+from lra_keras.presets.s4 import PADDED_TASKS
 
 PAPER = {
     ("pathx", "transformer"): dict(
@@ -706,6 +720,8 @@ for _key, _row in TECHNIQUE.items():
     if _key[1] == "transformer":
         for _name, _value in _NO_YCTFS_CALLBACKS.items():
             _row.setdefault(_name, _value)
+        if _key[0] in PADDED_TASKS:  # attention without a mask (above)
+            _row.update(mask_semantics="longest", bucket_step=None)
 
 SPT_LRA_SIZED = {
     ("listops", "masked"): dict(

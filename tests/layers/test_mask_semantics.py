@@ -126,6 +126,40 @@ def test_ignored_mask_attends_to_padding(attention_type, options):
                            atol=1e-3)
 
 
+@pytest.mark.parametrize("implementation", ["reference", "fused", "chunked"])
+def test_longest_attends_as_the_batch_cut_at_its_longest_row(
+        implementation):
+    # The NTFS Transformer (the S4 code base): each batch padded to its
+    # longest row, no mask. Ours, full length with "longest", gives its
+    # outputs at every position before that row's end.
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(3, 24, 16)).astype("float32")
+    lengths = np.array([13, 5, 9])
+    mask = np.arange(24) < lengths[:, None]
+    layer = _layer("softmax", "longest", attention_implementation=(
+        implementation), block_size=8)
+    out = to_numpy(layer(x, padding_mask=mask))
+    cut = to_numpy(layer(x[:, :13]))  # no mask: every position attends
+    assert_allclose(out[:, :13], cut, atol=2e-6)
+    # the same batch padded 11 positions further: the same outputs there
+    x_long = np.concatenate([x, rng.normal(size=(3, 11, 16))], 1)
+    mask_long = np.arange(35) < lengths[:, None]
+    assert_allclose(to_numpy(layer(x_long.astype("float32"),
+                                   padding_mask=mask_long))[:, :13],
+                    cut, atol=2e-6)
+    # "keys" reads none of the shorter rows' padding
+    keys = _layer("softmax", "keys", attention_implementation=(
+        implementation), block_size=8)
+    keys(x)
+    keys.set_weights(layer.get_weights())
+    by_keys = to_numpy(keys(x, padding_mask=mask))
+    assert_allclose(by_keys[0], out[0], atol=2e-6)  # the longest row
+    assert not np.allclose(by_keys[1, :5], out[1, :5], atol=1e-3)
+    # without padding every semantics is the plain attention
+    assert_allclose(to_numpy(layer(x, padding_mask=np.ones((3, 24), bool))),
+                    to_numpy(layer(x)), atol=2e-6)
+
+
 def test_layer_pairs_equal_flax_through_its_projections():
     x = np.random.default_rng(7).normal(size=(2, 24, 16)).astype("float32")
     _, _, _, mask = _inputs(seed=7)
