@@ -126,6 +126,10 @@ MASK_SEMANTICS = ("keys", "pairs", "none", "longest")
 # (`MaskedBatchNormalization(count_padding=...)`): none, every one, or
 # those up to the batch's longest row
 COUNT_PADDING = (False, True, "longest")
+# which padded positions an SSM's mixing reads
+# (`StateSpaceLayer(read_padding=...)`): none, every one, or those up to
+# the batch's longest row
+READ_PADDING = (False, True, "longest")
 
 RULES = dict(
     # --- identity of the row (set from get_hparams's arguments) ---
@@ -247,7 +251,7 @@ RULES = dict(
     batch_norm_momentum=_fraction(),
     batch_norm_unbiased=Rule(bool),
     batch_norm_count_padding=Rule(object, choices=COUNT_PADDING),
-    read_padding=Rule(bool),
+    read_padding=Rule(object, choices=READ_PADDING),
     tie_dropout=Rule(bool),
     final_norm=Rule(bool),
     embedding_init=Rule(str, choices=("uniform", "normal", "scaled_normal",

@@ -137,3 +137,18 @@ def test_the_ntfs_transformer_attends_to_padding_up_to_the_longest_row():
     for task in ("image", "pathfinder", "pathx"):  # no padding
         assert get_hparams(task, "transformer", technique="spt")[
             "mask_semantics"] == "keys"
+
+
+def test_the_ntfs_dlr_reads_padding_up_to_the_longest_row():
+    # IdoAmos/not-from-scratch `DSS.forward` absorbs the lengths unread
+    for task in ("listops", "text", "retrieval"):
+        for technique in ("none", "spt"):
+            hp = get_hparams(task, "dlr", technique=technique)
+            assert (hp["read_padding"], hp["bucket_step"]) == (
+                "longest", None)
+        for preset in ("quick", "small"):  # their measured batches
+            hp = get_hparams(task, "dlr", preset)
+            assert hp["read_padding"] is False
+            assert hp["bucket_step"] is not None
+    for task in ("image", "pathfinder", "pathx"):  # no padding
+        assert get_hparams(task, "dlr")["read_padding"] is False

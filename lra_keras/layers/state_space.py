@@ -22,6 +22,9 @@ from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.legacy import upgrade_config
+from lra_keras.layers.masked_batch_normalization import up_to_longest_row
+from lra_keras.schema import READ_PADDING
+from lra_keras.schema import Rule
 
 OUTPUT_ACTIVATIONS = ("glu", "half_glu", "half_glu2", "linear", None)
 
@@ -86,13 +89,22 @@ class StateSpaceLayer(keras.layers.Layer):
             d27bdf9), in addition to the dropout after it (`S4Block`'s
             `self.drop`, `src/models/sequence/modules/s4block.py` line
             154). Defaults to False.
-        read_padding: bool. Whether the sequence mixing reads the padded
-            positions as they are. False (the default, as the S4 code's
-            `S4Block`, which zeroes the inputs past each length,
-            `s4block.py` lines 147-150) zeroes them first, so that a
-            non-causal layer's real outputs do not depend on the padding.
-            True: the S5 code, whose scan (both directions) runs over the
-            whole padded batch (`s5/layers.py` line 66, no mask).
+        read_padding: False, True or "longest". Which padded positions
+            the sequence mixing reads as they are. False (the default,
+            as the S4 code's `S4Block`, which zeroes the inputs past each
+            length, `s4block.py` lines 147-150) zeroes them all first, so
+            that a non-causal layer's real outputs do not depend on the
+            padding. True: the S5 code, whose scan (both directions) runs
+            over the whole padded batch (`s5/layers.py` line 66, no
+            mask). "longest": those before the end of the batch's
+            longest row, the positions after it zeroed
+            (`masked_batch_normalization.up_to_longest_row`; in training
+            over every replica's share of a TensorFlow
+            `MirroredStrategy`, in inference each replica's own): the
+            NTFS code's DLR (`DSS.forward`, IdoAmos/not-from-scratch
+            `src/models/sequence/ss/dss.py` lines 703-748, the `lengths`
+            absorbed unread) on the S4 loaders' batches, padded to their
+            longest row.
     """
 
     def __init__(
@@ -129,7 +141,12 @@ class StateSpaceLayer(keras.layers.Layer):
         self.output_activation = output_activation
         self.dropout = float(dropout)
         self.dropout_before_activation = bool(dropout_before_activation)
-        self.read_padding = bool(read_padding)
+        if not Rule(object, choices=READ_PADDING).accepts(read_padding):
+            raise ValueError(
+                "`read_padding` must be False, True or \"longest\". "
+                f"Received: read_padding={read_padding!r}"
+            )
+        self.read_padding = read_padding
         self.tie_dropout = bool(tie_dropout)
 
     # Whether `D u` is added to the SSM's output (RTF keeps its feedthrough
@@ -204,7 +221,11 @@ class StateSpaceLayer(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, padding_mask=None, training=None):
-        u = inputs if self.read_padding else masked(inputs, padding_mask)
+        if self.read_padding == "longest" and padding_mask is not None:
+            padding_mask = up_to_longest_row(
+                padding_mask, across_replicas=bool(training))
+        u = (inputs if self.read_padding is True
+             else masked(inputs, padding_mask))
         x = self.ssm_convolve(u)
         if self.D is not None:
             x = x + u * ops.cast(self.D, u.dtype)

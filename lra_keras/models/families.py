@@ -554,8 +554,9 @@ _SSM_KEYS = dict(
     output_activation="glu",
     dropout=0.0,
     causal=False,
-    # the mixer reads the padded positions as they are (the S5 code's
-    # scan); False zeroes them first (the S4 code's S4Block)
+    # the mixer reads the padded positions as they are (True: the S5
+    # code's scan; "longest": those up to the batch's longest row, the
+    # NTFS code's DLR); False zeroes them first (the S4 code's S4Block)
     read_padding=False,
     **RESIDUAL_KEYS,
 )

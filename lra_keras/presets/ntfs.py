@@ -65,6 +65,13 @@ lra-<task>.yaml`), the same for every row:
   of random rows (`bucket_step=None`), as the S4 rows' BatchNorm
   (`presets.s4.unmasked_blocks`); the pooling is the mean over real
   tokens (`use_lengths: true`).
+  The DLR layer reads the padding too (`DSS.forward`,
+  `src/models/sequence/ss/dss.py` lines 703-748: the `lengths` absorbed
+  unread, the bidirectional kernel convolved over every position of the
+  batch), so that a real token's output reads the padding after it up
+  to the batch's longest row, where the S4 code's `S4Block` zeroes it:
+  the DLR rows of those tasks take `read_padding="longest"` and
+  full-length random batches.
 - Heads (`src/tasks/decoders.py`): `sequence` is one Linear (line 44,
   `head="linear"`): ListOps (`transformer-lra-listops.yaml` lines 46-49),
   Pathfinder (`transformer-lra-pathfinder.yaml` lines 33-35 with
@@ -722,6 +729,10 @@ for _key, _row in TECHNIQUE.items():
             _row.setdefault(_name, _value)
         if _key[0] in PADDED_TASKS:  # attention without a mask (above)
             _row.update(mask_semantics="longest", bucket_step=None)
+# The DLR layer reads the padding up to each batch's longest row (above).
+for _key, _row in PAPER.items():
+    if _key[1] == "dlr" and _key[0] in PADDED_TASKS:
+        _row.update(read_padding="longest", bucket_step=None)
 
 SPT_LRA_SIZED = {
     ("listops", "masked"): dict(

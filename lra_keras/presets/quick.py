@@ -115,16 +115,18 @@ def keep_length_buckets(bucket_steps):
     longest row) and S5 and the LRU (the S5 code, which scans and counts
     all of it; `presets.s4.unmasked_blocks`), the Sinkhorn rows of
     ListOps and Text (LRA's code, whose readout averages the padding in:
-    `pool_padding`) and the Transformer's self-pretrained rows (the NTFS
-    code, whose attention reads the padding up to each batch's longest
-    row: `presets.ntfs`). The quick and small rows keep length buckets, the
-    cost a CPU run can pay: their BatchNorm counts every position of the
-    bucketed batch and the Sinkhorn rows pool the real tokens, as their
-    measured runs did (README, Results). The S5 and LRU rows pad to their
-    own sequence length (`padded_length=None`), not to the S5 code's
-    ListOps length, and the Transformer's self-pretrained rows (NTFS, in
-    the S4 code base, whose attention sees no mask) mask the padded keys
-    (`mask_semantics="keys"`).
+    `pool_padding`), the Transformer's self-pretrained rows and the DLR
+    rows (the NTFS code, whose attention and DLR layer read the padding
+    up to each batch's longest row: `presets.ntfs`).
+
+    The quick and small rows keep length buckets, the cost a CPU run can
+    pay, and what their measured runs did (README, Results): their
+    BatchNorm counts every position of the bucketed batch; the Sinkhorn
+    rows pool the real tokens; the S5 and LRU rows pad to their own
+    sequence length (`padded_length=None`), not to the S5 code's ListOps
+    length; the Transformer's self-pretrained rows mask the padded keys
+    (`mask_semantics="keys"`); the DLR rows zero the padding
+    (`read_padding=False`).
 
     Args:
         bucket_steps: {task: bucket_step, or None to keep the task row's}.
@@ -132,7 +134,7 @@ def keep_length_buckets(bucket_steps):
     rows = {}
     for task, step in bucket_steps.items():
         for model in ("s4", "s4d", "rtf", "s5", "lru", "sinkhorn",
-                      "transformer"):
+                      "transformer", "dlr"):
             cells = {} if step is None else dict(bucket_step=step)
             if model in ("s4", "s4d", "rtf"):
                 cells.update(batch_norm_count_padding=True)
@@ -142,6 +144,8 @@ def keep_length_buckets(bucket_steps):
                 cells.update(pool_padding=False)
             if model == "transformer":
                 cells.update(mask_semantics="keys")
+            if model == "dlr":
+                cells.update(read_padding=False)
             rows[(task, model)] = cells
     return rows
 

@@ -108,6 +108,36 @@ def test_padding_does_not_change_real_outputs():
                     atol=1e-4)
 
 
+def test_read_padding_longest_is_the_ntfs_batch_cut_at_its_longest_row():
+    # The NTFS code's DLR convolves the S4 loaders' batch, padded to its
+    # longest row, without a mask: a real token's output reads the
+    # shorter rows' padding after it, nothing past the longest row.
+    layer = DLR(state_dim=16, init="omega", causal=False,
+                read_padding="longest")
+    u = _inputs(length=16, batch=3, seed=4)
+    mask = np.arange(16) < np.array([11, 4, 7])[:, None]
+    # padding a batch longer, with anything, changes nothing before 11
+    noisy = np.where(mask[..., None] | (np.arange(16) < 11)[:, None], u,
+                     9.0).astype("float32")
+    out = to_numpy(layer(noisy, padding_mask=mask))
+    reference = DLR(state_dim=16, init="omega", causal=False,
+                    read_padding=True)
+    reference.build(u.shape)
+    reference.set_weights(layer.get_weights())
+    cut = to_numpy(reference(u[:, :11]))  # the NTFS batch, no mask
+    assert_allclose(out[:, :11], cut, atol=1e-4)
+    # the shorter rows' real outputs read their padding: not the masked
+    zeroing = DLR(state_dim=16, init="omega", causal=False)
+    zeroing.build(u.shape)
+    zeroing.set_weights(layer.get_weights())
+    masked_out = to_numpy(zeroing(noisy, padding_mask=mask))
+    assert_allclose(masked_out[0, :11], out[0, :11], atol=1e-4)
+    assert np.abs(masked_out[1, :4] - out[1, :4]).max() > 1e-2
+    assert assert_config_round_trip(layer).read_padding == "longest"
+    with pytest.raises(ValueError, match="read_padding"):
+        DLR(state_dim=4, read_padding=1)
+
+
 def test_dlr_trains_one_step():
     loss, changed = fit_one_step(DLR(state_dim=8, causal=False), 3)
     assert np.isfinite(loss)

@@ -89,7 +89,9 @@ def test_padded_tokens_do_not_change_logits(task, model):
     # LRA's Sinkhorn readout averages it in.
     # (key, the value that reads the padding, the value that masks it)
     readers = (("read_padding", True, False),
+               ("read_padding", "longest", False),
                ("mask_semantics", "none", "keys"),
+               ("mask_semantics", "longest", "keys"),
                ("pool_padding", True, False))
     reads_padding = {key: own for key, own, _ in readers
                      if hp.get(key) == own}
@@ -104,6 +106,11 @@ def test_padded_tokens_do_not_change_logits(task, model):
     if reads_padding:
         hp.update(reads_padding)  # the rows' own settings
         net = build_classifier(**classifier_kwargs(hp))
+        # "longest" reads the padding before the end of the batch's
+        # longest row: make the first row 8 tokens longer than the others
+        for inputs in (x, x2):
+            inputs["token_ids"][0, 20:28] = 7
+            inputs["padding_mask"][0, 20:28] = True
         assert not np.allclose(to_numpy(net(x)), to_numpy(net(x2)),
                                atol=1e-5)
 
