@@ -559,11 +559,9 @@ def test_data_package_imports_no_backend():
                     ), (path, name)
 
 
-def test_hyperparameters_min_length_and_max_depth_make_a_variant(
-        tmp_path, monkeypatch):
-    # `min_length` and `max_depth` of a run's row reach the generator
-    # (`Task.loader_options`): shorter, shallower trees.
-    from lra_keras.hparams import get_hparams
+def _small_generated_splits(tmp_path, monkeypatch):
+    """`inputs.data.load` generating 40 / 10 / 10 trees into `tmp_path`;
+    returns (the options of every call, that loader)."""
     from lra_keras.training import inputs
 
     monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path))
@@ -575,6 +573,17 @@ def test_hyperparameters_min_length_and_max_depth_make_a_variant(
                     **options)
 
     monkeypatch.setattr(inputs.data, "load", small_load)
+    return calls, small_load
+
+
+def test_hyperparameters_min_length_and_max_depth_make_a_variant(
+        tmp_path, monkeypatch):
+    # `min_length` and `max_depth` of a run's row reach the generator
+    # (`Task.loader_options`): shorter, shallower trees.
+    from lra_keras.hparams import get_hparams
+    from lra_keras.training import inputs
+
+    calls, small_load = _small_generated_splits(tmp_path, monkeypatch)
     hp = get_hparams("listops", "s4d", "quick", sequence_length=64,
                      min_length=10, max_depth=3)
     splits = inputs.load_splits("listops", hp)
@@ -613,15 +622,7 @@ def test_padded_length_pads_the_trees_after_generating_them(
     from lra_keras.hparams import get_hparams
     from lra_keras.training import inputs
 
-    monkeypatch.setenv("LRA_KERAS_DATA", str(tmp_path))
-    calls, load = [], data.load
-
-    def small_load(task, split, **options):
-        calls.append(options)
-        return load(task, split, num_train=40, num_val=10, num_test=10,
-                    **options)
-
-    monkeypatch.setattr(inputs.data, "load", small_load)
+    calls, small_load = _small_generated_splits(tmp_path, monkeypatch)
     cells = dict(sequence_length=64, min_length=10, max_depth=3)
     padded = inputs.load_splits(
         "listops", get_hparams("listops", "s5", "quick", padded_length=80,
