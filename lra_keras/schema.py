@@ -383,7 +383,9 @@ def check(hp, origins=None):
         if isinstance(length, int) and padded < length:
             problems.append(
                 f"padded_length={padded!r} < sequence_length={length!r}: "
-                "padding lengthens the loaded sequences, never cuts them"
+                "padding lengthens the loaded sequences, never cuts them; "
+                "set padded_length to at least sequence_length, or None "
+                "(the S5 and LRU ListOps rows pad to 2048)"
             )
     if hp.get("weight_decay_on") == "kernels":
         for key in ("B_weight_decay", "dt_weight_decay"):

@@ -33,9 +33,12 @@ def up_to_longest_row(mask, across_replicas=False):
     under it, as the batch padded to that row alone. With
     `across_replicas`, under a TensorFlow `MirroredStrategy`, the longest
     row is the whole batch's, over every replica's share
-    (`distribute.replica_sum`), as on one device (training: the
-    statistics; in inference the positions after a replica's own longest
-    row are padding of its every row, which no real token reads).
+    (`distribute.replica_sum`), as on one device. The BatchNorm asks for
+    it in training (its statistics; in inference it normalises with the
+    moving ones, position by position); the attention and the SSM
+    layers that read the padding up to the longest row ask in training
+    only too, an all-reduce in inference having failed on a strategy's
+    uneven last batch.
     """
     # (length,): how many rows are real there
     any_real = ops.sum(ops.cast(mask, "float32"), axis=0)

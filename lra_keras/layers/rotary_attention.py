@@ -352,10 +352,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             longest row gets weight, padding of the shorter rows
             included, the keys after it none (under a TensorFlow
             `MirroredStrategy` the whole batch's longest row in training,
-            as on one device, and in inference each replica's own, as
-            the code's DDP pads each device's batch; a strategy's uneven
-            last evaluation batch gives its replicas different shapes,
-            which no all-reduce can sum): the S4 code
+            as on one device and under JAX's `DataParallel`; in inference
+            each replica's own, as the code's DDP pads each device's
+            batch, so that a strategy's validation can differ from one
+            device's where a replica holds only rows shorter than the
+            batch's longest: an all-reduce there failed on the uneven
+            last batch of the test split, measured): the S4 code
             base's Transformers, which pad each batch to its longest
             row and pass their attention no mask (IdoAmos/not-from-
             scratch `src/models/sequence/mha.py`,

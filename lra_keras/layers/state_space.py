@@ -100,7 +100,8 @@ class StateSpaceLayer(keras.layers.Layer):
             longest row, the positions after it zeroed
             (`masked_batch_normalization.up_to_longest_row`; in training
             over every replica's share of a TensorFlow
-            `MirroredStrategy`, in inference each replica's own): the
+            `MirroredStrategy`, in inference each replica's own, as
+            `RotaryMultiHeadAttention(mask_semantics="longest")`): the
             NTFS code's DLR (`DSS.forward`, IdoAmos/not-from-scratch
             `src/models/sequence/ss/dss.py` lines 703-748, the `lengths`
             absorbed unread) on the S4 loaders' batches, padded to their

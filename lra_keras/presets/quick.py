@@ -124,8 +124,9 @@ def keep_length_buckets(bucket_steps):
     BatchNorm counts every position of the bucketed batch; the Sinkhorn
     rows pool the real tokens; the S5 and LRU rows pad to their own
     sequence length (`padded_length=None`), not to the S5 code's ListOps
-    length; the Transformer's self-pretrained rows mask the padded keys
-    (`mask_semantics="keys"`); the DLR rows zero the padding
+    length; the Transformer rows mask the padded keys
+    (`mask_semantics="keys"`: the self-pretrained rows' "longest"
+    undone, the YCTFS rows' own); the DLR rows zero the padding
     (`read_padding=False`).
 
     Args:
