@@ -38,6 +38,19 @@ For each seed it prints and gates:
      formula in float64: max differences over max |K|. Gate 1e-4 for ours
      (both float32; the reference's own distance to float64 is printed,
      ungated).
+  c. the whole block on a padded batch: the reference's `DSS` (lines
+     602-748) as the NTFS DLR files build it (`bidirectional: true`,
+     GELU, `postact: glu`, `transposed: false`), its kernel, D and
+     output Linear copied into ours (`output_activation="glu"`,
+     `read_padding="longest"`, the NTFS DLR rows' setting); rows of
+     three lengths whose padded positions hold arbitrary values (as the
+     layers below make them). The reference gets the batch cut at its
+     longest row and no mask (the S4 loaders' batch; `DSS.forward` reads
+     no lengths), ours the full-length batch with its padding mask and
+     more padding after the longest row. Gate 1e-4 of max |y| on every
+     position before that row's end; printed beside it, ungated, how far
+     the zeroed padding (`read_padding=False`, the S4 code's `S4Block`)
+     lands from the reference.
 Exit status 1 when a gate fails.
 """
 
@@ -91,6 +104,64 @@ def reference_kernel(dss, hidden, state, seed, dt_min, dt_max):
         Lambda_init="omega", W_scale=None, wd=0, pykeops=False,
         kernel_to_real="real", version="")
     return kernel
+
+
+def block_rows(dss, hidden, state, length, seed, dt_min, dt_max):
+    """Part c: the rows comparing our DLR block with the reference's
+    `DSS` on a padded batch (see the module docstring)."""
+    import keras
+    import torch
+    from omegaconf import DictConfig
+
+    from lra_keras.layers import DLR
+
+    torch.manual_seed(seed)
+    ref = dss.DSS(
+        hidden, d_state=state, bidirectional=True, activation="gelu",
+        postact="glu", transposed=False, kernel_type="dlr", dt_min=dt_min,
+        dt_max=dt_max,
+        lr=DictConfig({"Lambda": 1e-4, "Lambda_re": None, "W": 1e-4}),
+        Lambda_init="omega", W_scale=None, wd=0, pykeops=False,
+        kernel_to_real="real", version="")
+    kernel = ref.kernel
+    linear = ref.output_linear[0]  # Linear(H, 2H), then nn.GLU
+    outputs = {}
+    for read_padding in ("longest", False):
+        ours = DLR(state_dim=state, init="omega", dt_min=dt_min,
+                   dt_max=dt_max, causal=False, output_activation="glu",
+                   read_padding=read_padding)
+        ours.build((None, None, hidden))
+        w = kernel.W.detach().numpy()  # (C, H, N, 2)
+        ours.Lambda_x.assign(kernel.Lambda_log_neg_re.detach().numpy())
+        ours.theta.assign(kernel.Lambda_im.detach().numpy())
+        ours.C_real.assign(w[..., 0])
+        ours.C_imag.assign(w[..., 1])
+        ours.D.assign(ref.D.detach().numpy()[0])
+        ours.output_dense.kernel.assign(linear.weight.detach().numpy().T)
+        ours.output_dense.bias.assign(linear.bias.detach().numpy())
+        outputs[read_padding] = ours
+    rng = np.random.default_rng(seed)
+    lengths = np.array([length - 20, length // 2, length // 5])
+    longest = int(lengths.max())
+    u = rng.normal(size=(3, length, hidden)).astype("float32")
+    mask = np.arange(length) < lengths[:, None]
+    with torch.no_grad():
+        y_ref, _ = ref(torch.from_numpy(u[:, :longest]))
+    y_ref = y_ref.numpy().astype("float64")
+    scale = float(np.abs(y_ref).max())
+    ours_y = {
+        key: keras.ops.convert_to_numpy(
+            layer(u, padding_mask=mask))[:, :longest].astype("float64")
+        for key, layer in outputs.items()}
+    return [
+        ("block, read_padding='longest': max |ours - ref| / max |y|",
+         float(np.abs(ours_y["longest"] - y_ref).max()) / scale,
+         KERNEL_RTOL),
+        ("block, zeroed padding (S4Block's) vs ref, shorter rows' real "
+         "positions", float(max(
+             np.abs(ours_y[False][i, :n] - y_ref[i, :n]).max()
+             for i, n in enumerate(lengths))) / scale, None),
+    ]
 
 
 def main(argv=None):
@@ -168,6 +239,7 @@ def main(argv=None):
                      err_ref, None))
         rows.append(("ours (float32) vs float64 formula",
                      err_ours, KERNEL_RTOL))
+        rows += block_rows(dss, h, n, length, seed, dt_min, dt_max)
         print(f"\nseed {seed}: C=2, H={h}, N={n}, L={length}")
         print_rows(rows, failed, (seed,))
     return verdict(failed)

@@ -71,7 +71,8 @@ lra-<task>.yaml`), the same for every row:
   batch), so that a real token's output reads the padding after it up
   to the batch's longest row, where the S4 code's `S4Block` zeroes it:
   the DLR rows of those tasks take `read_padding="longest"` and
-  full-length random batches.
+  full-length random batches (the block checked against `DSS` on a
+  padded batch: `benchmarks/reference_parity_dlr.py`, part c).
 - Heads (`src/tasks/decoders.py`): `sequence` is one Linear (line 44,
   `head="linear"`): ListOps (`transformer-lra-listops.yaml` lines 46-49),
   Pathfinder (`transformer-lra-pathfinder.yaml` lines 33-35 with
