@@ -18,8 +18,10 @@ the pablomiralles22/long-transformers checkout (branch lra-paper) at
 `$LRA_YCTFS_REPO`; skipped unless it is set and torch and omegaconf are
 installed.
 
-The DLR kernel against the NTFS code's: `benchmarks/reference_parity_dlr.py`
-against `$LRA_NTFS_REPO` (see its test below); the RTF layer against the
+The DLR kernel and block against the NTFS code's:
+`benchmarks/reference_parity_dlr.py` against `$LRA_NTFS_REPO` (see its
+test below), and its Transformer's attention:
+`benchmarks/reference_parity_ntfs_attention.py`; the RTF layer against the
 RTF authors' module: `benchmarks/reference_parity_rtf.py` against
 `$LRA_RTF_REPO`.
 """
@@ -194,6 +196,27 @@ def test_dlr_omega_matches_the_reference_kernel():
         pytest.importorskip(module)
     stdout = run_benchmark(
         "reference_parity_dlr.py", "--ntfs-repo", NTFS_REPO, "--seeds", "2")
+    assert "all gates passed" in stdout
+
+
+# The NTFS Transformer's attention (rotary per head, no mask on batches
+# padded to their longest row) against the NTFS code's
+# `MultiheadAttentionFlash`: `benchmarks/reference_parity_ntfs_attention.py`
+# against the same checkout (`src` and `local_attention` of 3e4b6d9);
+# skipped unless both are there and torch, hydra, einops and opt_einsum
+# import.
+@pytest.mark.skipif(
+    not NTFS_REPO or not Path(NTFS_REPO, "src/models/sequence/mha.py").exists()
+    or not Path(NTFS_REPO, "local_attention").is_dir(),
+    reason="LRA_NTFS_REPO does not point to a checkout of "
+    "IdoAmos/not-from-scratch with src/ and local_attention/",
+)
+def test_ntfs_attention_matches_the_reference_module():
+    for module in ("torch", "hydra", "einops", "opt_einsum"):
+        pytest.importorskip(module)
+    stdout = run_benchmark(
+        "reference_parity_ntfs_attention.py", "--ntfs-repo", NTFS_REPO,
+        "--seeds", "2")
     assert "all gates passed" in stdout
 
 

@@ -26,7 +26,7 @@ lra-<task>.yaml`), the same for every row:
   every frequency used: `rotary_scope="head"`, `max_wavelength=10000`,
   `rotary_disable_half=False` (pairs of adjacent channels; ours pairs the
   two halves, the same model up to a fixed permutation of the q/k
-  projections).
+  projections: `benchmarks/reference_parity_ntfs_attention.py`).
 - Positions: `configs/model/transformer.yaml` lines 6-8 add the
   sinusoidal `PositionalEncoder` (`src/tasks/encoders.py` lines 82-131,
   sin/cos interleaved, base 10000, dropout = the model's dropout:
@@ -61,8 +61,10 @@ lra-<task>.yaml`), the same for every row:
   `key_padding_mask`; the `lengths` the blocks receive land in
   `**kwargs` unread): every key up to the batch's longest row gets
   weight, the shorter rows' padding included. The ListOps, Text and
-  Retrieval rows take `mask_semantics="longest"` and full-length batches
-  of random rows (`bucket_step=None`), as the S4 rows' BatchNorm
+  Retrieval rows take `mask_semantics="longest"` (checked against
+  `MultiheadAttentionFlash` on a padded batch: `benchmarks/
+  reference_parity_ntfs_attention.py`) and full-length batches of
+  random rows (`bucket_step=None`), as the S4 rows' BatchNorm
   (`presets.s4.unmasked_blocks`); the pooling is the mean over real
   tokens (`use_lengths: true`).
   The DLR layer reads the padding too (`DSS.forward`,
