@@ -1,4 +1,4 @@
-"""The NTFS Transformer's attention side by side with the NTFS code's.
+"""The NTFS Transformers' attentions side by side with the NTFS code's.
 
     git -C <clone of IdoAmos/not-from-scratch> archive 3e4b6d9 \\
         src local_attention | tar -x -C /tmp/ntfs
@@ -36,6 +36,14 @@ For each seed it prints and gates (max differences over max |y|):
      position before the row's end (gate 1e-5). Printed beside it,
      ungated: how far `mask_semantics="keys"` (padded keys masked) lands
      from the reference on the shorter rows.
+  c. the Path-X attention (`mhfla`): `MultiheadLocalAttention` (lines
+     170-262; `LocalFlashAttention`, `local_attention/local_attention.py`
+     lines 259-402) with windows of `--window` positions and one
+     neighbour per side, as `transformer-lra-pathx-small.yaml` sets it
+     (4096 there), against ours with `attention_window`, on four windows
+     without padding (the pixel tasks; its local attention takes no
+     mask) (gate 1e-5); printed beside it, ungated, how far attention to
+     every key lands from it.
 Exit status 1 when a gate fails.
 """
 
@@ -91,26 +99,31 @@ def convert(ref, ours, num_heads):
     ours.output_dense.bias.assign(out.bias.detach().numpy())
 
 
+def ours_from(ref, num_heads, **options):
+    """Our attention as the NTFS rows build it, with `options`, holding
+    the reference's weights."""
+    from lra_keras.layers import RotaryMultiHeadAttention
+
+    ours = RotaryMultiHeadAttention(
+        num_heads=num_heads, key_dim=ref.d_model // num_heads,
+        rotary_scope="head", max_wavelength=10000,
+        rotary_disable_half=False, **options)
+    ours.build((None, None, ref.d_model))
+    convert(ref, ours, num_heads)
+    return ours
+
+
 def compare(mha, hidden, num_heads, length, seed):
     """The rows of one seed (see the module docstring)."""
     import keras
     import torch
 
-    from lra_keras.layers import RotaryMultiHeadAttention
-
     torch.manual_seed(seed)
     ref = mha.MultiheadAttentionFlash(hidden, num_heads, dropout=0.0,
                                       bias=True, causal=False, rotary=True)
     ref.eval()
-    layers = {}
-    for semantics in ("longest", "keys"):
-        ours = RotaryMultiHeadAttention(
-            num_heads=num_heads, key_dim=hidden // num_heads,
-            rotary_scope="head", max_wavelength=10000,
-            rotary_disable_half=False, mask_semantics=semantics)
-        ours.build((None, None, hidden))
-        convert(ref, ours, num_heads)
-        layers[semantics] = ours
+    layers = {semantics: ours_from(ref, num_heads, mask_semantics=semantics)
+              for semantics in ("longest", "keys")}
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(3, length, hidden)).astype("float32")
 
@@ -145,12 +158,42 @@ def compare(mha, hidden, num_heads, length, seed):
     return rows
 
 
+def compare_windows(mha, hidden, num_heads, window, seed):
+    """Part c's rows: the windowed attention of one seed."""
+    import keras
+    import torch
+
+    torch.manual_seed(seed)
+    ref = mha.MultiheadLocalAttention(
+        hidden, num_heads, window_size=window, look_backward=1,
+        look_forward=1, dropout=0.0, bias=True, causal=False, rotary=True)
+    ref.eval()
+    layers = {size: ours_from(ref, num_heads, attention_window=size)
+              for size in (window, None)}
+    x = np.random.default_rng(seed).normal(
+        size=(2, 4 * window, hidden)).astype("float32")
+    with torch.no_grad():
+        y_ref, _ = ref(torch.from_numpy(x))
+    y_ref = y_ref.numpy().astype("float64")
+    scale = float(np.abs(y_ref).max())
+    ours_y = {key: keras.ops.convert_to_numpy(layer(x)).astype("float64")
+              for key, layer in layers.items()}
+    return [
+        (f"c. windows of {window}, one neighbour per side: max |ours - "
+         "ref| / max |y|",
+         float(np.abs(ours_y[window] - y_ref).max()) / scale, GATE),
+        ("c. every key attended instead",
+         float(np.abs(ours_y[None] - y_ref).max()) / scale, None),
+    ]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ntfs-repo", required=True)
     parser.add_argument("--hidden-dim", type=int, default=32)
     parser.add_argument("--num-heads", type=int, default=4)
     parser.add_argument("--length", type=int, default=40)
+    parser.add_argument("--window", type=int, default=16)
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args(argv)
 
@@ -163,6 +206,8 @@ def main(argv=None):
     for seed in range(args.seeds):
         rows = compare(mha, args.hidden_dim, args.num_heads, args.length,
                        seed)
+        rows += compare_windows(mha, args.hidden_dim, args.num_heads,
+                                args.window, seed)
         print(f"\nseed {seed}: D={args.hidden_dim}, heads={args.num_heads}, "
               f"L={args.length}")
         print_rows(rows, failed, (seed,))

@@ -314,6 +314,9 @@ RULES = dict(
     sparse_summary_size=Rule(int, minimum=0),
     sparse_cls_token=Rule(bool),
     longformer_window=_count(),
+    attention_window=_count(optional=True),
+    window_look_backward=Rule(int, minimum=0),
+    window_look_forward=Rule(int, minimum=0),
     longformer_global_tokens=Rule(int, minimum=0),
     bigbird_block_size=_count(),
     bigbird_random_blocks=Rule(int, minimum=0),
@@ -499,6 +502,14 @@ def check(hp, origins=None):
             "or 'longest' a padded query would be a real one, which no LRA "
             "attention "
             f"does; mask_semantics={hp.get('mask_semantics')!r})"
+        )
+    if hp.get("attention_window") is not None and (
+            hp.get("causal") or hp.get("mask_semantics") == "pairs"):
+        problems.append(
+            f"attention_window={hp['attention_window']!r} attends whole "
+            "windows, neighbours on both sides: not with causal=True (the "
+            "NTFS code's local attention refuses to look forward when "
+            "causal) nor mask_semantics='pairs'; set attention_window=None"
         )
     if (hp.get("mask_semantics") == "pairs" and hp.get("model") not in (
             "transformer", "lra_transformer", "synthesizer",

@@ -152,3 +152,26 @@ def test_the_ntfs_dlr_reads_padding_up_to_the_longest_row():
             assert hp["bucket_step"] is not None
     for task in ("image", "pathfinder", "pathx"):  # no padding
         assert get_hparams(task, "dlr")["read_padding"] is False
+
+
+def test_the_ntfs_path_x_transformers_attend_within_windows():
+    # IdoAmos/not-from-scratch `mhfla`: windows of 4096 at Path-X
+    # (transformer-lra-pathx-small.yaml), 8192 at Path-X-256
+    # (transformer-lra-pathx256.yaml), one neighbour per side
+    for task, window in (("pathx", 4096), ("pathx256", 8192)):
+        for technique in ("none", "spt"):
+            hp = get_hparams(task, "transformer", technique=technique)
+            assert (hp["attention_window"], hp["window_look_backward"],
+                    hp["window_look_forward"]) == (window, 1, 1)
+            assert hp["sequence_length"] % window == 0
+        # the causal objective attends to every earlier position
+        hp = get_hparams(task, "transformer", technique="spt",
+                         pretrain_objective="causal")
+        assert hp["causal"] is True and hp["attention_window"] is None
+        with pytest.raises(ValueError, match="attention_window=.* not "
+                           "with causal=True"):
+            get_hparams(task, "transformer", causal=True)
+    # the other rows attend to every key
+    assert get_hparams("pathfinder", "transformer")["attention_window"] is None
+    assert get_hparams("listops", "transformer",
+                       technique="spt")["attention_window"] is None

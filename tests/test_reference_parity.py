@@ -192,10 +192,17 @@ NTFS_REPO = os.environ.get("LRA_NTFS_REPO")
     "checkout",
 )
 def test_dlr_omega_matches_the_reference_kernel():
-    for module in ("torch", "omegaconf", "einops", "opt_einsum"):
+    assert_ntfs_benchmark_passes("reference_parity_dlr.py",
+                                 ("torch", "omegaconf", "einops",
+                                  "opt_einsum"))
+
+
+def assert_ntfs_benchmark_passes(script, modules):
+    """Runs `script` against `$LRA_NTFS_REPO` (2 seeds), skipping unless
+    `modules` import; every gate must pass."""
+    for module in modules:
         pytest.importorskip(module)
-    stdout = run_benchmark(
-        "reference_parity_dlr.py", "--ntfs-repo", NTFS_REPO, "--seeds", "2")
+    stdout = run_benchmark(script, "--ntfs-repo", NTFS_REPO, "--seeds", "2")
     assert "all gates passed" in stdout
 
 
@@ -212,12 +219,8 @@ def test_dlr_omega_matches_the_reference_kernel():
     "IdoAmos/not-from-scratch with src/ and local_attention/",
 )
 def test_ntfs_attention_matches_the_reference_module():
-    for module in ("torch", "hydra", "einops", "opt_einsum"):
-        pytest.importorskip(module)
-    stdout = run_benchmark(
-        "reference_parity_ntfs_attention.py", "--ntfs-repo", NTFS_REPO,
-        "--seeds", "2")
-    assert "all gates passed" in stdout
+    assert_ntfs_benchmark_passes("reference_parity_ntfs_attention.py",
+                                 ("torch", "hydra", "einops", "opt_einsum"))
 
 
 # The RTF layer against the RTF authors' `rtf.py` (ruke1ire/RTF checkout

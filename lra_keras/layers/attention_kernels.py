@@ -366,3 +366,91 @@ def attention(
             query, key, value, mask=mask, is_causal=causal
         )
     return uniform_masked_outputs(out, value, query_mask)
+
+
+def windowed_attention(query, key, value, window, look_backward=1,
+                       look_forward=1, padding_mask=None,
+                       implementation="auto", block_size=None,
+                       weights_dropout=None):
+    """Softmax attention within windows and their neighbours.
+
+    The positions are cut into windows of `window`; a query of window `w`
+    attends to every key of windows `w - look_backward` to
+    `w + look_forward` (those that exist), as the NTFS code's Path-X
+    Transformers attend (`mhfla`: `LocalFlashAttention`,
+    IdoAmos/not-from-scratch `local_attention/local_attention.py` lines
+    259-402, whose `look_around` pads the missing neighbours with a value
+    it then masks; `exact_windowsize=False`: whole windows, not a band).
+    Each window is one exact `attention` over its keys' slice (the
+    chunked path for long ones), so no (L, L) score matrix is formed.
+    A sequence of at most one window is plain attention; a longer one
+    must be a whole number of windows, as there (no `autopad`). A length
+    unknown while tracing (an export's, TensorFlow's relaxed shapes)
+    takes the same windows as a mask over all (L, L) pairs
+    (`_windows_by_mask`: quadratic memory, a trailing part window
+    allowed).
+
+    Args:
+        query, key, value: tensors (batch, L, heads, head_dim), one
+            static length.
+        window: int. Positions per window.
+        look_backward, look_forward: ints >= 0. Neighbouring windows
+            attended on each side.
+        padding_mask: optional (batch, L) boolean tensor, True at real
+            keys.
+        implementation, block_size, weights_dropout: as `attention`.
+
+    Returns:
+        Tensor (batch, L, heads, head_dim).
+
+    Raises:
+        ValueError: a known length longer than one window and not a
+            multiple of it.
+    """
+    length = query.shape[1]
+    if length is None:
+        return _windows_by_mask(query, key, value, window, look_backward,
+                                look_forward, padding_mask, weights_dropout)
+    if length <= window:
+        return attention(query, key, value, padding_mask,
+                         implementation=implementation,
+                         block_size=block_size,
+                         weights_dropout=weights_dropout)
+    if length % window:
+        raise ValueError(
+            f"A sequence of {length} positions is not a whole number of "
+            f"attention windows of {window} (attention_window), as the "
+            "NTFS code's local attention requires; pick a window that "
+            "divides the length, or attention_window=None"
+        )
+    outputs = []
+    for w in range(length // window):
+        start = max(0, (w - look_backward) * window)
+        end = min(length, (w + 1 + look_forward) * window)
+        mask = None if padding_mask is None else padding_mask[:, start:end]
+        outputs.append(attention(
+            query[:, w * window:(w + 1) * window], key[:, start:end],
+            value[:, start:end], mask, implementation=implementation,
+            block_size=block_size, weights_dropout=weights_dropout))
+    return ops.concatenate(outputs, axis=1)
+
+
+def _windows_by_mask(query, key, value, window, look_backward,
+                     look_forward, padding_mask=None, weights_dropout=None):
+    """`windowed_attention` as one masked softmax over every (query, key)
+    pair, for lengths known only at run time."""
+    scale = 1.0 / math.sqrt(query.shape[-1])
+    q = ops.transpose(query, (0, 2, 1, 3))  # (B, H, L, D)
+    k = ops.transpose(key, (0, 2, 3, 1))  # (B, H, D, L)
+    v = ops.transpose(value, (0, 2, 1, 3))
+    scores = ops.matmul(q * scale, k)  # (B, H, L, L)
+    index = ops.arange(ops.shape(scores)[-1], dtype="int32") // window
+    gap = index[None, :] - index[:, None]  # key window - query window
+    near = ops.logical_and(gap >= -look_backward, gap <= look_forward)
+    scores = scores + ops.cast(
+        ops.where(near, 0.0, _MASK_BIAS), scores.dtype)
+    bias = _key_bias(padding_mask, scores.dtype)
+    if bias is not None:
+        scores = scores + bias
+    probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
+    return ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3))

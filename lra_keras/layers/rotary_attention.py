@@ -24,6 +24,7 @@ from lra_keras.backend_utils import add_shared
 from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
 from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.attention_kernels import uniform_masked_outputs
+from lra_keras.layers.attention_kernels import windowed_attention
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.efficient_attention import LOCAL_LAYOUTS
@@ -84,6 +85,9 @@ ATTENTION_OPTIONS = dict(
     sinkhorn_sort="softmax",
     sinkhorn_iterations=1,
     mask_semantics="keys",
+    attention_window=None,
+    window_look_backward=1,
+    window_look_forward=1,
 )
 SINKHORN_SORTS = ("softmax", "sinkhorn")
 # The attentions that never form attention weights (the kernelised ones),
@@ -366,6 +370,17 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             batch padded longer attends as that shorter batch
             (`masked_batch_normalization.up_to_longest_row`).
 
+        attention_window: int or None. The exact softmax (`"softmax"`)
+            within windows of this many positions, each query attending
+            to its window and `window_look_backward` /
+            `window_look_forward` whole windows on each side
+            (`attention_kernels.windowed_attention`): the NTFS code's
+            Path-X attention (`mhfla`, `window_size` 4096, 8192 at
+            Path-X-256, one neighbour per side). None (default): every
+            key. Not with `causal` nor `mask_semantics="pairs"`.
+        window_look_backward, window_look_forward: ints >= 0. Defaults
+            to 1.
+
     Call arguments:
         inputs: tensor (batch, length, hidden_dim).
         padding_mask: optional (batch, length) tensor, nonzero at real
@@ -424,9 +439,28 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         sinkhorn_sort="softmax",
         sinkhorn_iterations=1,
         mask_semantics="keys",
+        attention_window=None,
+        window_look_backward=1,
+        window_look_forward=1,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if attention_window is not None and (
+                attention_type != "softmax" or causal
+                or mask_semantics == "pairs" or int(attention_window) < 1
+                or int(window_look_backward) < 0
+                or int(window_look_forward) < 0):
+            raise ValueError(
+                "`attention_window` restricts the exact softmax attention "
+                "(attention_type='softmax', not causal, mask_semantics "
+                "other than 'pairs') to windows of >= 1 positions and >= 0 "
+                "neighbours. Received: "
+                f"attention_window={attention_window!r}, "
+                f"window_look_backward={window_look_backward!r}, "
+                f"window_look_forward={window_look_forward!r}, "
+                f"attention_type={attention_type!r}, causal={causal!r}, "
+                f"mask_semantics={mask_semantics!r}"
+            )
         if mask_semantics not in MASK_SEMANTICS or (
                 mask_semantics == "pairs"
                 and attention_type not in _PAIR_MASKED):
@@ -617,6 +651,10 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.sinkhorn_sort = sinkhorn_sort
         self.sinkhorn_iterations = int(sinkhorn_iterations)
         self.mask_semantics = mask_semantics
+        self.attention_window = (None if attention_window is None
+                                 else int(attention_window))
+        self.window_look_backward = int(window_look_backward)
+        self.window_look_forward = int(window_look_forward)
         self.supports_masking = False
         if attention_type == "performer":
             self.seed_generator = keras.random.SeedGenerator(
@@ -824,6 +862,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             return bigbird_attention(
                 q, k, v, self.bigbird_block_size, self.bigbird_random_blocks,
                 self.bigbird_seed, padding_mask, self.causal, drop)
+        if self.attention_window is not None:
+            return windowed_attention(
+                q, k, v, self.attention_window, self.window_look_backward,
+                self.window_look_forward, padding_mask,
+                self.attention_implementation, self.block_size, drop)
         return attention(
             q,
             k,
@@ -897,5 +940,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             sinkhorn_sort=self.sinkhorn_sort,
             sinkhorn_iterations=self.sinkhorn_iterations,
             mask_semantics=self.mask_semantics,
+            attention_window=self.attention_window,
+            window_look_backward=self.window_look_backward,
+            window_look_forward=self.window_look_forward,
         )
         return config

@@ -366,8 +366,12 @@ def _transformer_block(attention_type, options=(), by_length=False,
 
 register(Family(
     name="transformer",
-    keys=dict(_TRANSFORMER_KEYS),
-    block=_transformer_block("softmax"),
+    # attention within windows of positions and their neighbours (the
+    # NTFS code's Path-X attention, `mhfla`); None: every key
+    keys=dict(_TRANSFORMER_KEYS, attention_window=None,
+              window_look_backward=1, window_look_forward=1),
+    block=_transformer_block("softmax", (
+        "attention_window", "window_look_backward", "window_look_forward")),
     paper="Vaswani et al. 2017; rotary: Su et al. 2021; YCTFS Tables 4-5",
 ))
 

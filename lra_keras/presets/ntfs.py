@@ -116,15 +116,24 @@ PAPER rows:
   5" and expand 1 "# 4" (Table 4: 5, 512). The same row trains the
   from-scratch "Transformers + Rotary" of Table 2 (84.72). Epochs: C.1
   gives only caps (200 epochs, or 5 days on 4 GPUs for Transformers on
-  PathX). NTFS splits attention at >= 16K into blocks of 4096 attending to
-  themselves and their neighbours (`mhfla`, `window_size: 4096`,
-  `look_backward: 1`, `look_forward: 1`); here attention_implementation
-  "auto" picks exact (chunked) full attention instead. PathX-256: Table 2
+  PathX). NTFS splits attention at >= 16K into windows of 4096 attending
+  to themselves and one neighbour on each side (`mhfla`, `window_size:
+  4096`, `look_backward: 1`, `look_forward: 1`, `transformer-lra-pathx-
+  small.yaml` lines 18-22; `LocalFlashAttention`, whole windows): so does
+  the row, `attention_window=4096` (`attention_kernels.
+  windowed_attention`, checked against `LocalFlashAttention`:
+  `benchmarks/reference_parity_ntfs_attention.py`). PathX-256: Table 2
   marks the Transformer "computationally infeasible"; C.1.2 runs PathX-256
   "with the same configuration as PathX" and max pooling (for S4), so the
-  PathX row; `lra/transformer-lra-pathx256.yaml` (depth 4, FF 512, blocks
-  of 8192) and `transformer-lra-pathx256-mlm.yaml` (depth 8) disagree with
-  each other and no number comes from them.
+  PathX row; `lra/transformer-lra-pathx256.yaml` (depth 4, FF 512,
+  windows of 8192) and `transformer-lra-pathx256-mlm.yaml` (depth 8)
+  disagree with each other on the depth and no number comes from them;
+  both give windows of 8192 (line 20 and line 19), which the row takes
+  (`attention_window=8192`). A causal Transformer cannot look forward
+  there (`LocalFlashAttention` asserts it): the causal objective
+  (`--pretrain-objective causal`, the causal SPT row of PathX in
+  SPT_LRA_SIZED) attends to every earlier position
+  (`attention_window=None`, derived by the technique).
 - DLR: C.1.3, the official DLR layer with its default parameters (state
   size 1024), "for the remaining hyper-parameters (model size, num. layers,
   weight decay) we use the same values as S4", LayerNorm, and "for all
@@ -291,6 +300,8 @@ PAPER = {
         head="linear",
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
+        # mhfla: windows of 4096 and their neighbours (see above)
+        attention_window=4096, window_look_backward=1, window_look_forward=1,
         source=(
             "Never Train from Scratch, Table 4 (PathX, Transformer + "
             "Rotary + Masked SPT, FT values) and C.1 (200-epoch cap); "
@@ -311,9 +322,14 @@ PAPER = {
         head="linear",
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch",
+        # mhfla at 256x256: windows of 8192 (transformer-lra-pathx256.yaml
+        # line 20, -mlm.yaml line 19) and their neighbours
+        attention_window=8192, window_look_backward=1, window_look_forward=1,
         source=(
             "derived: the PathX Transformer row (Never Train from Scratch"
-            " Table 4) at 256x256, as C.1.2 does for S4"
+            " Table 4) at 256x256, as C.1.2 does for S4; windows of 8192 "
+            "from IdoAmos/not-from-scratch configs/experiment/lra/"
+            "transformer-lra-pathx256.yaml"
         ),
     ),
     ("listops", "dlr"): dict(
@@ -863,6 +879,8 @@ SPT_LRA_SIZED = {
         hidden_dim=128, num_layers=4, num_heads=8, intermediate_dim=128,
         position_embedding="sinusoidal", rotary_disable_half=False,
         pooling="max", causal=True, learning_rate=5e-4,
+        # no windows: the local attention cannot be causal (see above)
+        attention_window=None,
         pretrain_learning_rate=0.001, batch_size=256, pretrain_batch_size=8,
         weight_decay=0.0, pretrain_objective="causal", pretrain_loss="ce",
         source=(

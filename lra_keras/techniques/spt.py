@@ -94,6 +94,11 @@ class SelfPretraining(Technique):
             # Next-token prediction needs mixers that see only the past;
             # the fine-tuned classifier keeps the pretrained causal encoder.
             hp["causal"] = True
+            if hp.get("attention_window") is not None:
+                # Windows attend both ways (the NTFS code's local
+                # attention refuses to be causal and look forward): every
+                # earlier position instead, as its causal rows.
+                hp["attention_window"] = None
         if (hp.get("pixel_mask_input") is None
                 and hp["pretrain_objective"] == "masked"
                 and hp.get("input_encoder") == "linear"):

@@ -133,3 +133,89 @@ def test_chunked_attention_gradients_with_a_ragged_last_block(causal):
     _, grads = value_and_grads(loss("chunked"), q, k, v)
     for name, g, r in zip("qkv", grads, ref_grads):
         np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+
+
+def window_mask(length, window, back, forward):
+    """(L, L) True where query i may attend key j: the windows of i's
+    window index -back .. +forward (the NTFS code's `look_around`)."""
+    w = np.arange(length) // window
+    return (w[None, :] >= w[:, None] - back) & (w[None, :] <= w[:, None]
+                                                  + forward)
+
+
+def numpy_windowed(q, k, v, mask, window, back, forward):
+    """Softmax attention under `window_mask` and the key mask, in numpy."""
+    length = q.shape[1]
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1])
+    allowed = window_mask(length, window, back, forward)[None, None]
+    allowed = allowed & mask[:, None, None, :]
+    scores = np.where(allowed, scores, -np.inf)
+    scores -= scores.max(-1, keepdims=True)
+    p = np.exp(scores)
+    p /= p.sum(-1, keepdims=True)
+    return np.einsum("bhqk,bkhd->bqhd", p, v)
+
+
+@pytest.mark.parametrize("implementation", ["reference", "fused", "chunked"])
+@pytest.mark.parametrize("back,forward", [(1, 1), (0, 0), (2, 0), (0, 1)])
+def test_windowed_attention_is_attention_under_the_window_mask(
+        implementation, back, forward):
+    q, k, v, _ = _inputs(length=60, seed=5)
+    # padding inside windows, none a whole window (no query without keys)
+    mask = np.ones((2, 60), bool)
+    mask[0, 26:34] = False
+    mask[1, 50:] = False
+    out = ak.windowed_attention(q, k, v, 12, back, forward, mask,
+                                implementation=implementation, block_size=8)
+    assert_allclose(out, numpy_windowed(q, k, v, mask, 12, back, forward),
+                    atol=2e-6)
+
+
+def test_windowed_attention_gradients_equal_the_masked_reference():
+    q, k, v, mask = _inputs(length=48, seed=6)
+    w = ops.convert_to_tensor(
+        np.random.default_rng(7).normal(size=q.shape).astype("float32"))
+    m = ops.convert_to_tensor(mask)
+    allowed = window_mask(48, 16, 1, 1)
+
+    def windowed(q, k, v):
+        return ops.sum(ak.windowed_attention(
+            q, k, v, 16, 1, 1, m, implementation="chunked",
+            block_size=8) * w)
+
+    def masked(q, k, v):  # the window as a key mask per query row
+        rows = [ak.attention(q[:, i:i + 1], k, v, ops.logical_and(
+            m, ops.convert_to_tensor(allowed[i])[None]),
+            implementation="reference") for i in range(48)]
+        return ops.sum(ops.concatenate(rows, axis=1) * w)
+
+    value, grads = value_and_grads(windowed, q, k, v)
+    ref_value, ref_grads = value_and_grads(masked, q, k, v)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+    for name, g, r in zip("qkv", grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+
+
+def test_windowed_attention_of_one_window_and_bad_lengths():
+    q, k, v, mask = _inputs(length=30, seed=8)
+    # at most one window: plain attention
+    assert_allclose(ak.windowed_attention(q, k, v, 30, 1, 1, mask),
+                    numpy_attention(q, k, v, mask), atol=2e-6)
+    assert_allclose(ak.windowed_attention(q, k, v, 64, 1, 1, mask),
+                    numpy_attention(q, k, v, mask), atol=2e-6)
+    with pytest.raises(ValueError, match="not a whole number of attention "
+                       "windows of 7"):
+        ak.windowed_attention(q, k, v, 7, 1, 1, mask)
+
+
+@pytest.mark.parametrize("length", [48, 50])
+def test_windows_by_mask_for_lengths_known_at_run_time(length):
+    # the path of an unknown length, whole windows and a trailing part
+    q, k, v, _ = _inputs(length=length, seed=9)
+    mask = np.ones((2, length), bool)
+    mask[1, 40:] = False
+    out = ak._windows_by_mask(q, k, v, 12, 1, 0, ops.convert_to_tensor(mask))
+    assert_allclose(out, numpy_windowed(q, k, v, mask, 12, 1, 0), atol=2e-6)
+    if length == 48:
+        assert_allclose(out, ak.windowed_attention(q, k, v, 12, 1, 0, mask),
+                        atol=2e-6)

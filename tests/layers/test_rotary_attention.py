@@ -334,3 +334,28 @@ def test_fit_one_step():
     assert np.isfinite(history.history["loss"][0])
     after = [to_numpy(w) for w in model.trainable_weights]
     assert any(not np.allclose(a, b) for a, b in zip(before, after))
+
+
+def test_attention_window_restricts_the_softmax_to_neighbouring_windows():
+    from tests.layers.test_attention_kernels import numpy_windowed
+
+    x = np.random.default_rng(11).normal(size=(2, 48, 16)).astype("float32")
+    mask = np.ones((2, 48), bool)
+    mask[1, 40:] = False
+    layer = RotaryMultiHeadAttention(num_heads=2, key_dim=8, use_rotary=False,
+                                     attention_window=16)
+    out = layer(x, padding_mask=mask)
+    q = to_numpy(layer.query_dense(x))
+    k = to_numpy(layer.key_dense(x))
+    v = to_numpy(layer.value_dense(x))
+    expected = to_numpy(layer.output_dense(
+        numpy_windowed(q, k, v, mask, 16, 1, 1)))
+    assert_allclose(out, expected, atol=2e-5)
+    rebuilt = assert_config_round_trip(layer)
+    assert (rebuilt.attention_window, rebuilt.window_look_backward,
+            rebuilt.window_look_forward) == (16, 1, 1)
+    for bad in (dict(causal=True), dict(attention_type="linear"),
+                dict(mask_semantics="pairs"), dict(window_look_forward=-1)):
+        with pytest.raises(ValueError, match="attention_window"):
+            RotaryMultiHeadAttention(num_heads=2, key_dim=8,
+                                     attention_window=16, **bad)

@@ -135,11 +135,11 @@ class _TwoLengths(keras.utils.PyDataset):
     """Two batches of different lengths: under TensorFlow the second one
     runs the model with a symbolic (unknown) length."""
 
-    def __init__(self, vocabulary_size):
+    def __init__(self, vocabulary_size, lengths=(12, 19)):
         super().__init__()
         rng = np.random.default_rng(0)
         self.batches = []
-        for length in (12, 19):
+        for length in lengths:
             x = rng.integers(1, vocabulary_size, size=(2, length))
             x[1, length - 3:] = 0
             self.batches.append((token_inputs(x, 0),
@@ -164,6 +164,25 @@ def test_fit_on_batches_of_different_lengths(task, model):
     history = net.fit(_TwoLengths(hp["vocabulary_size"]), epochs=1,
                       verbose=0)
     assert np.isfinite(history.history["loss"][-1])
+
+
+def test_windowed_transformer_fits_two_lengths_and_round_trips(tmp_path):
+    # The NTFS Path-X attention (`attention_window`) in a whole model:
+    # batches of 12 and 20 positions in windows of 4 (under TensorFlow
+    # the second runs with an unknown length: the masked path), and the
+    # saved model's outputs.
+    hp = tiny_hparams("listops", "transformer")
+    hp.update(attention_window=4)
+    net = build_classifier(**classifier_kwargs(hp))
+    net.compile(
+        optimizer=make_optimizer(hp, total_steps=10),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    history = net.fit(_TwoLengths(hp["vocabulary_size"], (12, 20)),
+                      epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][-1])
+    x, _ = _batch(hp)  # 32 positions: eight windows
+    assert_saving_round_trip(net, x, tmp_path)
 
 
 def _pairs(hp, batch=3, seed=0):
