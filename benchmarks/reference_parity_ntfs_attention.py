@@ -10,7 +10,7 @@
 `--ntfs-repo` is a checkout of IdoAmos/not-from-scratch (3e4b6d9; its
 `mha.py` is the same at f919137). Its `src.models.sequence.mha` is
 imported from there, never copied: `MultiheadAttentionFlash` (lines
-106-160), the attention of every NTFS Transformer file (`_name_: mhfa`,
+107-164), the attention of every NTFS Transformer file (`_name_: mhfa`,
 `causal: false`, `bias: True`, dropout 0), with `rotary=True` as the
 rotary runs set it on the command line (`RotaryEmbedding(d_k)` per head,
 lines 29-73).
@@ -37,8 +37,8 @@ For each seed it prints and gates (max differences over max |y|):
      ungated: how far `mask_semantics="keys"` (padded keys masked) lands
      from the reference on the shorter rows.
   c. the Path-X attention (`mhfla`): `MultiheadLocalAttention` (lines
-     170-262; `LocalFlashAttention`, `local_attention/local_attention.py`
-     lines 259-402) with windows of `--window` positions and one
+     171-260; `LocalFlashAttention`, `local_attention/local_attention.py`
+     lines 259-398) with windows of `--window` positions and one
      neighbour per side, as `transformer-lra-pathx-small.yaml` sets it
      (4096 there), against ours with `attention_window`, on four windows
      without padding (the pixel tasks; its local attention takes no

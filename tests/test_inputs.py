@@ -164,9 +164,12 @@ def test_the_ntfs_path_x_transformers_attend_within_windows():
             assert (hp["attention_window"], hp["window_look_backward"],
                     hp["window_look_forward"]) == (window, 1, 1)
             assert hp["sequence_length"] % window == 0
-        # the causal objective attends to every earlier position
+        # the causal objective: every earlier position, asked for
+        with pytest.raises(ValueError, match="attention_window=None"):
+            get_hparams(task, "transformer", technique="spt",
+                        pretrain_objective="causal")
         hp = get_hparams(task, "transformer", technique="spt",
-                         pretrain_objective="causal")
+                         pretrain_objective="causal", attention_window=None)
         assert hp["causal"] is True and hp["attention_window"] is None
         with pytest.raises(ValueError, match="attention_window=.* not "
                            "with causal=True"):

@@ -31,6 +31,15 @@ IMPLEMENTATIONS = ("auto", "fused", "chunked", "reference")
 # (uniform weights) instead of producing NaN from exp(-inf - -inf).
 _MASK_BIAS = -1e9
 
+
+def _mask_bias(dtype):
+    """`_MASK_BIAS`, or half float16's largest finite value in float16
+    scores, where -1e9 rounds to -inf and a fully masked row (a padded
+    query whose attention windows hold only padding) would give NaN."""
+    if keras.backend.standardize_dtype(dtype) == "float16":
+        return -32752.0
+    return _MASK_BIAS
+
 # Target number of float32 score elements materialised per query block
 # (2**22 floats = 16 MiB). Blocks of fewer than 64 queries waste the matmul.
 _BLOCK_ELEMENTS = 2**22
@@ -80,7 +89,7 @@ def _key_bias(padding_mask, dtype):
     """(batch, L) mask of real keys -> additive bias (batch, 1, 1, L)."""
     if padding_mask is None:
         return None
-    bias = ops.where(ops.cast(padding_mask, "bool"), 0.0, _MASK_BIAS)
+    bias = ops.where(ops.cast(padding_mask, "bool"), 0.0, _mask_bias(dtype))
     return ops.cast(bias[:, None, None, :], dtype)
 
 
@@ -89,7 +98,7 @@ def _causal_bias(start, size, length, dtype):
     key j > query i is masked. `start` may be a traced scalar."""
     rows = start + ops.arange(size, dtype="int32")[:, None]
     cols = ops.arange(length, dtype="int32")[None, :]
-    return ops.cast(ops.where(cols > rows, _MASK_BIAS, 0.0), dtype)
+    return ops.cast(ops.where(cols > rows, _mask_bias(dtype), 0.0), dtype)
 
 
 def _block_bias(bias, causal, start, size, length, dtype):
@@ -379,20 +388,23 @@ def windowed_attention(query, key, value, window, look_backward=1,
     `w + look_forward` (those that exist), as the NTFS code's Path-X
     Transformers attend (`mhfla`: `LocalFlashAttention`,
     IdoAmos/not-from-scratch `local_attention/local_attention.py` lines
-    259-402, whose `look_around` pads the missing neighbours with a value
+    259-398, whose `look_around` pads the missing neighbours with a value
     it then masks; `exact_windowsize=False`: whole windows, not a band).
     Each window is one exact `attention` over its keys' slice (the
     chunked path for long ones), so no (L, L) score matrix is formed.
-    A sequence of at most one window is plain attention; a longer one
-    must be a whole number of windows, as there (no `autopad`). A length
-    unknown while tracing (an export's, TensorFlow's relaxed shapes)
-    takes the same windows as a mask over all (L, L) pairs
-    (`_windows_by_mask`: quadratic memory, a trailing part window
-    allowed).
+    A sequence of at most one window is plain attention. The NTFS code
+    takes only whole numbers of windows (no `autopad`); here a trailing
+    part window is allowed, its missing positions padded as masked keys
+    (a class token's extra position, a bucketed batch). One attention
+    call per window: meant for a few windows (the rows: 4 and 8), as
+    many small ones trace one call each. A length unknown while tracing
+    (an export's, TensorFlow's relaxed shapes) takes the same windows as
+    one mask over all (L, L) pairs (`_windows_by_mask`: memory quadratic
+    in L, as the plain attention it replaces there).
 
     Args:
         query, key, value: tensors (batch, L, heads, head_dim), one
-            static length.
+            length.
         window: int. Positions per window.
         look_backward, look_forward: ints >= 0. Neighbouring windows
             attended on each side.
@@ -402,10 +414,6 @@ def windowed_attention(query, key, value, window, look_backward=1,
 
     Returns:
         Tensor (batch, L, heads, head_dim).
-
-    Raises:
-        ValueError: a known length longer than one window and not a
-            multiple of it.
     """
     length = query.shape[1]
     if length is None:
@@ -417,12 +425,17 @@ def windowed_attention(query, key, value, window, look_backward=1,
                          block_size=block_size,
                          weights_dropout=weights_dropout)
     if length % window:
-        raise ValueError(
-            f"A sequence of {length} positions is not a whole number of "
-            f"attention windows of {window} (attention_window), as the "
-            "NTFS code's local attention requires; pick a window that "
-            "divides the length, or attention_window=None"
-        )
+        extra = window - length % window
+        widths = ((0, 0), (0, extra), (0, 0), (0, 0))
+        if padding_mask is None:
+            padding_mask = ops.ones_like(query[:, :, 0, 0], dtype="bool")
+        padding_mask = ops.pad(ops.cast(padding_mask, "bool"),
+                               ((0, 0), (0, extra)), constant_values=False)
+        return windowed_attention(
+            ops.pad(query, widths), ops.pad(key, widths),
+            ops.pad(value, widths), window, look_backward, look_forward,
+            padding_mask, implementation, block_size,
+            weights_dropout)[:, :length]
     outputs = []
     for w in range(length // window):
         start = max(0, (w - look_backward) * window)
@@ -448,7 +461,7 @@ def _windows_by_mask(query, key, value, window, look_backward,
     gap = index[None, :] - index[:, None]  # key window - query window
     near = ops.logical_and(gap >= -look_backward, gap <= look_forward)
     scores = scores + ops.cast(
-        ops.where(near, 0.0, _MASK_BIAS), scores.dtype)
+        ops.where(near, 0.0, _mask_bias(scores.dtype)), scores.dtype)
     bias = _key_bias(padding_mask, scores.dtype)
     if bias is not None:
         scores = scores + bias

@@ -365,7 +365,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             base's Transformers, which pad each batch to its longest
             row and pass their attention no mask (IdoAmos/not-from-
             scratch `src/models/sequence/mha.py`,
-            `MultiheadAttentionFlash.forward` lines 128-150: no
+            `MultiheadAttentionFlash.forward` lines 128-164: no
             `key_padding_mask`, the `lengths` absorbed unread), so that a
             batch padded longer attends as that shorter batch
             (`masked_batch_normalization.up_to_longest_row`).

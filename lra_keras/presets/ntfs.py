@@ -57,7 +57,7 @@ lra-<task>.yaml`), the same for every row:
   (`pad_sequence` in `src/dataloaders/lra.py`'s collate functions, lines
   91-98, 287-295 and 584-606; AAN's two documents to the longer) and
   its attention sees no mask (`src/models/sequence/mha.py`,
-  `MultiheadAttentionFlash.forward` lines 128-150: no
+  `MultiheadAttentionFlash.forward` lines 128-164: no
   `key_padding_mask`; the `lengths` the blocks receive land in
   `**kwargs` unread): every key up to the batch's longest row gets
   weight, the shorter rows' padding included. The ListOps, Text and
@@ -130,10 +130,10 @@ PAPER rows:
   disagree with each other on the depth and no number comes from them;
   both give windows of 8192 (line 20 and line 19), which the row takes
   (`attention_window=8192`). A causal Transformer cannot look forward
-  there (`LocalFlashAttention` asserts it): the causal objective
-  (`--pretrain-objective causal`, the causal SPT row of PathX in
-  SPT_LRA_SIZED) attends to every earlier position
-  (`attention_window=None`, derived by the technique).
+  there (`LocalFlashAttention` asserts it) and the NTFS files hold no
+  causal windowed configuration: the causal objective on these rows
+  asks for `--set attention_window=None` (every earlier position), which
+  the causal SPT row of PathX in SPT_LRA_SIZED sets.
 - DLR: C.1.3, the official DLR layer with its default parameters (state
   size 1024), "for the remaining hyper-parameters (model size, num. layers,
   weight decay) we use the same values as S4", LayerNorm, and "for all

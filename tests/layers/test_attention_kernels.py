@@ -196,16 +196,38 @@ def test_windowed_attention_gradients_equal_the_masked_reference():
         np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
 
 
-def test_windowed_attention_of_one_window_and_bad_lengths():
+def test_windowed_attention_of_one_window_and_a_part_window():
     q, k, v, mask = _inputs(length=30, seed=8)
     # at most one window: plain attention
     assert_allclose(ak.windowed_attention(q, k, v, 30, 1, 1, mask),
                     numpy_attention(q, k, v, mask), atol=2e-6)
     assert_allclose(ak.windowed_attention(q, k, v, 64, 1, 1, mask),
                     numpy_attention(q, k, v, mask), atol=2e-6)
-    with pytest.raises(ValueError, match="not a whole number of attention "
-                       "windows of 7"):
-        ak.windowed_attention(q, k, v, 7, 1, 1, mask)
+    # 30 positions in windows of 7: a trailing part window of 2
+    mask = np.ones((2, 30), bool)
+    mask[1, 24:] = False
+    for m in (mask, None):
+        expected = numpy_windowed(q, k, v, np.ones((2, 30), bool)
+                                  if m is None else m, 7, 1, 1)
+        assert_allclose(ak.windowed_attention(q, k, v, 7, 1, 1, m),
+                        expected, atol=2e-6)
+
+
+def test_a_window_of_padding_stays_finite_in_float16():
+    # a padded query whose windows hold only padding: uniform, not NaN
+    q, k, v, _ = _inputs(length=32, seed=10)
+    mask = np.ones((2, 32), bool)
+    mask[1, 8:] = False
+    half = [ops.cast(t, "float16") for t in (q, k, v)]
+    for implementation in ("reference", "chunked"):
+        out = to_numpy(ak.windowed_attention(
+            *half, 8, 1, 1, mask, implementation=implementation,
+            block_size=8))
+        assert np.isfinite(out).all(), implementation
+        expected = numpy_windowed(q, k, v, mask, 8, 1, 1)
+        assert_allclose(out[1, :8], expected[1, :8], atol=3e-3)
+    assert np.isfinite(to_numpy(ak._windows_by_mask(
+        *half, 8, 1, 1, ops.convert_to_tensor(mask)))).all()
 
 
 @pytest.mark.parametrize("length", [48, 50])
