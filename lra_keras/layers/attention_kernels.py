@@ -159,7 +159,8 @@ def drop_weights(probs, weights_dropout):
 
 
 def reference_attention(query, key, value, padding_mask=None, causal=False,
-                        weights_dropout=None, query_mask=None):
+                        weights_dropout=None, query_mask=None,
+                        pair_mask=None):
     """Plain softmax attention, materialising all scores (the test oracle).
 
     Shapes as `keras.ops.dot_product_attention`: query (batch, Lq, heads, D),
@@ -168,7 +169,9 @@ def reference_attention(query, key, value, padding_mask=None, causal=False,
     weights (batch, heads, Lq, Lk) before they weigh the values
     (`drop_weights`). `query_mask`: None, or (batch, Lq) of real queries,
     the padded ones attending uniformly to every key
-    (`uniform_masked_rows`).
+    (`uniform_masked_rows`). `pair_mask`: None, or (Lq, Lk) boolean,
+    True at the (query, key) pairs allowed (`windowed_attention`'s
+    windows at a length known only at run time).
     """
     scale = 1.0 / math.sqrt(query.shape[-1])
     q = ops.transpose(query, (0, 2, 1, 3))  # (B, H, Lq, D)
@@ -182,6 +185,9 @@ def reference_attention(query, key, value, padding_mask=None, causal=False,
     )
     if bias is not None:
         scores = scores + bias
+    if pair_mask is not None:
+        scores = scores + ops.cast(ops.where(
+            pair_mask, 0.0, _mask_bias(scores.dtype)), scores.dtype)
     scores = uniform_masked_rows(scores, query_mask)
     probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
     return ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3))
@@ -451,19 +457,11 @@ def windowed_attention(query, key, value, window, look_backward=1,
 def _windows_by_mask(query, key, value, window, look_backward,
                      look_forward, padding_mask=None, weights_dropout=None):
     """`windowed_attention` as one masked softmax over every (query, key)
-    pair, for lengths known only at run time."""
-    scale = 1.0 / math.sqrt(query.shape[-1])
-    q = ops.transpose(query, (0, 2, 1, 3))  # (B, H, L, D)
-    k = ops.transpose(key, (0, 2, 3, 1))  # (B, H, D, L)
-    v = ops.transpose(value, (0, 2, 1, 3))
-    scores = ops.matmul(q * scale, k)  # (B, H, L, L)
-    index = ops.arange(ops.shape(scores)[-1], dtype="int32") // window
+    pair (`reference_attention` under the windows' pair mask), for
+    lengths known only at run time."""
+    index = ops.arange(ops.shape(query)[1], dtype="int32") // window
     gap = index[None, :] - index[:, None]  # key window - query window
     near = ops.logical_and(gap >= -look_backward, gap <= look_forward)
-    scores = scores + ops.cast(
-        ops.where(near, 0.0, _mask_bias(scores.dtype)), scores.dtype)
-    bias = _key_bias(padding_mask, scores.dtype)
-    if bias is not None:
-        scores = scores + bias
-    probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
-    return ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3))
+    return reference_attention(query, key, value, padding_mask,
+                               weights_dropout=weights_dropout,
+                               pair_mask=near)

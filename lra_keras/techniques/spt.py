@@ -64,17 +64,6 @@ class SelfPretraining(Technique):
                 f"--pretrain-objective masked. Received: "
                 f"pretrain_objective={objective!r}"
             )
-        if objective == "causal" and hp.get("attention_window") is not None:
-            # Windows attend both ways here; the NTFS code has no causal
-            # windowed configuration (its local attention refuses to be
-            # causal and look forward).
-            raise ValueError(
-                "The causal objective needs causal attention; "
-                f"attention_window={hp['attention_window']!r} attends "
-                "whole windows both ways. Add --set attention_window=None "
-                "(every earlier position; quadratic in the length), or use "
-                "--pretrain-objective masked."
-            )
         if hp["pretrain_loss"] not in PRETRAIN_LOSSES:
             raise ValueError(
                 "`pretrain_loss` must be 'ce' or 'l1'. "
