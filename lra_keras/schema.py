@@ -121,7 +121,7 @@ DENSE_INITS = ("keras", "torch", "lecun")
 DTYPE_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 # what an attention does with the padding mask
 # (`RotaryMultiHeadAttention(mask_semantics=...)`)
-MASK_SEMANTICS = ("keys", "pairs", "none", "longest")
+MASK_SEMANTICS = ("keys", "pairs", "none", "longest", "block_pairs")
 # which positions a batch norm counts besides the real tokens
 # (`MaskedBatchNormalization(count_padding=...)`): none, every one, or
 # those up to the batch's longest row
@@ -497,8 +497,9 @@ def check(hp, origins=None):
         problems.append(
             "pixel_padding=True masks black pixels as LRA's image tasks do: "
             "only on the pixel tasks (no padding id; task="
-            f"{hp.get('task')!r}), and with mask_semantics 'pairs' or "
-            "'none', the attentions LRA's code masks that way (with 'keys' "
+            f"{hp.get('task')!r}), and with mask_semantics 'pairs', "
+            "'block_pairs' or 'none', the attentions LRA's code masks that "
+            "way (with 'keys' "
             "or 'longest' a padded query would be a real one, which no LRA "
             "attention "
             f"does; mask_semantics={hp.get('mask_semantics')!r})"
@@ -519,6 +520,13 @@ def check(hp, origins=None):
             "every key) for the attentions LRA's code runs densely under "
             "its masks (the Transformer, Synthesizer, Sparse Transformer "
             f"and Longformer), not model={hp.get('model')!r}"
+        )
+    if (hp.get("mask_semantics") == "block_pairs"
+            and hp.get("model") != "local"):
+        problems.append(
+            "mask_semantics='block_pairs' lays the padding mask out as LRA's "
+            "local attention does (pair masks of contiguous blocks over its "
+            f"groups): only model='local', not model={hp.get('model')!r}"
         )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:

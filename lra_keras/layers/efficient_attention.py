@@ -99,6 +99,7 @@ from keras import ops
 from lra_keras.backend_utils import add_shared
 from lra_keras.layers.attention_kernels import _block_bias
 from lra_keras.layers.attention_kernels import _key_bias
+from lra_keras.layers.attention_kernels import _mask_bias
 from lra_keras.layers.attention_kernels import drop_weights
 from lra_keras.layers.attention_kernels import reference_attention
 from lra_keras.layers.attention_kernels import uniform_masked_rows
@@ -366,7 +367,8 @@ LOCAL_LAYOUTS = ("contiguous", "strided")
 
 
 def local_attention(query, key, value, block_size, padding_mask=None,
-                    causal=False, layout="contiguous", weights_dropout=None):
+                    causal=False, layout="contiguous", weights_dropout=None,
+                    block_pairs=False):
     """Softmax attention within groups of `block_size` positions.
 
     The length is padded to a multiple of `block_size` (the extra keys
@@ -374,6 +376,17 @@ def local_attention(query, key, value, block_size, padding_mask=None,
     j * b + b - 1`; `"strided"`: group j holds positions `j, j + n, ...`
     with `n` the number of groups (LRA's code). Causal: within a group,
     only earlier positions (both layouts keep the order).
+
+    `block_pairs=True` masks as LRA's local attention does
+    (google-research/long-range-arena `models/local/local_attention.py`
+    lines 318-323, 342-356 and 379-381): the padding mask is cut into
+    contiguous
+    blocks of `b` whatever the layout, and group j takes block j's pair
+    mask: query i and key k of group j attend iff positions `j b + i` and
+    `j b + k` are both real; a query with none attends uniformly to its
+    group. Under the strided layout that mask does not line up with the
+    group's own positions. The length must then be a multiple of `b`
+    (`pad_whole_block` pads it as that code does).
 
     Shapes and `weights_dropout` as `attention_kernels
     .reference_attention` (the weights here (B, n, H, b, b)); O(L b)
@@ -384,25 +397,63 @@ def local_attention(query, key, value, block_size, padding_mask=None,
                          f"Received: layout={layout!r}")
     q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
     length = ops.shape(q)[1]
-    (qg, kg, vg), real, ungroup = _grouped(q, k, v, padding_mask,
-                                           int(block_size), layout)
     b = int(block_size)
+    if block_pairs and isinstance(length, int) and length % b:
+        raise ValueError(
+            "`block_pairs` masks whole blocks: the length must be a "
+            f"multiple of block_size={b} (`pad_whole_block`). Received: "
+            f"length {length}")
+    (qg, kg, vg), real, ungroup = _grouped(q, k, v, padding_mask, b, layout)
     scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, kg) / math.sqrt(
         q.shape[-1])
-    allowed = real[:, :, None, None, :]  # (B, n, 1, 1, b)
+    if block_pairs:
+        blocks = ops.reshape(ops.cast(
+            ops.ones(ops.shape(q)[:2]) if padding_mask is None
+            else padding_mask, "bool"), (-1, ops.shape(qg)[1], b))
+        allowed = ops.logical_and(blocks[:, :, None, :, None],
+                                  blocks[:, :, None, None, :])
+    else:
+        allowed = real[:, :, None, None, :]  # (B, n, 1, 1, b)
     if causal:
         allowed = ops.logical_and(
             allowed, ops.cast(ops.tril(ops.ones((b, b))), "bool"))
-    scores = ops.where(allowed, scores, -1e9)
+    # finite in float16 too: a query with no key allowed attends uniformly
+    scores = ops.where(allowed, scores, _mask_bias(scores.dtype))
     probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
     out = ops.einsum("bnhqk,bnkhd->bnqhd", probs, vg)
     return ungroup(out)[:, :length]
 
 
+def pad_whole_block(inputs, padding_mask, block_size):
+    """LRA's local attention's padding of its inputs: `b - L % b` more
+    positions of zeros, a whole block when `b` divides L, marked real
+    (google-research/long-range-arena `models/local/local_attention.py`
+    lines 228-237: the boolean mask is padded with -1e9, which is True;
+    the output is cut back to L, line 413). The layer's projections then
+    make their keys and values its biases.
+
+    Args:
+        inputs: tensor (B, L, C).
+        padding_mask: None or (B, L), nonzero at real tokens.
+        block_size: int b.
+
+    Returns:
+        The inputs (B, L', C) and the mask (B, L'), bool, L' = L + b - L % b.
+    """
+    b = int(block_size)
+    extra = b - ops.shape(inputs)[1] % b
+    if padding_mask is None:
+        padding_mask = ops.ones(ops.shape(inputs)[:2], dtype="bool")
+    mask = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, extra)),
+                   constant_values=True)
+    return ops.pad(inputs, ((0, 0), (0, extra), (0, 0))), mask
+
+
 def masked_softmax(scores, allowed):
     """Softmax over the last axis of the `allowed` scores; the others get
     weight 0 (also in a row with none allowed)."""
-    probs = ops.softmax(ops.where(allowed, scores, -1e9), axis=-1)
+    probs = ops.softmax(
+        ops.where(allowed, scores, _mask_bias(scores.dtype)), axis=-1)
     return ops.where(allowed, probs, 0.0)
 
 

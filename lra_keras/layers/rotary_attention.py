@@ -33,6 +33,7 @@ from lra_keras.layers.efficient_attention import gaussian_orthogonal_matrix
 from lra_keras.layers.efficient_attention import linear_attention
 from lra_keras.layers.efficient_attention import linformer_attention
 from lra_keras.layers.efficient_attention import local_attention
+from lra_keras.layers.efficient_attention import pad_whole_block
 from lra_keras.layers.efficient_attention import performer_attention
 from lra_keras.layers.efficient_attention import relu_kernel_attention
 from lra_keras.layers.efficient_attention import sinkhorn_attention
@@ -369,6 +370,15 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             `key_padding_mask`, the `lengths` absorbed unread), so that a
             batch padded longer attends as that shorter batch
             (`masked_batch_normalization.up_to_longest_row`).
+            `"block_pairs"` (`"local"` only): LRA's local attention,
+            which pads its inputs with `b - L % b` zero positions counted
+            real (`efficient_attention.pad_whole_block`; their keys and
+            values are the projections' biases) and gives each group the
+            pair mask of the contiguous block of the same index
+            (`efficient_attention.local_attention`), not of its own
+            positions under the strided layout: real queries of the first
+            groups attend to padding, and the groups whose block holds
+            only padding attend uniformly.
 
         attention_window: int or None. The exact softmax (`"softmax"`)
             within windows of this many positions, each query attending
@@ -463,11 +473,14 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             )
         if mask_semantics not in MASK_SEMANTICS or (
                 mask_semantics == "pairs"
-                and attention_type not in _PAIR_MASKED):
+                and attention_type not in _PAIR_MASKED) or (
+                mask_semantics == "block_pairs"
+                and attention_type != "local"):
             raise ValueError(
                 f"`mask_semantics` must be one of {MASK_SEMANTICS}; "
                 f"\"pairs\" only for the attentions {_PAIR_MASKED} (the "
-                "others' padded queries are not defined that way here). "
+                "others' padded queries are not defined that way here), "
+                "\"block_pairs\" only for \"local\". "
                 f"Received: mask_semantics={mask_semantics!r}, "
                 f"attention_type={attention_type!r}"
             )
@@ -836,9 +849,10 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 q, k, v, self._synthetic_logits(inputs), padding_mask,
                 self.causal, self.synthesizer_dot_product, drop, query_mask)
         if self.attention_type == "local":
-            return local_attention(q, k, v, self.local_block_size,
-                                   padding_mask, self.causal,
-                                   self.local_layout, drop)
+            return local_attention(
+                q, k, v, self.local_block_size, padding_mask, self.causal,
+                self.local_layout, drop,
+                block_pairs=self.mask_semantics == "block_pairs")
         if self.attention_type == "sparse_transformer":
             return uniform_masked_outputs(sparse_transformer_attention(
                 q, k, v, self.sparse_block_size, self.sparse_summary_size,
@@ -880,6 +894,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         )
 
     def call(self, inputs, padding_mask=None, training=None):
+        length = None
+        if self.mask_semantics == "block_pairs":
+            length = ops.shape(inputs)[1]
+            inputs, padding_mask = pad_whole_block(
+                inputs, padding_mask, self.local_block_size)
         q = self.query_dense(inputs)  # (batch, length, heads, key_dim)
         k = q if self.key_dense is None else self.key_dense(inputs)
         v = self.value_dense(inputs)  # (batch, length, heads, value_dim)
@@ -893,7 +912,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 k, self.max_wavelength, disable_half=self.rotary_disable_half
             )
         out = self._attend(q, k, v, padding_mask, training, inputs)
-        return self.output_dense(out)  # out: (batch, length, heads, value)
+        out = self.output_dense(out)  # out: (batch, length, heads, value)
+        return out if length is None else out[:, :length]
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -275,6 +275,104 @@ def test_strided_local_groups_are_lra_reshape():
     assert_allclose(out[0, :, 0, 0], expected, atol=1e-5)
 
 
+def numpy_lra_local_layer(layer, x, mask):
+    """LRA's `LocalAttention.apply` in numpy, step by step
+    (google-research/long-range-arena `models/local/local_attention.py`,
+    lines 228-237, 318-356, 379-413), with the layer's weights."""
+    block = layer.local_block_size
+    batch, length, _ = x.shape
+    extra = block - length % block  # a whole block when it divides
+    x = np.pad(x, ((0, 0), (0, extra), (0, 0)))
+    # jnp.pad(bool mask, constant_values=-1e9): True
+    mask = np.pad(mask, ((0, 0), (0, extra)), constant_values=True)
+    padded = length + extra
+    groups = padded // block
+
+    def project(dense):
+        kernel, bias = (to_numpy(w) for w in dense.weights)
+        return np.einsum("blc,chd->blhd", x, kernel) + bias
+
+    q, k, v = (project(d) for d in (layer.query_dense, layer.key_dense,
+                                    layer.value_dense))
+    heads, depth = q.shape[2:]
+    # (bs, block_size, num_query_blocks, heads, depth), attention over 1
+    q, k, v = (t.reshape(batch, block, groups, heads, depth)
+               for t in (q, k, v))
+    # the mask reshaped into contiguous blocks, flax's pair mask in each
+    blocks = mask.reshape(batch * groups, block)
+    pairs = (blocks[:, :, None] & blocks[:, None, :]).reshape(
+        batch, groups, block, block)
+    # (bs, n, 1, b, b), float32 as LRA's: a query with no pair attends
+    # uniformly (-1e10 + score rounds to -1e10)
+    bias = np.where(pairs, 0.0, -1e10).astype("float32")[:, :, None]
+    scores = np.einsum("bignd,bkgnd->bgnik", q / np.sqrt(depth), k)
+    scores = scores.astype("float32") + bias
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    y = np.einsum("bgnik,bkgnd->bignd", weights, v).reshape(
+        batch, padded, heads, depth)
+    kernel, bias = (to_numpy(w) for w in layer.output_dense.weights)
+    return (np.einsum("blhd,hdc->blc", y, kernel) + bias)[:, :length]
+
+
+@pytest.mark.parametrize("length", [23, 25])  # 25: a whole extra block
+def test_block_pairs_local_attention_is_lras_local_attention(length):
+    layer = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=4, attention_type="local", use_rotary=False,
+        local_block_size=5, local_layout="strided",
+        mask_semantics="block_pairs")
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3, length, 8)).astype("float32")
+    mask = np.ones((3, length), bool)
+    mask[1, 11:] = False  # padding at the end, as ListOps
+    mask[2, ::3] = False  # scattered, as the black pixels of Pathfinder
+    layer(x, padding_mask=mask)
+    for w in layer.weights:  # nonzero biases: the padded keys' values
+        w.assign(rng.normal(size=w.shape).astype("float32") * 0.5)
+    out = to_numpy(layer(x, padding_mask=mask))
+    assert_allclose(out, numpy_lra_local_layer(layer, x, mask), atol=1e-5,
+                    rtol=1e-4)
+    # the real queries of row 1 read its padding: not the "keys" layer's
+    keys = RotaryMultiHeadAttention.from_config(
+        {**layer.get_config(), "mask_semantics": "keys"})
+    keys(x, padding_mask=mask)
+    keys.set_weights(layer.get_weights())
+    assert not np.allclose(to_numpy(keys(x, padding_mask=mask))[1, :11],
+                           out[1, :11], atol=1e-3)
+    assert_config_round_trip(layer)
+
+
+@pytest.mark.parametrize("semantics", ["keys", "block_pairs"])
+def test_local_attention_stays_finite_in_float16(semantics):
+    # Under block_pairs real queries of a group whose block is padding
+    # mask every key: float16's -1e9 would be -inf there, and NaN.
+    from lra_keras.models import dtype_policy_scope
+    x = np.random.default_rng(0).normal(size=(2, 23, 8)).astype("float32")
+    mask = np.ones((2, 23), bool)
+    mask[1, 11:] = False
+    options = dict(num_heads=2, key_dim=4, attention_type="local",
+                   use_rotary=False, local_block_size=5,
+                   local_layout="strided", mask_semantics=semantics)
+    reference = RotaryMultiHeadAttention(**options)
+    expected = to_numpy(reference(x, padding_mask=mask))
+    with dtype_policy_scope("mixed_float16"):
+        layer = RotaryMultiHeadAttention(**options)
+        layer(x, padding_mask=mask)
+        layer.set_weights(reference.get_weights())
+        out = to_numpy(layer(x, padding_mask=mask)).astype("float32")
+    assert np.isfinite(out).all()
+    assert_allclose(out[mask], expected[mask], atol=0.01 * np.abs(
+        expected).max())
+
+
+def test_block_pairs_is_the_local_attentions_alone():
+    with pytest.raises(ValueError, match="block_pairs"):
+        RotaryMultiHeadAttention(2, 4, attention_type="softmax",
+                                 mask_semantics="block_pairs")
+    with pytest.raises(ValueError, match="multiple of block_size"):
+        ea.local_attention(*_inputs(length=12)[:3], 5, block_pairs=True)
+
+
 def test_random_synthesizer_without_dot_products_ignores_the_input():
     # softmax(R[h, :L, :L]) V: the weights are the learned matrix alone.
     layer = RotaryMultiHeadAttention(
