@@ -121,7 +121,7 @@ DENSE_INITS = ("keras", "torch", "lecun")
 DTYPE_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 # what an attention does with the padding mask
 # (`RotaryMultiHeadAttention(mask_semantics=...)`)
-MASK_SEMANTICS = ("keys", "pairs", "none", "longest", "block_pairs")
+MASK_SEMANTICS = ("keys", "pairs", "none", "longest", "lra_blocks")
 # which positions a batch norm counts besides the real tokens
 # (`MaskedBatchNormalization(count_padding=...)`): none, every one, or
 # those up to the batch's longest row
@@ -498,7 +498,7 @@ def check(hp, origins=None):
             "pixel_padding=True masks black pixels as LRA's image tasks do: "
             "only on the pixel tasks (no padding id; task="
             f"{hp.get('task')!r}), and with mask_semantics 'pairs', "
-            "'block_pairs' or 'none', the attentions LRA's code masks that "
+            "'lra_blocks' or 'none', the attentions LRA's code masks that "
             "way (with 'keys' "
             "or 'longest' a padded query would be a real one, which no LRA "
             "attention "
@@ -521,12 +521,13 @@ def check(hp, origins=None):
             "its masks (the Transformer, Synthesizer, Sparse Transformer "
             f"and Longformer), not model={hp.get('model')!r}"
         )
-    if (hp.get("mask_semantics") == "block_pairs"
-            and hp.get("model") != "local"):
+    if (hp.get("mask_semantics") == "lra_blocks"
+            and hp.get("model") not in ("local", "bigbird")):
         problems.append(
-            "mask_semantics='block_pairs' lays the padding mask out as LRA's "
-            "local attention does (pair masks of contiguous blocks over its "
-            f"groups): only model='local', not model={hp.get('model')!r}"
+            "mask_semantics='lra_blocks' pads and masks as LRA's local and "
+            "BigBird attentions do (a whole block of padding counted real, "
+            "their masks within blocks): only model='local' or 'bigbird', "
+            f"not model={hp.get('model')!r}"
         )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:
         if hp["dt_min"] > hp["dt_max"]:

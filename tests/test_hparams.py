@@ -562,8 +562,8 @@ def test_small_preset_keeps_the_lra_setting():
                              pretrain_warmup_steps=0),
          "pretrain_schedule='rsqrt'"),
         # LRA's local attention's mask layout, on another attention
-        ("sinkhorn", dict(mask_semantics="block_pairs"),
-         "only model='local'"),
+        ("sinkhorn", dict(mask_semantics="lra_blocks"),
+         "only model='local' or 'bigbird'"),
     ],
 )
 def test_lra_keys_refuse_what_cannot_work(model, overrides, match):
@@ -1064,14 +1064,14 @@ def test_only_the_sinkhorn_text_rows_pool_the_padding():
 def test_lra_rows_mask_padding_as_each_attentions_lra_code():
     # flax's pair mask where LRA's code masks a dense (query, key) grid;
     # no mask where it never reads it (then LRA's full-length batches);
-    # contiguous blocks' pair masks over the local attention's groups (its
-    # reach into the padding set by the length: full-length batches too);
+    # a real block of padding and LRA's blocked masks in the local and
+    # BigBird attentions (set by the length: full-length batches too);
     # keys only where its blocked masks are not copied (presets.lra._MASKS)
     expected = dict(lra_transformer="pairs", synthesizer="pairs",
                     sparse_transformer="pairs", longformer="pairs",
                     linear_transformer="none", performer="none",
-                    linformer="none", reformer="none", local="block_pairs",
-                    sinkhorn="keys", bigbird="keys")
+                    linformer="none", reformer="none", local="lra_blocks",
+                    sinkhorn="keys", bigbird="lra_blocks")
     assert sorted(expected) == sorted(LRA_MODELS)
     for model, semantics in expected.items():
         for task in ("listops", "text", "retrieval", "image", "pathfinder"):
@@ -1082,7 +1082,7 @@ def test_lra_rows_mask_padding_as_each_attentions_lra_code():
                 task, model)
             if not image:  # full-length batches where LRA's are read
                 assert (hp["bucket_step"] is None) is (
-                    semantics in ("none", "block_pairs")
+                    semantics in ("none", "lra_blocks")
                     or hp["pool_padding"]), (task, model)
     for model in ("transformer", "s4d", "mega"):
         assert not get_hparams("pathfinder", model).get("pixel_padding")

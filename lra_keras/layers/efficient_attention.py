@@ -400,7 +400,7 @@ def local_attention(query, key, value, block_size, padding_mask=None,
     b = int(block_size)
     if block_pairs and isinstance(length, int) and length % b:
         raise ValueError(
-            "`block_pairs` masks whole blocks: the length must be a "
+            "`lra_blocks` masks whole blocks: the length must be a "
             f"multiple of block_size={b} (`pad_whole_block`). Received: "
             f"length {length}")
     (qg, kg, vg), real, ungroup = _grouped(q, k, v, padding_mask, b, layout)
@@ -425,12 +425,14 @@ def local_attention(query, key, value, block_size, padding_mask=None,
 
 
 def pad_whole_block(inputs, padding_mask, block_size):
-    """LRA's local attention's padding of its inputs: `b - L % b` more
-    positions of zeros, a whole block when `b` divides L, marked real
-    (google-research/long-range-arena `models/local/local_attention.py`
-    lines 228-237: the boolean mask is padded with -1e9, which is True;
-    the output is cut back to L, line 413). The layer's projections then
-    make their keys and values its biases.
+    """LRA's local and BigBird attentions' padding of their inputs:
+    `b - L % b` more positions of zeros, a whole block when `b` divides
+    L, marked real (google-research/long-range-arena
+    `models/local/local_attention.py` lines 228-237 and
+    `models/bigbird/bigbird_attention.py` lines 484-490: the boolean mask
+    is padded with -1e9, which is True; the outputs are cut back to L,
+    lines 413 and 654). The layer's projections then make their keys and
+    values its biases.
 
     Args:
         inputs: tensor (B, L, C).

@@ -104,6 +104,9 @@ _NO_WEIGHTS_DROPOUT = ("linear", "performer", "reformer")
 # lines 176-222, `longformer_attention.py` lines 85-135).
 _PAIR_MASKED = ("softmax", "synthesizer", "sparse_transformer",
                 "longformer")
+# The attentions whose LRA code pads its inputs by a whole block and masks
+# within its blocks its own way, which `mask_semantics="lra_blocks"` copies.
+_LRA_BLOCKED = ("local", "bigbird")
 PERFORMER_KERNELS = ("softmax", "relu")
 # The options that are counts of positions or blocks, each >= its minimum.
 _COUNT_OPTIONS = dict(sparse_block_size=1, sparse_summary_size=0,
@@ -370,15 +373,19 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             `key_padding_mask`, the `lengths` absorbed unread), so that a
             batch padded longer attends as that shorter batch
             (`masked_batch_normalization.up_to_longest_row`).
-            `"block_pairs"` (`"local"` only): LRA's local attention,
-            which pads its inputs with `b - L % b` zero positions counted
-            real (`efficient_attention.pad_whole_block`; their keys and
-            values are the projections' biases) and gives each group the
-            pair mask of the contiguous block of the same index
+            `"lra_blocks"` (`"local"` and `"bigbird"`): LRA's code of
+            these two, which pads its inputs with `b - L % b` zero
+            positions counted real (`efficient_attention
+            .pad_whole_block`; their keys and values are the
+            projections' biases). The local attention then gives each
+            group the pair mask of the contiguous block of the same index
             (`efficient_attention.local_attention`), not of its own
             positions under the strided layout: real queries of the first
             groups attend to padding, and the groups whose block holds
-            only padding attend uniformly.
+            only padding attend uniformly. BigBird masks the padded keys
+            and zeroes the padded queries' outputs before the output
+            projection (google-research/long-range-arena
+            `models/bigbird/bigbird_attention.py` lines 312 and 632).
 
         attention_window: int or None. The exact softmax (`"softmax"`)
             within windows of this many positions, each query attending
@@ -474,13 +481,13 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         if mask_semantics not in MASK_SEMANTICS or (
                 mask_semantics == "pairs"
                 and attention_type not in _PAIR_MASKED) or (
-                mask_semantics == "block_pairs"
-                and attention_type != "local"):
+                mask_semantics == "lra_blocks"
+                and attention_type not in _LRA_BLOCKED):
             raise ValueError(
                 f"`mask_semantics` must be one of {MASK_SEMANTICS}; "
                 f"\"pairs\" only for the attentions {_PAIR_MASKED} (the "
                 "others' padded queries are not defined that way here), "
-                "\"block_pairs\" only for \"local\". "
+                f"\"lra_blocks\" only for {_LRA_BLOCKED}. "
                 f"Received: mask_semantics={mask_semantics!r}, "
                 f"attention_type={attention_type!r}"
             )
@@ -852,7 +859,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             return local_attention(
                 q, k, v, self.local_block_size, padding_mask, self.causal,
                 self.local_layout, drop,
-                block_pairs=self.mask_semantics == "block_pairs")
+                block_pairs=self.mask_semantics == "lra_blocks")
         if self.attention_type == "sparse_transformer":
             return uniform_masked_outputs(sparse_transformer_attention(
                 q, k, v, self.sparse_block_size, self.sparse_summary_size,
@@ -873,9 +880,13 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             return lsh_attention(q, v, self.lsh_rotations,
                                  self.reformer_chunk_size, padding_mask)
         if self.attention_type == "bigbird":
-            return bigbird_attention(
+            out = bigbird_attention(
                 q, k, v, self.bigbird_block_size, self.bigbird_random_blocks,
                 self.bigbird_seed, padding_mask, self.causal, drop)
+            if self.mask_semantics == "lra_blocks":  # padded queries: 0
+                out = out * ops.cast(padding_mask, out.dtype)[:, :, None,
+                                                              None]
+            return out
         if self.attention_window is not None:
             return windowed_attention(
                 q, k, v, self.attention_window, self.window_look_backward,
@@ -895,10 +906,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
 
     def call(self, inputs, padding_mask=None, training=None):
         length = None
-        if self.mask_semantics == "block_pairs":
+        if self.mask_semantics == "lra_blocks":
             length = ops.shape(inputs)[1]
             inputs, padding_mask = pad_whole_block(
-                inputs, padding_mask, self.local_block_size)
+                inputs, padding_mask, self.local_block_size
+                if self.attention_type == "local"
+                else self.bigbird_block_size)
         q = self.query_dense(inputs)  # (batch, length, heads, key_dim)
         k = q if self.key_dense is None else self.key_dense(inputs)
         v = self.value_dense(inputs)  # (batch, length, heads, value_dim)

@@ -64,24 +64,29 @@ code (`_MASKS`, `mask_semantics`): flax's pair mask in the Synthesizer,
 the Sparse Transformer and the Longformer (dense attention under their
 masks: a padded query attends uniformly to every key), no mask at all in
 the linear, Performer, Linformer and Reformer code, and in the local
-attention the pair mask of contiguous blocks laid over its strided
-groups, its inputs padded by a block of zeros counted real
-(`"block_pairs"`); the rows of those five take full-length batches, as
-LRA pads every batch to the task's length. On the image tasks LRA's
-encoders make black pixels padding (`src_padding_mask = inputs > 0`,
-`transformer.py` line 148), the CLS token taking the first pixel's
-mask: those eight rows copy it (`pixel_padding`). The Sinkhorn
+and BigBird attentions their inputs padded by a block of zeros counted
+real, then in the local attention the pair mask of contiguous blocks
+laid over its strided groups, in BigBird's padded keys masked and padded
+queries' outputs zeroed (`"lra_blocks"`); the rows of those six take
+full-length batches, as LRA pads every batch to the task's length. On
+the image tasks LRA's encoders make black pixels padding
+(`src_padding_mask = inputs > 0`, `transformer.py` line 148), the CLS
+token taking the first pixel's mask: those nine rows copy it
+(`pixel_padding`). The Sinkhorn
 encoder's readout on ListOps and Text, `jnp.mean(encoded, axis=1)`,
 averages the padding in: its rows pool it too (`pool_padding=True`),
 over full-length batches.
 
 LRA's own code has further quirks these rows do not copy, said here and
-in the README: the Sinkhorn and BigBird attentions pad and mask within
-their blocks each its own way, black pixels included, where their rows
-mask keys and no pixels; and its public Retrieval trainer builds the
-single encoder and does not run as shipped (google-research/long-range-
-arena issue #42); the Retrieval rows read the dual encoders every model
-file defines.
+in the README: the Sinkhorn attention masks within its blocks its own
+way, black pixels included, where its rows mask keys and no pixels;
+LRA's BigBird, when causal, falls back to dense attention under the
+causal and pair masks (`bigbird_attention.py` lines 562-624), where
+`"lra_blocks"` keeps its pattern (no LRA row is causal; the causal
+self-pretraining of `--technique spt` is this library's); and its
+public Retrieval trainer builds the single encoder and does not run as
+shipped (google-research/long-range-arena issue #42); the Retrieval rows
+read the dual encoders every model file defines.
 
 Cells of the attentions themselves, from LRA's code:
 - positions: `AddPositionEmbs` with `posemb_init=None` (`learn_pos_emb`
@@ -574,26 +579,24 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # padded position is a key. LRA pads every batch to the task's length
 # (`padded_batch(..., padded_shapes=[max_length])`, each task's
 # `input_pipeline.py`), so those four rows take full-length batches
-# (`bucket_step=None`). The local attention's code pads its inputs with
-# `b - L % b` zero positions, a whole block when b divides L, and its
-# boolean mask with -1e9, which reads as real (`local_attention.py` lines
-# 228-237); it reshapes its queries and keys into strided groups (lines
-# 318-323) but its mask into contiguous blocks, and gives group j block
-# j's pair mask (lines 342-356): its mask does not line up with the
-# groups it masks. Its rows copy that (`"block_pairs"`,
-# `efficient_attention.local_attention`), over full-length batches, as
-# its reach into the padding depends on the batch's length. The
-# Sinkhorn and BigBird attentions pad and mask within their blocks, each
-# its own way; their rows keep `"keys"`. (The Sinkhorn code masks its
+# (`bucket_step=None`). The local and BigBird attentions' code pads its
+# inputs with `b - L % b` zero positions, a whole block when b divides
+# L, and its boolean mask with -1e9, which reads as real
+# (`local_attention.py` lines 228-237, `bigbird_attention.py` lines
+# 484-490). The local attention reshapes its queries and keys into
+# strided groups (lines 318-323) but its mask into contiguous blocks, and
+# gives group j block j's pair mask (lines 342-356): its mask does not
+# line up with the groups it masks. BigBird masks the padded keys and
+# multiplies the padded queries' outputs by 0 (line 312). Their rows copy
+# that (`"lra_blocks"`), over full-length batches, as what the padding
+# does depends on the batch's length. The Sinkhorn attention masks its
 # own blocks as the local code does and its sorted blocks through the
-# sorting einsum its rows do not take; BigBird's pads the sequence with
-# a whole block of zero inputs, also when the length divides, counted as
-# real keys, `bigbird_attention.py` lines 484-490, and multiplies the
-# padded queries' outputs by 0, line 312.)
+# sorting einsum its rows do not take; its rows keep `"keys"`.
 _MASKS = dict(lra_transformer="pairs", synthesizer="pairs",
               sparse_transformer="pairs", longformer="pairs",
               linear_transformer="none", performer="none",
-              linformer="none", reformer="none", local="block_pairs")
+              linformer="none", reformer="none", local="lra_blocks",
+              bigbird="lra_blocks")
 
 
 def lra_row(task, model):
@@ -615,7 +618,7 @@ def lra_row(task, model):
         row.update(num_random_features=2, performer_kernel="softmax")
     if model in _MASKS:
         row.update(mask_semantics=_MASKS[model])
-        if _MASKS[model] in ("none", "block_pairs"):
+        if _MASKS[model] in ("none", "lra_blocks"):
             # padded positions are keys: as many as LRA's full length has
             row.update(bucket_step=None)
     row["source"] = LRA_SOURCE.format(task=task, config=config, steps=steps,
@@ -747,8 +750,9 @@ def lra_image_row(task, model):
         # black pixels are padding (`src_padding_mask = inputs > 0`): the
         # real pixels of the Synthesizer, Sparse Transformer and
         # Longformer ignore them, they attend uniformly; the local
-        # attention's groups take its contiguous blocks' pair masks; the
-        # other four attentions ignore the mask
+        # attention's groups take its contiguous blocks' pair masks;
+        # BigBird's ignore them and their outputs are zeroed; the other
+        # four attentions ignore the mask
         row.update(pixel_padding=True, mask_semantics=_MASKS[model])
     stem = "transformer" if model == "lra_transformer" else model
     config = f"image/configs/{_IMAGE_CONFIGS[task]}/{stem}_base.py"

@@ -316,11 +316,11 @@ def numpy_lra_local_layer(layer, x, mask):
 
 
 @pytest.mark.parametrize("length", [23, 25])  # 25: a whole extra block
-def test_block_pairs_local_attention_is_lras_local_attention(length):
+def test_lra_blocks_local_attention_is_lras_local_attention(length):
     layer = RotaryMultiHeadAttention(
         num_heads=2, key_dim=4, attention_type="local", use_rotary=False,
         local_block_size=5, local_layout="strided",
-        mask_semantics="block_pairs")
+        mask_semantics="lra_blocks")
     rng = np.random.default_rng(3)
     x = rng.normal(size=(3, length, 8)).astype("float32")
     mask = np.ones((3, length), bool)
@@ -342,9 +342,9 @@ def test_block_pairs_local_attention_is_lras_local_attention(length):
     assert_config_round_trip(layer)
 
 
-@pytest.mark.parametrize("semantics", ["keys", "block_pairs"])
+@pytest.mark.parametrize("semantics", ["keys", "lra_blocks"])
 def test_local_attention_stays_finite_in_float16(semantics):
-    # Under block_pairs real queries of a group whose block is padding
+    # Under lra_blocks real queries of a group whose block is padding
     # mask every key: float16's -1e9 would be -inf there, and NaN.
     from lra_keras.models import dtype_policy_scope
     x = np.random.default_rng(0).normal(size=(2, 23, 8)).astype("float32")
@@ -365,10 +365,10 @@ def test_local_attention_stays_finite_in_float16(semantics):
         expected).max())
 
 
-def test_block_pairs_is_the_local_attentions_alone():
-    with pytest.raises(ValueError, match="block_pairs"):
+def test_lra_blocks_is_the_local_and_bigbird_attentions_alone():
+    with pytest.raises(ValueError, match="lra_blocks"):
         RotaryMultiHeadAttention(2, 4, attention_type="softmax",
-                                 mask_semantics="block_pairs")
+                                 mask_semantics="lra_blocks")
     with pytest.raises(ValueError, match="multiple of block_size"):
         ea.local_attention(*_inputs(length=12)[:3], 5, block_pairs=True)
 

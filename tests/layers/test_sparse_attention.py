@@ -155,6 +155,53 @@ def test_bigbird_equals_dense_attention_under_its_mask(length, block, r,
     _assert_real_rows_equal(out, expected, padding)
 
 
+@pytest.mark.parametrize("length", [21, 24])  # 24: a whole extra block
+def test_lra_blocks_bigbird_pads_a_real_block_and_zeroes_padded_queries(
+        length):
+    """LRA's BigBirdAttention (google-research/long-range-arena
+    `models/bigbird/bigbird_attention.py`): inputs padded by b - L % b
+    zero positions counted real (lines 484-490), the padded keys masked,
+    the padded queries' outputs zeroed before the output projection (line
+    312), the table drawn for the padded length, the output cut to L."""
+    from lra_keras.layers import RotaryMultiHeadAttention
+    block, r = 4, 1
+    layer = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=4, attention_type="bigbird", use_rotary=False,
+        bigbird_block_size=block, bigbird_random_blocks=r, bigbird_seed=3,
+        mask_semantics="lra_blocks")
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, length, 8)).astype("float32")
+    mask = np.ones((2, length), bool)
+    mask[1, 9:] = False
+    mask[0, ::5] = False  # black pixels
+    layer(x, padding_mask=mask)
+    for w in layer.weights:  # nonzero biases: the padded keys' values
+        w.assign(rng.normal(size=w.shape).astype("float32") * 0.5)
+    out = to_numpy(layer(x, padding_mask=mask))
+
+    extra = block - length % block
+    padded = length + extra
+    xp = np.pad(x, ((0, 0), (0, extra), (0, 0)))
+    real = np.pad(mask, ((0, 0), (0, extra)), constant_values=True)
+
+    def project(dense):
+        kernel, bias = (to_numpy(w) for w in dense.weights)
+        return np.einsum("blc,chd->blhd", xp, kernel) + bias
+
+    q, k, v = (project(d) for d in (layer.query_dense, layer.key_dense,
+                                    layer.value_dense))
+    n = padded // block
+    table, valid = bigbird_random_blocks(n, 2, r, min(padded, 1024), block,
+                                         seed=3)
+    pattern = bigbird_mask(to_numpy(table), to_numpy(valid).astype(bool), n,
+                           block, padded, False)
+    y = dense_masked_attention(q, k, v, pattern, real)
+    y = np.where(real[:, :, None, None], y, 0.0)
+    kernel, bias = (to_numpy(w) for w in layer.output_dense.weights)
+    expected = np.einsum("blhd,hdc->blc", y, kernel) + bias
+    assert_allclose(out, expected[:, :length], atol=2e-5, rtol=1e-4)
+
+
 def test_bigbird_random_blocks_follow_lras_rules():
     # Middle blocks draw distinct blocks among [1, n - 2], never their
     # neighbours, only below last_idx // b - 1 (LRA: last_idx = min(L,
