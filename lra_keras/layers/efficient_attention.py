@@ -380,13 +380,12 @@ def local_attention(query, key, value, block_size, padding_mask=None,
     `block_pairs=True` masks as LRA's local attention does
     (google-research/long-range-arena `models/local/local_attention.py`
     lines 318-323, 342-356 and 379-381): the padding mask is cut into
-    contiguous
-    blocks of `b` whatever the layout, and group j takes block j's pair
-    mask: query i and key k of group j attend iff positions `j b + i` and
-    `j b + k` are both real; a query with none attends uniformly to its
-    group. Under the strided layout that mask does not line up with the
-    group's own positions. The length must then be a multiple of `b`
-    (`pad_whole_block` pads it as that code does).
+    contiguous blocks of `b` whatever the layout, and group j takes block
+    j's pair mask: query i and key k of group j attend iff positions
+    `j b + i` and `j b + k` are both real; a query with none attends
+    uniformly to its group. Under the strided layout that mask does not
+    line up with the group's own positions. The length must then be a
+    multiple of `b` (`pad_whole_block` pads it as that code does).
 
     Shapes and `weights_dropout` as `attention_kernels
     .reference_attention` (the weights here (B, n, H, b, b)); O(L b)
