@@ -90,13 +90,13 @@ def test_padded_tokens_do_not_change_logits(task, model):
     # (LRA's BigBird, also "lra_blocks", masks it: not a reader);
     # LRA's Sinkhorn readout averages it in.
     # (key, the value that reads the padding, the value that masks it)
-    readers = (("read_padding", True, False),
+    readers = [("read_padding", True, False),
                ("read_padding", "longest", False),
                ("mask_semantics", "none", "keys"),
                ("mask_semantics", "longest", "keys"),
-               ("mask_semantics", "lra_blocks" if model == "local" else
-                None, "keys"),
-               ("pool_padding", True, False))
+               ("pool_padding", True, False)]
+    if model == "local":
+        readers.append(("mask_semantics", "lra_blocks", "keys"))
     reads_padding = {key: own for key, own, _ in readers
                      if hp.get(key) == own}
     hp.update({key: masked for key, _, masked in readers
