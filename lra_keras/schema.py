@@ -122,6 +122,9 @@ DTYPE_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 # what an attention does with the padding mask
 # (`RotaryMultiHeadAttention(mask_semantics=...)`)
 MASK_SEMANTICS = ("keys", "pairs", "none", "longest", "lra_blocks")
+# the attentions (and models) whose LRA code pads by a whole block and masks
+# within its blocks its own way, which mask_semantics="lra_blocks" copies
+LRA_BLOCKED = ("local", "bigbird")
 # which positions a batch norm counts besides the real tokens
 # (`MaskedBatchNormalization(count_padding=...)`): none, every one, or
 # those up to the batch's longest row
@@ -522,7 +525,7 @@ def check(hp, origins=None):
             f"and Longformer), not model={hp.get('model')!r}"
         )
     if (hp.get("mask_semantics") == "lra_blocks"
-            and hp.get("model") not in ("local", "bigbird")):
+            and hp.get("model") not in LRA_BLOCKED):
         problems.append(
             "mask_semantics='lra_blocks' pads and masks as LRA's local and "
             "BigBird attentions do (a whole block of padding counted real, "

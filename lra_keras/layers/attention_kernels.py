@@ -383,6 +383,32 @@ def attention(
     return uniform_masked_outputs(out, value, query_mask)
 
 
+def pad_to_blocks(tensors, padding_mask, b, whole_block=False):
+    """(B, L, ...) tensors zero-padded to L' = n b, the next multiple of
+    `b`; with the real-token mask (B, L') (the added positions not real)
+    and n.
+
+    `whole_block=True` pads as LRA's local and BigBird attentions pad
+    their inputs: `b - L % b` positions, a whole block when `b` divides
+    L, marked real (google-research/long-range-arena
+    `models/local/local_attention.py` lines 228-237 and
+    `models/bigbird/bigbird_attention.py` lines 484-490: the boolean mask
+    is padded with -1e9, which is True; the outputs are cut back to L,
+    lines 413 and 654). Padded before the projections, their keys and
+    values are the projections' biases.
+    """
+    length = ops.shape(tensors[0])[1]
+    pad = b - length % b if whole_block else (-length) % b
+    if padding_mask is None:
+        padding_mask = ops.ones(ops.shape(tensors[0])[:2], dtype="bool")
+    real = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, pad)),
+                   constant_values=whole_block)
+    padded = tuple(
+        ops.pad(t, ((0, 0), (0, pad)) + ((0, 0),) * (len(t.shape) - 2))
+        for t in tensors)
+    return padded, real, (length + pad) // b
+
+
 def windowed_attention(query, key, value, window, look_backward=1,
                        look_forward=1, padding_mask=None,
                        implementation="auto", block_size=None,
@@ -431,17 +457,11 @@ def windowed_attention(query, key, value, window, look_backward=1,
                          block_size=block_size,
                          weights_dropout=weights_dropout)
     if length % window:
-        extra = window - length % window
-        widths = ((0, 0), (0, extra), (0, 0), (0, 0))
-        if padding_mask is None:
-            padding_mask = ops.ones_like(query[:, :, 0, 0], dtype="bool")
-        padding_mask = ops.pad(ops.cast(padding_mask, "bool"),
-                               ((0, 0), (0, extra)), constant_values=False)
+        (query, key, value), real, _ = pad_to_blocks(
+            (query, key, value), padding_mask, window)
         return windowed_attention(
-            ops.pad(query, widths), ops.pad(key, widths),
-            ops.pad(value, widths), window, look_backward, look_forward,
-            padding_mask, implementation, block_size,
-            weights_dropout)[:, :length]
+            query, key, value, window, look_backward, look_forward, real,
+            implementation, block_size, weights_dropout)[:, :length]
     outputs = []
     for w in range(length // window):
         start = max(0, (w - look_backward) * window)

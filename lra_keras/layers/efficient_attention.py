@@ -101,6 +101,7 @@ from lra_keras.layers.attention_kernels import _block_bias
 from lra_keras.layers.attention_kernels import _key_bias
 from lra_keras.layers.attention_kernels import _mask_bias
 from lra_keras.layers.attention_kernels import drop_weights
+from lra_keras.layers.attention_kernels import pad_to_blocks
 from lra_keras.layers.attention_kernels import reference_attention
 from lra_keras.layers.attention_kernels import uniform_masked_rows
 
@@ -385,7 +386,8 @@ def local_attention(query, key, value, block_size, padding_mask=None,
     `j b + i` and `j b + k` are both real; a query with none attends
     uniformly to its group. Under the strided layout that mask does not
     line up with the group's own positions. The length must then be a
-    multiple of `b` (`pad_whole_block` pads it as that code does).
+    multiple of `b` (`pad_to_blocks(..., whole_block=True)` pads it
+    as that code does).
 
     Shapes and `weights_dropout` as `attention_kernels
     .reference_attention` (the weights here (B, n, H, b, b)); O(L b)
@@ -400,7 +402,7 @@ def local_attention(query, key, value, block_size, padding_mask=None,
     if block_pairs and isinstance(length, int) and length % b:
         raise ValueError(
             "`lra_blocks` masks whole blocks: the length must be a "
-            f"multiple of block_size={b} (`pad_whole_block`). Received: "
+            f"multiple of block_size={b} (`pad_to_blocks`). Received: "
             f"length {length}")
     (qg, kg, vg), real, ungroup = _grouped(q, k, v, padding_mask, b, layout)
     scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, kg) / math.sqrt(
@@ -423,55 +425,12 @@ def local_attention(query, key, value, block_size, padding_mask=None,
     return ungroup(out)[:, :length]
 
 
-def pad_whole_block(inputs, padding_mask, block_size):
-    """LRA's local and BigBird attentions' padding of their inputs:
-    `b - L % b` more positions of zeros, a whole block when `b` divides
-    L, marked real (google-research/long-range-arena
-    `models/local/local_attention.py` lines 228-237 and
-    `models/bigbird/bigbird_attention.py` lines 484-490: the boolean mask
-    is padded with -1e9, which is True; the outputs are cut back to L,
-    lines 413 and 654). The layer's projections then make their keys and
-    values its biases.
-
-    Args:
-        inputs: tensor (B, L, C).
-        padding_mask: None or (B, L), nonzero at real tokens.
-        block_size: int b.
-
-    Returns:
-        The inputs (B, L', C) and the mask (B, L'), bool, L' = L + b - L % b.
-    """
-    b = int(block_size)
-    extra = b - ops.shape(inputs)[1] % b
-    if padding_mask is None:
-        padding_mask = ops.ones(ops.shape(inputs)[:2], dtype="bool")
-    mask = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, extra)),
-                   constant_values=True)
-    return ops.pad(inputs, ((0, 0), (0, extra), (0, 0))), mask
-
-
 def masked_softmax(scores, allowed):
     """Softmax over the last axis of the `allowed` scores; the others get
     weight 0 (also in a row with none allowed)."""
     probs = ops.softmax(
         ops.where(allowed, scores, _mask_bias(scores.dtype)), axis=-1)
     return ops.where(allowed, probs, 0.0)
-
-
-def pad_to_blocks(tensors, padding_mask, b):
-    """(B, L, ...) tensors zero-padded to L' = n b, the next multiple of
-    `b`; with the real-token mask (B, L') (the added positions not real)
-    and n."""
-    length = ops.shape(tensors[0])[1]
-    pad = (-length) % b
-    if padding_mask is None:
-        padding_mask = ops.ones(ops.shape(tensors[0])[:2], dtype="bool")
-    real = ops.pad(ops.cast(padding_mask, "bool"), ((0, 0), (0, pad)),
-                   constant_values=False)
-    padded = tuple(
-        ops.pad(t, ((0, 0), (0, pad)) + ((0, 0),) * (len(t.shape) - 2))
-        for t in tensors)
-    return padded, real, (length + pad) // b
 
 
 def _grouped(q, k, v, padding_mask, b, layout):

@@ -23,6 +23,7 @@ from keras import ops
 from lra_keras.backend_utils import add_shared
 from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
 from lra_keras.layers.attention_kernels import attention
+from lra_keras.layers.attention_kernels import pad_to_blocks
 from lra_keras.layers.attention_kernels import uniform_masked_outputs
 from lra_keras.layers.attention_kernels import windowed_attention
 from lra_keras.layers.dense_init import check_dense_init
@@ -33,7 +34,6 @@ from lra_keras.layers.efficient_attention import gaussian_orthogonal_matrix
 from lra_keras.layers.efficient_attention import linear_attention
 from lra_keras.layers.efficient_attention import linformer_attention
 from lra_keras.layers.efficient_attention import local_attention
-from lra_keras.layers.efficient_attention import pad_whole_block
 from lra_keras.layers.efficient_attention import performer_attention
 from lra_keras.layers.efficient_attention import relu_kernel_attention
 from lra_keras.layers.efficient_attention import sinkhorn_attention
@@ -43,6 +43,7 @@ from lra_keras.layers.masked_batch_normalization import up_to_longest_row
 from lra_keras.layers.sparse_attention import bigbird_attention
 from lra_keras.layers.sparse_attention import longformer_attention
 from lra_keras.layers.sparse_attention import sparse_transformer_attention
+from lra_keras.schema import LRA_BLOCKED
 from lra_keras.schema import MASK_SEMANTICS
 
 # Where the rotary frequencies range: within every head (each head gets the
@@ -104,9 +105,6 @@ _NO_WEIGHTS_DROPOUT = ("linear", "performer", "reformer")
 # lines 176-222, `longformer_attention.py` lines 85-135).
 _PAIR_MASKED = ("softmax", "synthesizer", "sparse_transformer",
                 "longformer")
-# The attentions whose LRA code pads its inputs by a whole block and masks
-# within its blocks its own way, which `mask_semantics="lra_blocks"` copies.
-_LRA_BLOCKED = ("local", "bigbird")
 PERFORMER_KERNELS = ("softmax", "relu")
 # The options that are counts of positions or blocks, each >= its minimum.
 _COUNT_OPTIONS = dict(sparse_block_size=1, sparse_summary_size=0,
@@ -375,8 +373,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             (`masked_batch_normalization.up_to_longest_row`).
             `"lra_blocks"` (`"local"` and `"bigbird"`): LRA's code of
             these two, which pads its inputs with `b - L % b` zero
-            positions counted real (`efficient_attention
-            .pad_whole_block`; their keys and values are the
+            positions counted real (`attention_kernels.pad_to_blocks(...,
+            whole_block=True)`; their keys and values are the
             projections' biases). The local attention then gives each
             group the pair mask of the contiguous block of the same index
             (`efficient_attention.local_attention`), not of its own
@@ -482,12 +480,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 mask_semantics == "pairs"
                 and attention_type not in _PAIR_MASKED) or (
                 mask_semantics == "lra_blocks"
-                and attention_type not in _LRA_BLOCKED):
+                and attention_type not in LRA_BLOCKED):
             raise ValueError(
                 f"`mask_semantics` must be one of {MASK_SEMANTICS}; "
                 f"\"pairs\" only for the attentions {_PAIR_MASKED} (the "
                 "others' padded queries are not defined that way here), "
-                f"\"lra_blocks\" only for {_LRA_BLOCKED}. "
+                f"\"lra_blocks\" only for {LRA_BLOCKED}. "
                 f"Received: mask_semantics={mask_semantics!r}, "
                 f"attention_type={attention_type!r}"
             )
@@ -908,10 +906,10 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         length = None
         if self.mask_semantics == "lra_blocks":
             length = ops.shape(inputs)[1]
-            inputs, padding_mask = pad_whole_block(
-                inputs, padding_mask, self.local_block_size
+            (inputs,), padding_mask, _ = pad_to_blocks(
+                (inputs,), padding_mask, self.local_block_size
                 if self.attention_type == "local"
-                else self.bigbird_block_size)
+                else self.bigbird_block_size, whole_block=True)
         q = self.query_dense(inputs)  # (batch, length, heads, key_dim)
         k = q if self.key_dense is None else self.key_dense(inputs)
         v = self.value_dense(inputs)  # (batch, length, heads, value_dim)
