@@ -122,9 +122,10 @@ DTYPE_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 # what an attention does with the padding mask
 # (`RotaryMultiHeadAttention(mask_semantics=...)`)
 MASK_SEMANTICS = ("keys", "pairs", "none", "longest", "lra_blocks")
-# the attentions (and models) whose LRA code pads by a whole block and masks
-# within its blocks its own way, which mask_semantics="lra_blocks" copies
-LRA_BLOCKED = ("local", "bigbird")
+# the attentions (and models) whose LRA code masks within its blocks its own
+# way (the local and BigBird ones after padding by a whole block), which
+# mask_semantics="lra_blocks" copies
+LRA_BLOCKED = ("local", "bigbird", "sinkhorn")
 # which positions a batch norm counts besides the real tokens
 # (`MaskedBatchNormalization(count_padding=...)`): none, every one, or
 # those up to the batch's longest row
@@ -330,6 +331,8 @@ RULES = dict(
     mask_semantics=Rule(str, choices=MASK_SEMANTICS),
     pixel_padding=Rule(bool),
     sinkhorn_iterations=_count(),
+    sinkhorn_sorting=Rule(str, choices=("permutation", "lra")),
+    sinkhorn_max_blocks=_count(optional=True),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),
     pool_padding=Rule(bool),
     head=Rule(str, choices=("mlp", "mlp2", "linear")),
@@ -527,9 +530,10 @@ def check(hp, origins=None):
     if (hp.get("mask_semantics") == "lra_blocks"
             and hp.get("model") not in LRA_BLOCKED):
         problems.append(
-            "mask_semantics='lra_blocks' pads and masks as LRA's local and "
-            "BigBird attentions do (a whole block of padding counted real, "
-            "their masks within blocks): only model='local' or 'bigbird', "
+            "mask_semantics='lra_blocks' pads and masks as LRA's local, "
+            "BigBird and Sinkhorn attentions do (their masks within blocks; "
+            "the first two after a whole block of padding counted real): "
+            "only model='local', 'bigbird' or 'sinkhorn', "
             f"not model={hp.get('model')!r}"
         )
     if hp.get("dt_min") is not None and hp.get("dt_max") is not None:

@@ -561,9 +561,9 @@ def test_small_preset_keeps_the_lra_setting():
         ("transformer", dict(technique="spt", pretrain_schedule="rsqrt",
                              pretrain_warmup_steps=0),
          "pretrain_schedule='rsqrt'"),
-        # LRA's local attention's mask layout, on another attention
-        ("sinkhorn", dict(mask_semantics="lra_blocks"),
-         "only model='local' or 'bigbird'"),
+        # LRA's blocked attentions' masks, on another attention
+        ("linformer", dict(mask_semantics="lra_blocks"),
+         "only model='local', 'bigbird' or 'sinkhorn'"),
     ],
 )
 def test_lra_keys_refuse_what_cannot_work(model, overrides, match):
@@ -1044,13 +1044,15 @@ def test_unmasked_rows_take_their_code_bases_batches(model):
         assert row["bucket_step"] == 256  # unused: no padding to cut
 
 
-def test_only_the_sinkhorn_text_rows_pool_the_padding():
+def test_only_the_sinkhorn_rows_pool_the_padding():
     # LRA's Sinkhorn encoder reads out `jnp.mean(encoded, axis=1)` over
-    # its full-length batches on ListOps and Text; its Retrieval dual
-    # encoder and every other row pool the real tokens (or a CLS token).
+    # its full-length batches on ListOps and Text, and over the black
+    # pixels on Image and Pathfinder; its Retrieval dual encoder and every
+    # other row pool the real tokens (or a CLS token).
     pooled = {(task, model) for (task, model) in PAPER
               if get_hparams(task, model)["pool_padding"]}
-    assert pooled == {("listops", "sinkhorn"), ("text", "sinkhorn")}
+    assert pooled == {(task, "sinkhorn") for task in (
+        "listops", "text", "image", "pathfinder")}
     for task in ("listops", "text"):
         row = get_hparams(task, "sinkhorn")
         assert (row["pooling"], row["bucket_step"]) == ("mean", None)
@@ -1061,17 +1063,34 @@ def test_only_the_sinkhorn_text_rows_pool_the_padding():
                 32 if (task, preset) == ("listops", "quick") else 256)
 
 
+def test_the_sinkhorn_rows_sort_with_lras_einsum():
+    # sinkhorn_attention.py line 382 (every sorted block the sum of all
+    # blocks) and its 25 sort logits (line 216), on every row that cites
+    # it, LRA's own and the Path-X ones; the family keeps the method's.
+    rows = [task for (task, model) in PAPER if model == "sinkhorn"]
+    assert sorted(rows) == sorted(("listops", "text", "retrieval", "image",
+                                   "pathfinder", "pathx", "pathx256"))
+    for task in rows:
+        hp = get_hparams(task, "sinkhorn")
+        assert (hp["sinkhorn_sorting"], hp["sinkhorn_max_blocks"]) == (
+            "lra", 25), task
+        # LRA's blocks pass bias=False, the sorting network's too
+        assert hp["attention_bias"] is task.startswith("pathx"), task
+    assert FAMILIES["sinkhorn"].keys["sinkhorn_sorting"] == "permutation"
+    assert FAMILIES["sinkhorn"].keys["sinkhorn_max_blocks"] is None
+
+
 def test_lra_rows_mask_padding_as_each_attentions_lra_code():
     # flax's pair mask where LRA's code masks a dense (query, key) grid;
     # no mask where it never reads it (then LRA's full-length batches);
-    # a real block of padding and LRA's blocked masks in the local and
-    # BigBird attentions (set by the length: full-length batches too);
-    # keys only where its blocked masks are not copied (presets.lra._MASKS)
+    # LRA's blocked masks in the local, BigBird and Sinkhorn attentions
+    # (the first two after a real block of padding, set by the length:
+    # full-length batches too) (presets.lra._MASKS)
     expected = dict(lra_transformer="pairs", synthesizer="pairs",
                     sparse_transformer="pairs", longformer="pairs",
                     linear_transformer="none", performer="none",
                     linformer="none", reformer="none", local="lra_blocks",
-                    sinkhorn="keys", bigbird="lra_blocks")
+                    sinkhorn="lra_blocks", bigbird="lra_blocks")
     assert sorted(expected) == sorted(LRA_MODELS)
     for model, semantics in expected.items():
         for task in ("listops", "text", "retrieval", "image", "pathfinder"):

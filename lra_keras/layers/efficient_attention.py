@@ -64,10 +64,13 @@ the inputs and calls them.
   (`lra_benchmarks/models/sinkhorn_transformer/sinkhorn_attention.py`,
   `sort_activation='softmax'` by default) sums the local and the sorted
   attention (two softmaxes). Its sorting einsum `'bskhd,bnhl->bsnhd'`
-  sums the key blocks (k) and the permutation's targets (l) separately, so
-  every "sorted" block is the sum of all key blocks, whatever the
-  permutation; here the sorted block l is `sum_k P[k, l] K_k`, the
-  method's. Not causal (LRA's causal path is marked untested).
+  (line 382) sums the key blocks (k) and the permutation's targets (l)
+  apart, so that under softmax sorting every "sorted" block is the same,
+  the sum of all key blocks, whatever the permutation, and the sorting
+  network gets no gradient: `sorting="lra"` computes that, the LRA rows'
+  setting; `sorting="permutation"` (the family's default) the method's
+  sorted block l, `sum_k P[k, l] K_k`. Not causal (LRA's causal path is
+  marked untested).
 
 Departures from LRA's code, each for a stated reason:
 - Padding. LRA's linear, Performer and Linformer attentions ignore the
@@ -404,15 +407,12 @@ def local_attention(query, key, value, block_size, padding_mask=None,
             "`lra_blocks` masks whole blocks: the length must be a "
             f"multiple of block_size={b} (`pad_to_blocks`). Received: "
             f"length {length}")
-    (qg, kg, vg), real, ungroup = _grouped(q, k, v, padding_mask, b, layout)
+    (qg, kg, vg), real, ungroup, pairs = _grouped(q, k, v, padding_mask, b,
+                                                  layout)
     scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, kg) / math.sqrt(
         q.shape[-1])
     if block_pairs:
-        blocks = ops.reshape(ops.cast(
-            ops.ones(ops.shape(q)[:2]) if padding_mask is None
-            else padding_mask, "bool"), (-1, ops.shape(qg)[1], b))
-        allowed = ops.logical_and(blocks[:, :, None, :, None],
-                                  blocks[:, :, None, None, :])
+        allowed = pairs
     else:
         allowed = real[:, :, None, None, :]  # (B, n, 1, 1, b)
     if causal:
@@ -436,7 +436,8 @@ def masked_softmax(scores, allowed):
 def _grouped(q, k, v, padding_mask, b, layout):
     """q, k, v (B, L, H, D) padded to a multiple of `b` and cut into
     groups (B, n, b, H, D) per `layout`; the groups' real-key mask (B, n,
-    b); and the function taking (B, n, b, H, D) back to (B, L', H, D)."""
+    b); the function taking (B, n, b, H, D) back to (B, L', H, D); and
+    LRA's pair masks of the contiguous blocks (`_block_pairs`)."""
     (q, k, v), real, groups = pad_to_blocks((q, k, v), padding_mask, b)
     heads = q.shape[2]
 
@@ -451,47 +452,99 @@ def _grouped(q, k, v, padding_mask, b, layout):
             t = ops.swapaxes(t, 1, 2)
         return ops.reshape(t, (-1, groups * b, heads, t.shape[-1]))
 
-    return (group(q), group(k), group(v)), group(real), ungroup
+    return (group(q), group(k), group(v)), group(real), ungroup, \
+        _block_pairs(real, groups, b)
+
+
+def _block_pairs(real, groups, b):
+    """LRA's masks within blocks: the real-token mask (B, L') cut into
+    contiguous blocks of `b`, whatever the layout of the groups, and each
+    block's pair mask (B, n, 1, b, b): query i and key k of block j both
+    real (`local_attention.py` lines 318-323, `sinkhorn_attention.py`
+    lines 401-417, flax's `make_padding_mask`)."""
+    blocks = ops.reshape(real, (-1, groups, b))
+    return ops.logical_and(blocks[:, :, None, :, None],
+                           blocks[:, :, None, None, :])
+
+
+SINKHORN_SORTINGS = ("permutation", "lra")
 
 
 def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
                        block_size, padding_mask=None, layout="strided",
                        sort_activation="softmax", sinkhorn_iterations=1,
-                       weights_dropout=None):
+                       weights_dropout=None, block_pairs=False,
+                       sorting="permutation"):
     """Sparse Sinkhorn attention: a block's own keys plus a sorted block.
 
     The sequence is cut into n groups of `block_size` (`layout` as
     `local_attention`; LRA's reshape makes them strided). Each key
-    group's summary, the sum of its (real) keys, gives sort logits over
-    the target blocks, `s = sum_k @ sort_kernel + sort_bias` (n, n); a
-    soft permutation `P = softmax(s)` over the targets (LRA's default
-    `sort_activation='softmax'`) or `sinkhorn` normalisation in log space
-    (`sinkhorn_iterations` rounds of row then column normalisation,
-    Tay et al. 2020 eq. 3) makes the sorted groups `K'_l = sum_k P[k, l]
-    K_k` (and V'). Output, as LRA's code: softmax attention of each query
-    group over its own group plus softmax attention over its sorted group
-    (two softmaxes, summed); `weights_dropout` (as `attention_kernels
-    .reference_attention`) applies to each softmax's weights, drawing a
-    mask for each (LRA's code passes one dropout key to both,
-    `sinkhorn_attention.py` lines 474 and 487, so its two masks are the
-    same).
+    group's summary, the sum of its keys, gives sort logits over the
+    target blocks, `s = sum_k @ sort_kernel + sort_bias` (n, n; no bias
+    when `sort_bias` is None, as in LRA's blocks, which pass
+    `bias=False`); a soft permutation `P = softmax(s)` over the targets
+    (LRA's default `sort_activation='softmax'`) or `sinkhorn`
+    normalisation in log space (`sinkhorn_iterations` rounds of row then
+    column normalisation, Tay et al. 2020 eq. 3). The sorted groups:
+    - `sorting="permutation"`, the method's: `K'_l = sum_k P[k, l] K_k`
+      (and V');
+    - `sorting="lra"`, LRA's einsum `'bskhd,bnhl->bsnhd'`
+      (`sinkhorn_attention.py` lines 382-383), which sums k and l apart:
+      `K'_n = (sum_l P[n, l]) sum_k K_k`, one sum over every group for
+      all (times 1 under softmax sorting), `sort_kernel` may then have
+      fewer columns than n (LRA's `max_num_blocks` 25, lines 216 and
+      358-366: the logits are cut to them).
+    Output, as LRA's code: softmax attention of each query group over its
+    own group plus softmax attention over its sorted group (two
+    softmaxes, summed); `weights_dropout` (as `attention_kernels
+    .reference_attention`) applies to each softmax's weights, a mask
+    drawn for each (LRA's two calls pass `dropout_rng=None`, lines 474
+    and 487, and each draws its own key with flax's `make_rng`).
+
+    Padding (`padding_mask`, the length padded to a multiple of the
+    block with masked positions):
+    - `block_pairs=False`: padded keys and values are zero, ignored by
+      both softmaxes; a sorted slot is a key where a real key was mixed
+      into it;
+    - `block_pairs=True`, LRA's masks (`sinkhorn_attention.py` lines
+      401-420, 441-463): the keys are summed and sorted as they are,
+      padding included; group j's own attention takes the pair mask of
+      contiguous block j (as `local_attention(block_pairs=True)`), the
+      sorted attention the einsum `'bksj,bnhl->bnsj'` of those pair
+      masks, positive, so allowed where any contiguous block has both
+      positions real; a query with nothing allowed attends uniformly
+      (LRA's -1e10 bias).
 
     Shapes as `attention_kernels.reference_attention`; `sort_kernel`
-    (head_dim, max_blocks) and `sort_bias` (max_blocks,), max_blocks >= n.
+    (head_dim, max_blocks) and `sort_bias` (max_blocks,) or None,
+    max_blocks >= n under `sorting="permutation"`.
     """
-    if layout not in LOCAL_LAYOUTS:
-        raise ValueError(f"`layout` must be one of {LOCAL_LAYOUTS}. "
-                         f"Received: layout={layout!r}")
+    if layout not in LOCAL_LAYOUTS or sorting not in SINKHORN_SORTINGS:
+        raise ValueError(
+            f"`layout` must be one of {LOCAL_LAYOUTS} and `sorting` one "
+            f"of {SINKHORN_SORTINGS}. Received: layout={layout!r}, "
+            f"sorting={sorting!r}")
     q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
     length = ops.shape(q)[1]
     b = int(block_size)
-    (qg, kg, vg), real, ungroup = _grouped(q, k, v, padding_mask, b, layout)
+    (qg, kg, vg), real, ungroup, pairs = _grouped(q, k, v, padding_mask, b,
+                                                  layout)
     n = ops.shape(qg)[1]
-    realf = ops.cast(real, kg.dtype)[..., None, None]  # (B, n, b, 1, 1)
-    kg, vg = kg * realf, vg * realf  # padded keys and values: zero
+    if (sorting == "permutation" and isinstance(n, int)
+            and sort_kernel.shape[-1] < n):
+        raise ValueError(
+            "The sorted blocks of `sorting='permutation'` need a sort "
+            f"logit per block: {n} blocks of {b}, the sorting network "
+            f"has {sort_kernel.shape[-1]} (`max_blocks`)")
+    realf = ops.cast(real, kg.dtype)
+    if not block_pairs:  # padded keys and values: zero
+        kg = kg * realf[..., None, None]
+        vg = vg * realf[..., None, None]
     scale = 1.0 / math.sqrt(q.shape[-1])
     summary = ops.sum(kg, axis=2)  # (B, n, H, D)
-    logits = ops.einsum("bkhd,dm->bkhm", summary, sort_kernel) + sort_bias
+    logits = ops.einsum("bkhd,dm->bkhm", summary, sort_kernel)
+    if sort_bias is not None:
+        logits = logits + sort_bias
     logits = logits[..., :n]  # (B, n_k, H, n_l)
     if sort_activation == "sinkhorn":
         for _ in range(int(sinkhorn_iterations)):
@@ -500,20 +553,35 @@ def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
         permutation = ops.exp(logits)
     else:
         permutation = ops.softmax(logits, axis=-1)
-    sorted_k = ops.einsum("bkhl,bkshd->blshd", permutation, kg)
-    sorted_v = ops.einsum("bkhl,bkshd->blshd", permutation, vg)
-    # A sorted slot is a key where some real key was mixed into it.
-    sorted_real = ops.einsum("bkhl,bks->blhs", permutation,
-                             ops.cast(real, kg.dtype)) > 1e-9
+    if sorting == "permutation":
+        sorted_k = ops.einsum("bkhl,bkshd->blshd", permutation, kg)
+        sorted_v = ops.einsum("bkhl,bkshd->blshd", permutation, vg)
+        # a sorted slot is a key where some real key was mixed into it
+        sorted_real = ops.einsum("bkhl,bks->blhs", permutation, realf) > 1e-9
+    else:
+        weight = ops.sum(permutation, axis=-1)[:, :, None, :, None]
+        sorted_k = weight * ops.sum(kg, axis=1, keepdims=True)
+        sorted_v = weight * ops.sum(vg, axis=1, keepdims=True)
+        sorted_real = ops.logical_and(  # (B, n, H, b)
+            ops.any(real, axis=1)[:, None, None, :],
+            ops.sum(permutation, axis=-1)[..., None] > 0)
 
-    def attend(keys, values, allowed):  # allowed (B, n, H|1, 1|b?, b)
+    def attend(keys, values, allowed):  # allowed (B, n, H|1, 1|b, b)
         scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, keys) * scale
-        probs = drop_weights(masked_softmax(scores, allowed),
-                             weights_dropout)
-        return ops.einsum("bnhqk,bnkhd->bnqhd", probs, values)
+        if block_pairs:  # a row with nothing allowed: uniform
+            probs = ops.softmax(
+                ops.where(allowed, scores, _mask_bias(scores.dtype)), -1)
+        else:
+            probs = masked_softmax(scores, allowed)
+        return ops.einsum("bnhqk,bnkhd->bnqhd",
+                          drop_weights(probs, weights_dropout), values)
 
-    out = attend(kg, vg, real[:, :, None, None, :])
-    out = out + attend(sorted_k, sorted_v, sorted_real[:, :, :, None, :])
+    if block_pairs:
+        own, to_sorted = pairs, ops.any(pairs, axis=1, keepdims=True)
+    else:
+        own, to_sorted = (real[:, :, None, None, :],
+                          sorted_real[:, :, :, None, :])
+    out = attend(kg, vg, own) + attend(sorted_k, sorted_v, to_sorted)
     return ungroup(out)[:, :length]
 
 

@@ -29,6 +29,7 @@ from lra_keras.layers.attention_kernels import windowed_attention
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.efficient_attention import LOCAL_LAYOUTS
+from lra_keras.layers.efficient_attention import SINKHORN_SORTINGS
 from lra_keras.layers.efficient_attention import SYNTHESIZER_MODES
 from lra_keras.layers.efficient_attention import gaussian_orthogonal_matrix
 from lra_keras.layers.efficient_attention import linear_attention
@@ -86,6 +87,8 @@ ATTENTION_OPTIONS = dict(
     reformer_chunk_size=None,
     sinkhorn_sort="softmax",
     sinkhorn_iterations=1,
+    sinkhorn_sorting="permutation",
+    sinkhorn_max_blocks=None,
     mask_semantics="keys",
     attention_window=None,
     window_look_backward=1,
@@ -338,6 +341,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         sinkhorn_sort, sinkhorn_iterations: Sinkhorn: how the block
             permutation is normalised, `"softmax"` (LRA's default) or
             `"sinkhorn"` (that many row/column normalisations).
+        sinkhorn_sorting: Sinkhorn: `"permutation"` (default, the
+            method's sorted blocks) or `"lra"` (LRA's einsum, one sum of
+            every block); see `efficient_attention.sinkhorn_attention`.
+        sinkhorn_max_blocks: int or None. Sinkhorn: the sort logits per
+            block (LRA's `max_num_blocks`, 25); None: one per block of
+            `max_length`, which `"permutation"` needs.
         mask_semantics: what the padding mask does, as LRA's code of
             each attention treats its `padding_mask`. `"keys"` (default):
             padded keys get no weight. `"pairs"` (`"softmax"` and
@@ -371,9 +380,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             `key_padding_mask`, the `lengths` absorbed unread), so that a
             batch padded longer attends as that shorter batch
             (`masked_batch_normalization.up_to_longest_row`).
-            `"lra_blocks"` (`"local"` and `"bigbird"`): LRA's code of
-            these two, which pads its inputs with `b - L % b` zero
-            positions counted real (`attention_kernels.pad_to_blocks(...,
+            `"lra_blocks"` (`"local"`, `"bigbird"` and `"sinkhorn"`): LRA's
+            code of these; the first two pad their inputs with `b - L % b`
+            zero positions counted real (`attention_kernels.pad_to_blocks(...,
             whole_block=True)`; their keys and values are the
             projections' biases). The local attention then gives each
             group the pair mask of the contiguous block of the same index
@@ -384,6 +393,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             and zeroes the padded queries' outputs before the output
             projection (google-research/long-range-arena
             `models/bigbird/bigbird_attention.py` lines 312 and 632).
+            `"sinkhorn"` pads nothing (LRA's needs a multiple of the
+            block; any other length is padded to one with masked
+            positions): its own groups take those contiguous pair masks
+            too, the sorted ones their union over the blocks, and keys
+            are summed and sorted padding included
+            (`efficient_attention.sinkhorn_attention(block_pairs=True)`).
 
         attention_window: int or None. The exact softmax (`"softmax"`)
             within windows of this many positions, each query attending
@@ -453,6 +468,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         reformer_chunk_size=None,
         sinkhorn_sort="softmax",
         sinkhorn_iterations=1,
+        sinkhorn_sorting="permutation",
+        sinkhorn_max_blocks=None,
         mask_semantics="keys",
         attention_window=None,
         window_look_backward=1,
@@ -569,6 +586,23 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 f"`max_length`. Received: causal={causal}, "
                 f"max_length={max_length}"
             )
+        if sinkhorn_sorting not in SINKHORN_SORTINGS or (
+                sinkhorn_max_blocks is not None and (
+                    int(sinkhorn_max_blocks) < 1
+                    or attention_type == "sinkhorn"
+                    and sinkhorn_sorting == "permutation"
+                    and int(sinkhorn_max_blocks)
+                    < -(-int(max_length) // int(local_block_size)))):
+            raise ValueError(
+                f"`sinkhorn_sorting` must be one of {SINKHORN_SORTINGS}, "
+                "and `sinkhorn_max_blocks` None or >= 1; with "
+                "sinkhorn_sorting='permutation' every block of `max_length` "
+                "needs its sort logit (None sizes the network so). "
+                f"Received: sinkhorn_sorting={sinkhorn_sorting!r}, "
+                f"sinkhorn_max_blocks={sinkhorn_max_blocks!r}, "
+                f"max_length={max_length}, "
+                f"local_block_size={local_block_size}"
+            )
         if attention_type == "reformer" and causal:
             raise ValueError(
                 "The Reformer's LSH windows depend on every position's "
@@ -668,6 +702,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                                     else int(reformer_chunk_size))
         self.sinkhorn_sort = sinkhorn_sort
         self.sinkhorn_iterations = int(sinkhorn_iterations)
+        self.sinkhorn_sorting = sinkhorn_sorting
+        self.sinkhorn_max_blocks = (None if sinkhorn_max_blocks is None
+                                    else int(sinkhorn_max_blocks))
         self.mask_semantics = mask_semantics
         self.attention_window = (None if attention_window is None
                                  else int(attention_window))
@@ -738,12 +775,15 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             # LRA's sorting network: a Dense from a block's summed keys to
             # the logits of its target blocks, one per head dimension
             # (sinkhorn_attention.py lines 356-362), xavier as its block
-            # passes `kernel_init`; sized by the most blocks.
-            blocks = -(-self.max_length // self.local_block_size)
+            # passes `kernel_init`, with a bias as the projections (LRA's
+            # blocks: none); sized by `sinkhorn_max_blocks` (LRA's
+            # `max_num_blocks`, 25) or the most blocks.
+            blocks = self.sinkhorn_max_blocks or -(
+                -self.max_length // self.local_block_size)
             self.sort_kernel = self.add_weight(
                 name="sort_kernel", shape=(self.key_dim, blocks),
                 initializer="glorot_uniform")
-            self.sort_bias = self.add_weight(
+            self.sort_bias = None if not self.use_bias else self.add_weight(
                 name="sort_bias", shape=(blocks,), initializer="zeros")
         elif self.attention_type == "reformer":
             # The LSH rotations, drawn once and saved with the weights
@@ -873,7 +913,9 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             return sinkhorn_attention(
                 q, k, v, self.sort_kernel, self.sort_bias,
                 self.local_block_size, padding_mask, self.local_layout,
-                self.sinkhorn_sort, self.sinkhorn_iterations, drop)
+                self.sinkhorn_sort, self.sinkhorn_iterations, drop,
+                block_pairs=self.mask_semantics == "lra_blocks",
+                sorting=self.sinkhorn_sorting)
         if self.attention_type == "reformer":
             return lsh_attention(q, v, self.lsh_rotations,
                                  self.reformer_chunk_size, padding_mask)
@@ -904,7 +946,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
 
     def call(self, inputs, padding_mask=None, training=None):
         length = None
-        if self.mask_semantics == "lra_blocks":
+        if (self.mask_semantics == "lra_blocks"
+                and self.attention_type != "sinkhorn"):
             length = ops.shape(inputs)[1]
             (inputs,), padding_mask, _ = pad_to_blocks(
                 (inputs,), padding_mask, self.local_block_size
@@ -970,6 +1013,8 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             reformer_chunk_size=self.reformer_chunk_size,
             sinkhorn_sort=self.sinkhorn_sort,
             sinkhorn_iterations=self.sinkhorn_iterations,
+            sinkhorn_sorting=self.sinkhorn_sorting,
+            sinkhorn_max_blocks=self.sinkhorn_max_blocks,
             mask_semantics=self.mask_semantics,
             attention_window=self.attention_window,
             window_look_backward=self.window_look_backward,

@@ -518,10 +518,16 @@ register(Family(
         local_layout="contiguous",
         sinkhorn_sort="softmax",
         sinkhorn_iterations=1,
+        # the method's sorted blocks; LRA's rows take its einsum ("lra")
+        # and its 25 sort logits (sinkhorn_attention.py lines 216, 382)
+        sinkhorn_sorting="permutation",
+        sinkhorn_max_blocks=None,
     ),
     block=_transformer_block("sinkhorn", ("local_block_size", "local_layout",
                                           "sinkhorn_sort",
-                                          "sinkhorn_iterations"),
+                                          "sinkhorn_iterations",
+                                          "sinkhorn_sorting",
+                                          "sinkhorn_max_blocks"),
                              by_length=True),
     paper="Tay et al. 2020, Sparse Sinkhorn Attention (LRA Table 1)",
     can_be_causal=False,

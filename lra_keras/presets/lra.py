@@ -67,21 +67,22 @@ the linear, Performer, Linformer and Reformer code, and in the local
 and BigBird attentions their inputs padded by a block of zeros counted
 real, then in the local attention the pair mask of contiguous blocks
 laid over its strided groups, in BigBird's padded keys masked and padded
-queries' outputs zeroed (`"lra_blocks"`); the rows of those six take
+queries' outputs zeroed, in the Sinkhorn attention its own groups under
+those contiguous pair masks and its sorted ones under their union over
+the blocks (`"lra_blocks"`); the rows of those seven take
 full-length batches, as LRA pads every batch to the task's length. On
 the image tasks LRA's encoders make black pixels padding
 (`src_padding_mask = inputs > 0`, `transformer.py` line 148), the CLS
-token taking the first pixel's mask: those nine rows copy it
+token taking the first pixel's mask: those ten rows copy it
 (`pixel_padding`). The Sinkhorn
-encoder's readout on ListOps and Text, `jnp.mean(encoded, axis=1)`,
-averages the padding in: its rows pool it too (`pool_padding=True`),
-over full-length batches.
+encoder's readout on ListOps, Text, Image and Pathfinder,
+`jnp.mean(encoded, axis=1)`, averages the padding (and the black
+pixels) in: its rows pool it too (`pool_padding=True`), over
+full-length batches.
 
 LRA's own code has further quirks these rows do not copy, said here and
-in the README: the Sinkhorn attention masks within its blocks its own
-way, black pixels included, where its rows mask keys and no pixels;
-LRA's BigBird, when causal, falls back to dense attention under the
-causal and pair masks (`bigbird_attention.py` lines 562-624), where
+in the README: LRA's BigBird, when causal, falls back to dense attention
+under the causal and pair masks (`bigbird_attention.py` lines 562-624), where
 `"lra_blocks"` keeps its pattern (no LRA row is causal; the causal
 self-pretraining of `--technique spt` is this library's); and its
 public Retrieval trainer builds the single encoder and does not run as
@@ -128,8 +129,13 @@ Cells of the attentions themselves, from LRA's code:
   `layers.lsh_attention` lists where LRA's code departs from the paper);
 - Sinkhorn: blocks of 50, strided as the local attention's, softmax
   sorting (`sinkhorn_attention.py` defaults), the local and sorted
-  attentions summed; its sorting einsum is not taken (see
-  `layers.efficient_attention`);
+  attentions summed; its sorting einsum `'bskhd,bnhl->bsnhd'` (line
+  382), which sums the blocks and the permutation apart, so that every
+  sorted block is the sum of all blocks and the sorting network (25
+  logits, `max_num_blocks`) gets no gradient: `sinkhorn_sorting="lra"`,
+  `sinkhorn_max_blocks=25` (the method's `"permutation"` is the
+  family's default); its `sinkhorn_operator` (the `"sinkhorn"` sort,
+  which no LRA row takes) is not copied;
 - Linformer: `low_rank_features` 16 (`linformer_attention.py:47`; the
   encoders never pass it, so the text config"s 32 is not read).
 
@@ -171,9 +177,9 @@ REFORMER = ("Reformer LSH attention (lra_benchmarks/models/reformer/"
             "taken)")
 SINKHORN = ("Sinkhorn attention (lra_benchmarks/models/sinkhorn_transformer/"
             "sinkhorn_attention.py: block_size 50, strided as its reshape "
-            "forms the blocks, sort_activation 'softmax'; its sorting "
-            "einsum, which makes every sorted block the sum of all blocks, "
-            "not taken)")
+            "forms the blocks, sort_activation 'softmax', max_num_blocks "
+            "25 (line 216); its sorting einsum (line 382), which "
+            "makes every sorted block the sum of all blocks)")
 LINFORMER = ("Linformer attention (lra_benchmarks/models/linformer/"
              "linformer_attention.py; low_rank_features 16, line 47)")
 SOFTMAX = ("dense softmax attention (lra_benchmarks/models/transformer/"
@@ -399,7 +405,7 @@ PAPER = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch", position_embedding="sinusoidal",
         local_block_size=50, local_layout="strided", sinkhorn_sort="softmax",
-        sinkhorn_iterations=1,
+        sinkhorn_iterations=1, sinkhorn_sorting="lra", sinkhorn_max_blocks=25,
         source=derived_pathx("pathx", SINKHORN),
     ),
     ("pathx256", "sinkhorn"): dict(
@@ -411,7 +417,7 @@ PAPER = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch", position_embedding="sinusoidal",
         local_block_size=50, local_layout="strided", sinkhorn_sort="softmax",
-        sinkhorn_iterations=1,
+        sinkhorn_iterations=1, sinkhorn_sorting="lra", sinkhorn_max_blocks=25,
         source=derived_pathx("pathx256", SINKHORN),
     ),
 }
@@ -543,7 +549,8 @@ _ATTENTION = dict(
     # the mean); Retrieval's dual encoder pools as the others
     sinkhorn=(SINKHORN, dict(local_block_size=50, local_layout="strided",
                              sinkhorn_sort="softmax",
-                             sinkhorn_iterations=1, cls_token=False,
+                             sinkhorn_iterations=1, sinkhorn_sorting="lra",
+                             sinkhorn_max_blocks=25, cls_token=False,
                              pooling="mean", head="linear")),
 )
 
@@ -587,8 +594,11 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # strided groups (lines 318-323) but its mask into contiguous blocks, and
 # gives group j block j's pair mask (lines 342-356): its mask does not
 # line up with the groups it masks. BigBird masks the padded keys and
-# multiplies the padded queries' outputs by 0 (line 312). Their rows copy
-# that (`"lra_blocks"`), over full-length batches, as what the padding
+# multiplies the padded queries' outputs by 0 (line 312). The Sinkhorn
+# attention pads nothing but masks its own groups as the local one does
+# and its sorted ones by the union of those pair masks over the blocks
+# (`sinkhorn_attention.py` lines 401-420). Their rows copy that
+# (`"lra_blocks"`), over full-length batches, as what the padding
 # does depends on the batch's length. The Sinkhorn attention masks its
 # own blocks as the local code does and its sorted blocks through the
 # sorting einsum its rows do not take; its rows keep `"keys"`.
@@ -596,7 +606,7 @@ _MASKS = dict(lra_transformer="pairs", synthesizer="pairs",
               sparse_transformer="pairs", longformer="pairs",
               linear_transformer="none", performer="none",
               linformer="none", reformer="none", local="lra_blocks",
-              bigbird="lra_blocks")
+              bigbird="lra_blocks", sinkhorn="lra_blocks")
 
 
 def lra_row(task, model):
@@ -737,8 +747,10 @@ def lra_image_row(task, model):
     what, cells = _ATTENTION[model]
     (emb, heads, layers, qkv, mlp), own = _IMAGE_MODELS[(task, model)]
     row = {**LRA_BACKBONE, **cells, **LRA_IMAGE[task]}
-    if model == "sinkhorn":  # its own head (see _ATTENTION)
-        row.update(cls_token=False, pooling="mean", head="linear")
+    if model == "sinkhorn":  # its own head (see _ATTENTION), black pixels
+        # averaged in (`jnp.mean(encoded, axis=1)`)
+        row.update(cls_token=False, pooling="mean", head="linear",
+                   pool_padding=True)
     if model in ("local", "sinkhorn"):
         row.update(local_block_size=64)  # local_base.py, sinkhorn_base.py
     row.update(hidden_dim=emb, num_heads=heads, num_layers=layers,
@@ -750,9 +762,10 @@ def lra_image_row(task, model):
         # black pixels are padding (`src_padding_mask = inputs > 0`): the
         # real pixels of the Synthesizer, Sparse Transformer and
         # Longformer ignore them, they attend uniformly; the local
-        # attention's groups take its contiguous blocks' pair masks;
-        # BigBird's ignore them and their outputs are zeroed; the other
-        # four attentions ignore the mask
+        # and Sinkhorn attentions' groups take their contiguous blocks'
+        # pair masks (Sinkhorn's sorted ones their union); BigBird's
+        # ignore them and their outputs are zeroed; the other four
+        # attentions ignore the mask
         row.update(pixel_padding=True, mask_semantics=_MASKS[model])
     stem = "transformer" if model == "lra_transformer" else model
     config = f"image/configs/{_IMAGE_CONFIGS[task]}/{stem}_base.py"

@@ -365,10 +365,18 @@ def test_local_attention_stays_finite_in_float16(semantics):
         expected).max())
 
 
-def test_lra_blocks_is_the_local_and_bigbird_attentions_alone():
+def test_lra_blocks_is_the_local_bigbird_and_sinkhorn_attentions_alone():
     with pytest.raises(ValueError, match="lra_blocks"):
         RotaryMultiHeadAttention(2, 4, attention_type="softmax",
                                  mask_semantics="lra_blocks")
+    # the method's sorting needs a sort logit per block
+    with pytest.raises(ValueError, match="sinkhorn_max_blocks"):
+        RotaryMultiHeadAttention(2, 4, attention_type="sinkhorn",
+                                 max_length=30, local_block_size=5,
+                                 sinkhorn_max_blocks=5)
+    with pytest.raises(ValueError, match="sort logit per block"):
+        ea.sinkhorn_attention(*_inputs(length=30)[:3],
+                              np.ones((4, 5), "float32"), None, 5)
     with pytest.raises(ValueError, match="multiple of block_size"):
         ea.local_attention(*_inputs(length=12)[:3], 5, block_pairs=True)
 
@@ -440,10 +448,11 @@ def test_a_causal_reformer_is_a_clear_error():
 
 
 def numpy_sinkhorn(q, k, v, kernel, bias, block, mask, layout, sort,
-                   iterations):
+                   iterations, sorting="permutation"):
     """The Sinkhorn attention from its definition, in float64 loops: each
     group's own softmax attention plus softmax attention over its sorted
-    group sum_k P[k, l] K_k."""
+    group, sum_k P[k, l] K_k (`sorting="permutation"`) or, LRA's,
+    (sum_l P[g, l]) sum_k K_k for every group g (`"lra"`)."""
     q, k, v = (np.asarray(t, np.float64) for t in (q, k, v))
     batch, length, heads, depth = q.shape
     n = -(-length // block)
@@ -477,9 +486,15 @@ def numpy_sinkhorn(q, k, v, kernel, bias, block, mask, layout, sort,
             else:
                 perm = np.exp(logits - logits.max(1, keepdims=True))
                 perm /= perm.sum(1, keepdims=True)
-            sk = np.einsum("kl,ksd->lsd", perm, kg[b, :, :, h])
-            sv = np.einsum("kl,ksd->lsd", perm, vg[b, :, :, h])
-            sreal = np.einsum("kl,ks->ls", perm, rg[b]) > 1e-9
+            if sorting == "lra":
+                weight = perm.sum(1)[:, None, None]
+                sk = weight * kg[b, :, :, h].sum(0)
+                sv = weight * vg[b, :, :, h].sum(0)
+                sreal = np.repeat((rg[b].sum(0) > 0)[None], n, axis=0)
+            else:
+                sk = np.einsum("kl,ksd->lsd", perm, kg[b, :, :, h])
+                sv = np.einsum("kl,ksd->lsd", perm, vg[b, :, :, h])
+                sreal = np.einsum("kl,ks->ls", perm, rg[b]) > 1e-9
             for i in range(padded):
                 g = group[i]
                 for keys, values, ok in ((kg[b, g, :, h], vg[b, g, :, h],
@@ -492,11 +507,12 @@ def numpy_sinkhorn(q, k, v, kernel, bias, block, mask, layout, sort,
     return out[:, :length]
 
 
+@pytest.mark.parametrize("sorting", ["permutation", "lra"])
 @pytest.mark.parametrize("sort, iterations", [("softmax", 1),
                                               ("sinkhorn", 3)])
 @pytest.mark.parametrize("layout", ["contiguous", "strided"])
 def test_sinkhorn_attention_matches_its_definition(layout, sort,
-                                                   iterations):
+                                                   iterations, sorting):
     rng = np.random.default_rng(7)
     length, block = 22, 5
     q, k, v = (rng.normal(size=(2, length, 2, 4)).astype("float32")
@@ -506,9 +522,9 @@ def test_sinkhorn_attention_matches_its_definition(layout, sort,
     mask = np.ones((2, length), bool)
     mask[1, 16:] = False
     out = ea.sinkhorn_attention(q, k, v, kernel, bias, block, mask, layout,
-                             sort, iterations)
+                                sort, iterations, sorting=sorting)
     expected = numpy_sinkhorn(q, k, v, kernel, bias, block, mask, layout,
-                              sort, iterations)
+                              sort, iterations, sorting)
     assert_allclose(to_numpy(out)[mask], expected[mask], atol=2e-5,
                     rtol=1e-4)
 
@@ -522,6 +538,96 @@ def test_sinkhorn_with_one_block_is_twice_full_attention():
                              np.zeros((3,), "float32"), 16)
     assert_allclose(out, 2 * to_numpy(ea.reference_attention(q, k, v)),
                     atol=1e-5)
+
+
+def numpy_lra_sinkhorn_layer(layer, x, mask, sorting="lra"):
+    """LRA's `SinkhornAttention.apply` in numpy, step by step, softmax
+    sorting, not causal, no biases (google-research/long-range-arena
+    `models/sinkhorn_transformer/sinkhorn_attention.py` lines 340-508 and
+    its `local_dot_product_attention`, 137-180), with the layer's
+    weights. `sorting="permutation"` swaps the sorting einsum for the
+    method's; the masks stay LRA's."""
+    block = layer.local_block_size
+    batch, length, _ = x.shape
+    n = length // block  # LRA's reshape needs a multiple
+
+    def project(dense):
+        (kernel,) = dense.weights  # bias=False
+        return np.einsum("blc,chd->blhd", x, to_numpy(kernel))
+
+    q, k, v = (project(d) for d in (layer.query_dense, layer.key_dense,
+                                    layer.value_dense))
+    heads, depth = q.shape[2:]
+    q, k, v = (t.reshape(batch, block, n, heads, depth) for t in (q, k, v))
+    sort_out = np.einsum("bkhd,dm->bkhm", k.sum(1),
+                         to_numpy(layer.sort_kernel))[..., :n]
+    perm = np.exp(sort_out - sort_out.max(-1, keepdims=True))
+    perm /= perm.sum(-1, keepdims=True)
+    einsum = "bskhd,bnhl->bsnhd" if sorting == "lra" else "bskhd,bkhl->bslhd"
+    sorted_k, sorted_v = (np.einsum(einsum, t, perm) for t in (k, v))
+    # the mask cut into contiguous blocks, flax's pair mask in each
+    blocks = mask.reshape(batch * n, block)
+    pairs = (blocks[:, :, None] & blocks[:, None, :]).reshape(
+        batch, n, block, block).astype("float32")
+    sorted_pairs = np.einsum("bksj,bnhl->bnsj", pairs, perm)
+
+    def attend(keys, values, allowed):  # axis 1: batch dims (0, 2, 3)
+        bias = np.where(allowed > 0, 0.0, -1e10).astype("float32")
+        scores = np.einsum("bsnhd,btnhd->bnhst", q / np.sqrt(depth), keys)
+        scores = scores.astype("float32") + bias[:, :, None]
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        weights /= weights.sum(-1, keepdims=True)
+        return np.einsum("bnhst,btnhd->bsnhd", weights, values)
+
+    y = attend(k, v, pairs) + attend(sorted_k, sorted_v, sorted_pairs)
+    y = y.reshape(batch, length, heads, depth)
+    (kernel,) = layer.output_dense.weights
+    return np.einsum("blhd,hdc->blc", y, to_numpy(kernel))
+
+
+@pytest.mark.parametrize("sorting", ["lra", "permutation"])
+def test_lra_blocks_sinkhorn_attention_is_lras(sorting):
+    # LRA's rows: 25 sort logits (here 3, fewer than the 5 blocks) under
+    # its einsum; the method's sorting needs one per block.
+    length, block = 25, 5
+    layer = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=4, attention_type="sinkhorn", use_rotary=False,
+        use_bias=False, max_length=length, local_block_size=block,
+        local_layout="strided", mask_semantics="lra_blocks",
+        sinkhorn_sorting=sorting,
+        sinkhorn_max_blocks=3 if sorting == "lra" else None)
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(4, length, 8)).astype("float32")
+    mask = np.ones((4, length), bool)
+    mask[1, 11:] = False  # padding at the end, as ListOps
+    mask[2, ::3] = False  # scattered, as the black pixels of Pathfinder
+    mask[3, 3:] = False  # shorter than a block: the sorted mask 3 x 3
+    layer(x, padding_mask=mask)
+    assert layer.sort_bias is None  # LRA's Dense(bias=False)
+    for w in layer.weights:
+        w.assign(rng.normal(size=w.shape).astype("float32") * 0.5)
+    out = to_numpy(layer(x, padding_mask=mask))
+    assert_allclose(out, numpy_lra_sinkhorn_layer(layer, x, mask, sorting),
+                    atol=1e-5, rtol=1e-4)
+    # the padding is read: row 1 differs from the "keys" layer's
+    keys = RotaryMultiHeadAttention.from_config(
+        {**layer.get_config(), "mask_semantics": "keys"})
+    keys(x, padding_mask=mask)
+    keys.set_weights(layer.get_weights())
+    assert not np.allclose(to_numpy(keys(x, padding_mask=mask))[1, :11],
+                           out[1, :11], atol=1e-3)
+    assert_config_round_trip(layer)
+
+
+def test_lras_sinkhorn_sorting_is_one_sum_whatever_the_sort_network():
+    # Under softmax sorting the rows of P sum to one: the sorted block is
+    # sum_k K_k, and the sorting network's weights change nothing.
+    q, k, v, mask = _inputs(length=20)
+    rng = np.random.default_rng(5)
+    outs = [to_numpy(ea.sinkhorn_attention(
+        q, k, v, rng.normal(size=(q.shape[-1], 4)).astype("float32"), None,
+        5, mask, sorting="lra")) for _ in range(2)]
+    assert_allclose(outs[0], outs[1], atol=1e-5)
 
 
 def test_a_causal_or_unsized_sinkhorn_is_a_clear_error():

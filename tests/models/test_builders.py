@@ -86,16 +86,17 @@ def test_padded_tokens_do_not_change_logits(task, model):
     # The rows that read the padding as their authors' code does: the S5
     # rows' backward scans carry it into the real positions; LRA's linear,
     # Performer, Linformer and Reformer attentions never read the mask;
-    # LRA's local attention lays it over other positions than its groups'
-    # (LRA's BigBird, also "lra_blocks", masks it: not a reader);
-    # LRA's Sinkhorn readout averages it in.
+    # LRA's local attention lays it over other positions than its groups';
+    # LRA's Sinkhorn attention sums it into its sorted keys and its
+    # readout averages it in (LRA's BigBird, also "lra_blocks", masks it:
+    # not a reader).
     # (key, the value that reads the padding, the value that masks it)
     readers = [("read_padding", True, False),
                ("read_padding", "longest", False),
                ("mask_semantics", "none", "keys"),
                ("mask_semantics", "longest", "keys"),
                ("pool_padding", True, False)]
-    if model == "local":
+    if model in ("local", "sinkhorn"):
         readers.append(("mask_semantics", "lra_blocks", "keys"))
     reads_padding = {key: own for key, own, _ in readers
                      if hp.get(key) == own}
