@@ -327,6 +327,7 @@ RULES = dict(
     reformer_buckets=_count(),
     reformer_hashes=_count(),
     reformer_chunk_size=_count(optional=True),
+    reformer_variant=Rule(str, choices=("paper", "lra")),
     sinkhorn_sort=Rule(str, choices=("softmax", "sinkhorn")),
     mask_semantics=Rule(str, choices=MASK_SEMANTICS),
     pixel_padding=Rule(bool),
@@ -526,6 +527,16 @@ def check(hp, origins=None):
             "every key) for the attentions LRA's code runs densely under "
             "its masks (the Transformer, Synthesizer, Sparse Transformer "
             f"and Longformer), not model={hp.get('model')!r}"
+        )
+    if hp.get("reformer_variant") == "lra" and (
+            hp.get("mask_semantics") != "none"
+            or hp.get("reformer_chunk_size") is not None):
+        problems.append(
+            "reformer_variant='lra' reads no padding mask and cuts L / "
+            "buckets chunks, as LRA's Reformer: it needs "
+            "mask_semantics='none' and reformer_chunk_size=None, not "
+            f"{hp.get('mask_semantics')!r} and "
+            f"{hp.get('reformer_chunk_size')!r}"
         )
     if (hp.get("mask_semantics") == "lra_blocks"
             and hp.get("model") not in LRA_BLOCKED):

@@ -1080,6 +1080,23 @@ def test_the_sinkhorn_rows_sort_with_lras_einsum():
     assert FAMILIES["sinkhorn"].keys["sinkhorn_max_blocks"] is None
 
 
+def test_the_reformer_rows_run_lras_reformer_code():
+    # reformer_attention.py as it runs (`reformer_variant="lra"`), on
+    # every row that cites it, Path-X's too (no padding there: nothing to
+    # mask); the family keeps the paper's attention.
+    rows = [task for (task, model) in PAPER if model == "reformer"]
+    assert len(rows) == 7
+    for task in rows:
+        hp = get_hparams(task, "reformer")
+        assert (hp["reformer_variant"], hp["mask_semantics"],
+                hp["attention_dim"]) == ("lra", "none", None), task
+    assert FAMILIES["reformer"].keys["reformer_variant"] == "paper"
+    with pytest.raises(ValueError, match="needs mask_semantics='none'"):
+        get_hparams("listops", "reformer", mask_semantics="keys")
+    with pytest.raises(ValueError, match="reformer_chunk_size=None"):
+        get_hparams("listops", "reformer", reformer_chunk_size=64)
+
+
 def test_lra_rows_mask_padding_as_each_attentions_lra_code():
     # flax's pair mask where LRA's code masks a dense (query, key) grid;
     # no mask where it never reads it (then LRA's full-length batches);

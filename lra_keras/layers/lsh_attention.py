@@ -22,17 +22,22 @@ refuses `causal=True` with it, as LRA never runs a causal Reformer
 
 LRA's Reformer (`lra_benchmarks/models/reformer/reformer_attention.py`,
 at its defaults since `reformer.py` passes none: `n_hashes=1`,
-`n_buckets=10`) departs from the paper in ways not taken here, each
-noted: it multiplies the scores by sqrt(d) instead of dividing
-(`dots = ... * (qdim ** 0.5)`), does not normalise the keys
-(`length_norm=False`), masks neither the query's own position nor padding,
-draws the same rotations at every call and in every layer
-(`jax.random.PRNGKey(0)`), and has no output projection. Its chunking is
-the one here with `chunk_size = L / n_buckets` (it cuts the `n_hashes L`
-sorted positions into `n_hashes n_buckets` chunks), the default below.
-Here the rotations are a non-trainable weight drawn at build (saved with
-the model, like the Performer's features), padded keys are masked and the
-scale is 1/sqrt(d).
+`n_buckets=10`) departs from the paper: it multiplies the scores by
+sqrt(d) instead of dividing (`dots = ... * (qdim ** 0.5)`, line 191),
+does not normalise the keys (`length_norm=False`), masks neither the
+query's own position nor padding, draws the same rotations at every call
+and in every layer (`jax.random.PRNGKey(0)`, line 149), sorts its rounds
+as one sequence (a round's first chunk looks back to the previous
+round's last), pads its inputs by `chunk_len - L % chunk_len` zero
+positions (`chunk_len` 10, lines 308-312), has no output projection, and
+reshapes its (heads, L, d) output to (L, heads d) without moving the
+heads (line 337), so that position p's features are `heads` consecutive
+positions of one head. `lra_lsh_attention` computes that attention, the
+layer's `reformer_variant="lra"` the rest (LRA's rows). `lsh_attention`
+is the paper's: its chunking is LRA's with `chunk_size = L / n_buckets`
+(the default below), its rotations a non-trainable weight drawn at build
+(saved with the model, like the Performer's features), padded keys
+masked and the scale 1/sqrt(d).
 """
 
 import math
@@ -154,3 +159,70 @@ def lsh_attention(query, value, rotations, chunk_size=None,
         weights = ops.softmax(lse, axis=2)[..., None]
         out = ops.sum(out * weights, axis=2)  # (B, H, L', Dv)
     return ops.transpose(out, (0, 2, 1, 3))[:, :length]
+
+
+def lra_lsh_attention(query, value, rotations):
+    """LRA's `lsh_attention_single_head` over every batch row and head
+    (google-research/long-range-arena
+    `models/reformer/reformer_attention.py` lines 128-215).
+
+    Each of the R rounds sorts the positions by (bucket, position); the R
+    sorted rounds, one after another, are cut into `R * n_buckets`
+    chunks of `L / n_buckets`, each attending to itself and to the chunk
+    before it (`look_one_back`: the first chunk of a round to the last
+    of the round before, the very first to the very last). The keys are
+    the queries themselves (not normalised), the scores `q . k * sqrt(d)`,
+    no position masked (not its own, not padding); the rounds are
+    combined by the softmax of their logsumexps (lines 199-212).
+
+    Args:
+        query: tensor (batch, L, heads, D), L a multiple of the number of
+            buckets (LRA's inputs are padded to a multiple of 10).
+        value: tensor (batch, L, heads, Dv).
+        rotations: tensor (D, num_hashes, num_buckets // 2).
+
+    Returns:
+        Tensor (batch, heads, L, Dv): LRA's layout before its reshape.
+    """
+    q = ops.convert_to_tensor(query)
+    v = ops.convert_to_tensor(value)
+    length = ops.shape(q)[1]
+    rounds, buckets_per_round = rotations.shape[1], 2 * rotations.shape[2]
+    if buckets_per_round < 2 or (isinstance(length, int)
+                                 and length % buckets_per_round):
+        raise ValueError(
+            "LRA's LSH attention cuts each sorted round into one chunk per "
+            "bucket: it needs an even number of buckets dividing the "
+            f"length. Received: {buckets_per_round} buckets, length "
+            f"{length}")
+    chunk = length // buckets_per_round
+    heads, depth, value_depth = q.shape[2], q.shape[-1], v.shape[-1]
+    buckets = lsh_buckets(q, rotations)  # (B, H, R, L)
+    positions = ops.arange(length, dtype="int32")
+    order = ops.cast(ops.argsort(buckets * length + positions, axis=-1),
+                     "int32")
+    qt, vt = (ops.transpose(t, (0, 2, 1, 3)) for t in (q, v))
+    sq, sv = _gather_rows(qt, order), _gather_rows(vt, order)
+
+    def chunks(t, size):  # (B, H, R, L, d) -> (B, H, R n_buckets, c, d)
+        return ops.reshape(t, (-1, heads, rounds * buckets_per_round,
+                               chunk, size))
+
+    def look_one_back(t):  # the chunk and the one before (the first wraps)
+        previous = ops.concatenate([t[:, :, -1:], t[:, :, :-1]], axis=2)
+        return ops.concatenate([t, previous], axis=3)
+
+    cq = chunks(sq, depth)
+    ck, cv = look_one_back(cq), look_one_back(chunks(sv, value_depth))
+    scores = ops.einsum("bhnqd,bhnkd->bhnqk", cq, ck) * math.sqrt(depth)
+    lse = ops.logsumexp(scores, axis=-1, keepdims=True)
+    out = ops.einsum("bhnqk,bhnkd->bhnqd", ops.exp(scores - lse), cv)
+    out = ops.reshape(out, (-1, heads, rounds, length, value_depth))
+    lse = ops.reshape(lse, (-1, heads, rounds, length))
+    undo = ops.cast(ops.argsort(order, axis=-1), "int32")
+    out = ops.take_along_axis(out, undo[..., None], axis=3)
+    lse = ops.take_along_axis(lse, undo, axis=3)
+    if rounds == 1:
+        return out[:, :, 0]  # one round: nothing to combine
+    weights = ops.softmax(lse, axis=2)[..., None]
+    return ops.sum(out * weights, axis=2)  # (B, H, L, Dv)

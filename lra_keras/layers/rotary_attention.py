@@ -39,6 +39,7 @@ from lra_keras.layers.efficient_attention import performer_attention
 from lra_keras.layers.efficient_attention import relu_kernel_attention
 from lra_keras.layers.efficient_attention import sinkhorn_attention
 from lra_keras.layers.efficient_attention import synthesizer_attention
+from lra_keras.layers.lsh_attention import lra_lsh_attention
 from lra_keras.layers.lsh_attention import lsh_attention
 from lra_keras.layers.masked_batch_normalization import up_to_longest_row
 from lra_keras.layers.sparse_attention import bigbird_attention
@@ -85,6 +86,7 @@ ATTENTION_OPTIONS = dict(
     reformer_buckets=10,
     reformer_hashes=1,
     reformer_chunk_size=None,
+    reformer_variant="paper",
     sinkhorn_sort="softmax",
     sinkhorn_iterations=1,
     sinkhorn_sorting="permutation",
@@ -95,6 +97,12 @@ ATTENTION_OPTIONS = dict(
     window_look_forward=1,
 )
 SINKHORN_SORTS = ("softmax", "sinkhorn")
+# The Reformer: the paper's LSH attention (`lsh_attention`) or LRA's code
+# of it (`lra_lsh_attention` and `_call_lra_reformer`).
+REFORMER_VARIANTS = ("paper", "lra")
+# LRA's Reformer pads its inputs to a multiple of its `chunk_len`, 10
+# (reformer_attention.py lines 242 and 308-312; never passed).
+LRA_REFORMER_CHUNK = 10
 # The attentions that never form attention weights (the kernelised ones),
 # and the LSH attention, whose kernel (`lsh_attention`) takes no weights
 # dropout (LRA's Reformer drops none either): `attention_dropout` is
@@ -338,6 +346,17 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         reformer_buckets, reformer_hashes, reformer_chunk_size: Reformer:
             LSH buckets (1 or even; LRA's 10), hash rounds (LRA's 1) and
             positions per chunk (None: L / buckets, LRA's chunks).
+        reformer_variant: Reformer: `"paper"` (default; unit-normalised
+            keys, 1/sqrt(d) scale, the own position and padded keys
+            masked, an output projection) or `"lra"`, LRA's code
+            (`lsh_attention.lra_lsh_attention`: inputs padded by 10 - L %
+            10 zeros (to a multiple of 10 and the buckets), unnormalised
+            keys scored `q . k sqrt(d)`, nothing masked, the same
+            rotations in every layer, the heads' outputs reshaped into
+            positions without a transpose, no output projection:
+            `num_heads * value_dim` must be the input width; with
+            `mask_semantics="none"`). `reformer_chunk_size` is then
+            L / buckets.
         sinkhorn_sort, sinkhorn_iterations: Sinkhorn: how the block
             permutation is normalised, `"softmax"` (LRA's default) or
             `"sinkhorn"` (that many row/column normalisations).
@@ -466,6 +485,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         reformer_buckets=10,
         reformer_hashes=1,
         reformer_chunk_size=None,
+        reformer_variant="paper",
         sinkhorn_sort="softmax",
         sinkhorn_iterations=1,
         sinkhorn_sorting="permutation",
@@ -603,6 +623,19 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 f"max_length={max_length}, "
                 f"local_block_size={local_block_size}"
             )
+        if reformer_variant not in REFORMER_VARIANTS or (
+                attention_type == "reformer" and reformer_variant == "lra"
+                and (mask_semantics != "none"
+                     or reformer_chunk_size is not None)):
+            raise ValueError(
+                f"`reformer_variant` must be one of {REFORMER_VARIANTS}; "
+                "'lra' reads no padding mask and cuts L / buckets chunks, "
+                "as LRA's code: set mask_semantics='none' and "
+                "reformer_chunk_size=None. Received: "
+                f"reformer_variant={reformer_variant!r}, "
+                f"mask_semantics={mask_semantics!r}, "
+                f"reformer_chunk_size={reformer_chunk_size!r}"
+            )
         if attention_type == "reformer" and causal:
             raise ValueError(
                 "The Reformer's LSH windows depend on every position's "
@@ -700,6 +733,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.reformer_hashes = int(reformer_hashes)
         self.reformer_chunk_size = (None if reformer_chunk_size is None
                                     else int(reformer_chunk_size))
+        self.reformer_variant = reformer_variant
         self.sinkhorn_sort = sinkhorn_sort
         self.sinkhorn_iterations = int(sinkhorn_iterations)
         self.sinkhorn_sorting = sinkhorn_sorting
@@ -714,6 +748,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         if attention_type == "performer":
             self.seed_generator = keras.random.SeedGenerator(
                 seed=None, name="feature_seed")
+
+    @property
+    def _lra_reformer(self):
+        return (self.attention_type == "reformer"
+                and self.reformer_variant == "lra")
 
     def _projection(self, name, size, hidden_dim):
         return keras.layers.EinsumDense(
@@ -735,21 +774,32 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                                               hidden_dim)
         self.value_dense = self._projection("value", self.value_dim,
                                             hidden_dim)
-        self.output_dense = keras.layers.EinsumDense(
-            "blhk,hkd->bld",
-            output_shape=(None, hidden_dim),
-            bias_axes="d" if self.use_bias else None,
-            name="attention_output",
-            dtype=self.dtype_policy,
-            **dense_initializers(self.dense_init,
-                                 self.num_heads * self.value_dim),
-        )
         for dense in (self.query_dense, self.key_dense, self.value_dense):
             if dense is not None:
                 dense.build(input_shape)
-        self.output_dense.build(
-            (input_shape[0], input_shape[1], self.num_heads, self.value_dim)
-        )
+        self.output_dense = None
+        if self._lra_reformer:
+            # LRA's Reformer returns its heads as the block's width, with
+            # no output projection (reformer_attention.py lines 335-339)
+            if self.num_heads * self.value_dim != hidden_dim:
+                raise ValueError(
+                    "reformer_variant='lra' has no output projection: its "
+                    "heads must make the width, num_heads * value_dim == "
+                    "hidden_dim (LRA's qkv_features is the input width). "
+                    f"Received: num_heads={self.num_heads}, "
+                    f"value_dim={self.value_dim}, hidden_dim={hidden_dim}")
+        else:
+            self.output_dense = keras.layers.EinsumDense(
+                "blhk,hkd->bld",
+                output_shape=(None, hidden_dim),
+                bias_axes="d" if self.use_bias else None,
+                name="attention_output",
+                dtype=self.dtype_policy,
+                **dense_initializers(self.dense_init,
+                                     self.num_heads * self.value_dim),
+            )
+            self.output_dense.build((input_shape[0], input_shape[1],
+                                     self.num_heads, self.value_dim))
         if (self.attention_type == "performer"
                 and self.performer_kernel == "softmax"):
             # Non-trainable, saved with the weights: evaluation and export
@@ -786,13 +836,16 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             self.sort_bias = None if not self.use_bias else self.add_weight(
                 name="sort_bias", shape=(blocks,), initializer="zeros")
         elif self.attention_type == "reformer":
-            # The LSH rotations, drawn once and saved with the weights
-            # (LRA's draws the same ones at every call, PRNGKey(0)).
+            # The LSH rotations, drawn once and saved with the weights;
+            # LRA's draws the same ones at every call and in every layer
+            # (PRNGKey(0)): under its variant a seeded draw, the same in
+            # every layer.
             self.lsh_rotations = self.add_weight(
                 name="lsh_rotations",
                 shape=(self.key_dim, self.reformer_hashes,
                        self.reformer_buckets // 2),
-                initializer=keras.initializers.RandomNormal(stddev=1.0),
+                initializer=keras.initializers.RandomNormal(
+                    stddev=1.0, seed=0 if self._lra_reformer else None),
                 trainable=False,
             )
         self.built = True
@@ -944,7 +997,34 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             query_mask=query_mask,
         )
 
+    def _call_lra_reformer(self, inputs):
+        """LRA's `ReformerAttention.apply` (reformer_attention.py lines
+        301-339): inputs padded by `10 - L % 10` zero positions (its
+        `chunk_len`; with a bucket count other than LRA's 10, to a
+        multiple of both, which LRA's reshape would need), shared queries
+        and keys, `lra_lsh_attention`, the (batch, heads, L, d) output
+        reshaped to (batch, L, heads d) without moving the heads, cut to
+        L; no output projection."""
+        length = ops.shape(inputs)[1]
+        (inputs,), _, _ = pad_to_blocks(
+            (inputs,), None, math.lcm(LRA_REFORMER_CHUNK,
+                                      self.reformer_buckets),
+            whole_block=True)
+        q = self.query_dense(inputs)
+        if self.use_rotary:
+            rotate = (apply_rotary if self.rotary_scope == "head"
+                      else apply_rotary_across_heads)
+            q = rotate(q, self.max_wavelength,
+                       disable_half=self.rotary_disable_half)
+        out = lra_lsh_attention(q, self.value_dense(inputs),
+                                self.lsh_rotations)
+        out = ops.reshape(out, (-1, ops.shape(inputs)[1],
+                                self.num_heads * self.value_dim))
+        return out[:, :length]
+
     def call(self, inputs, padding_mask=None, training=None):
+        if self._lra_reformer:
+            return self._call_lra_reformer(inputs)
         length = None
         if (self.mask_semantics == "lra_blocks"
                 and self.attention_type != "sinkhorn"):
@@ -1011,6 +1091,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             reformer_buckets=self.reformer_buckets,
             reformer_hashes=self.reformer_hashes,
             reformer_chunk_size=self.reformer_chunk_size,
+            reformer_variant=self.reformer_variant,
             sinkhorn_sort=self.sinkhorn_sort,
             sinkhorn_iterations=self.sinkhorn_iterations,
             sinkhorn_sorting=self.sinkhorn_sorting,

@@ -501,10 +501,13 @@ register(Family(
         reformer_buckets=10,
         reformer_hashes=1,
         reformer_chunk_size=None,
+        # the paper's attention; LRA's rows take its code's ("lra")
+        reformer_variant="paper",
     ),
     block=_transformer_block("reformer", ("reformer_buckets",
                                           "reformer_hashes",
-                                          "reformer_chunk_size")),
+                                          "reformer_chunk_size",
+                                          "reformer_variant")),
     paper="Kitaev et al. 2020, Reformer (LRA Table 1)",
     can_be_causal=False,
 ))

@@ -125,8 +125,13 @@ Cells of the attentions themselves, from LRA's code:
   classifiers pass no `global_mask`);
 - BigBird: blocks of 64 (the image configs set it, the others take the
   default), 3 random blocks, the table seeded by the layer's index;
-- Reformer: 10 buckets, 1 hash round, chunks of L / 10 (its defaults;
-  `layers.lsh_attention` lists where LRA's code departs from the paper);
+- Reformer: 10 buckets, 1 hash round, chunks of L / 10 (its defaults),
+  and the attention as its code computes it, where it departs from the
+  paper (`reformer_variant="lra"`; `layers.lsh_attention` lists how):
+  inputs padded to a multiple of 10, unnormalised shared keys scored
+  `q . k sqrt(d)`, neither the own position nor padding masked, the same
+  rotations in every layer, the (heads, L, d) outputs reshaped to (L,
+  heads d) without a transpose, no output projection;
 - Sinkhorn: blocks of 50, strided as the local attention's, softmax
   sorting (`sinkhorn_attention.py` defaults), the local and sorted
   attentions summed; its sorting einsum `'bskhd,bnhl->bsnhd'` (line
@@ -172,9 +177,11 @@ BIGBIRD = ("BigBird attention (lra_benchmarks/models/bigbird/bigbird.py: "
            "layer's index)")
 REFORMER = ("Reformer LSH attention (lra_benchmarks/models/reformer/"
             "reformer_attention.py defaults n_buckets 10, n_hashes 1, never "
-            "overridden; its sqrt(d) score multiplier, unnormalised keys, "
-            "unmasked self/padding and missing output projection not "
-            "taken)")
+            "overridden; as its code runs: inputs padded to a multiple of "
+            "10, unnormalised shared keys, scores times sqrt(d), nothing "
+            "masked, the same rotations in every layer, the heads' outputs "
+            "reshaped into positions without a transpose, no output "
+            "projection, lines 128-339)")
 SINKHORN = ("Sinkhorn attention (lra_benchmarks/models/sinkhorn_transformer/"
             "sinkhorn_attention.py: block_size 50, strided as its reshape "
             "forms the blocks, sort_activation 'softmax', max_num_blocks "
@@ -383,6 +390,7 @@ PAPER = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch", position_embedding="sinusoidal",
         reformer_buckets=10, reformer_hashes=1, reformer_chunk_size=None,
+        reformer_variant="lra", mask_semantics="none",
         source=derived_pathx("pathx", REFORMER),
     ),
     ("pathx256", "reformer"): dict(
@@ -394,6 +402,7 @@ PAPER = {
         input_encoder="linear", pixel_mean=0.5, pixel_std=0.5,
         input_encoder_init="torch", position_embedding="sinusoidal",
         reformer_buckets=10, reformer_hashes=1, reformer_chunk_size=None,
+        reformer_variant="lra", mask_semantics="none",
         source=derived_pathx("pathx256", REFORMER),
     ),
     ("pathx", "sinkhorn"): dict(
@@ -541,7 +550,8 @@ _ATTENTION = dict(
                                  longformer_global_tokens=0)),
     bigbird=(BIGBIRD, dict(bigbird_block_size=64, bigbird_random_blocks=3)),
     reformer=(REFORMER, dict(reformer_buckets=10, reformer_hashes=1,
-                             reformer_chunk_size=None)),
+                             reformer_chunk_size=None,
+                             reformer_variant="lra")),
     # The Sinkhorn encoder pools its own way: the mean over every position
     # under one Dense to the classes, no CLS (sinkhorn_transformer.py
     # lines 117, 193-200; any other `classifier_pool` raises, so Text,

@@ -119,3 +119,108 @@ def test_padding_does_not_move_the_real_positions_windows():
     a = to_numpy(lsh_attention(q, v, rotations, 6, mask))
     b = to_numpy(lsh_attention(junk_q, junk_v, rotations, 6, mask))
     np.testing.assert_allclose(a[mask], b[mask], atol=1e-5)
+
+
+def numpy_lra_reformer_layer(layer, x):
+    """LRA's `ReformerAttention.apply` in numpy, step by step, float64
+    (google-research/long-range-arena
+    `models/reformer/reformer_attention.py`: `hash_vectors` lines 79-110,
+    `lsh_attention_single_head` 128-215, `apply` 301-339), with the
+    layer's weights and rotations; no biases."""
+    batch, length, _ = x.shape
+    # chunk_len 10, a whole chunk if it divides (with other than 10
+    # buckets, a multiple of both: the layer's extension)
+    chunk = np.lcm(10, 2 * layer.lsh_rotations.shape[2])
+    extra = chunk - length % chunk
+    x = np.pad(x, ((0, 0), (0, extra), (0, 0))).astype(np.float64)
+    padded = length + extra
+
+    def project(dense):
+        (kernel,) = dense.weights
+        return np.einsum("blc,chd->blhd", x, to_numpy(kernel))
+
+    query, value = project(layer.query_dense), project(layer.value_dense)
+    heads, qdim = query.shape[2:]
+    rotations = to_numpy(layer.lsh_rotations).astype(np.float64)
+    n_hashes, n_buckets = rotations.shape[1], 2 * rotations.shape[2]
+
+    def single_head(q, v):
+        rotated = np.einsum("tf,fhi->hti", q, rotations)
+        rotated = np.concatenate([rotated, -rotated], axis=-1)
+        buckets = np.argmax(rotated, axis=-1)
+        buckets = (buckets + np.arange(n_hashes)[:, None] * n_buckets)
+        buckets = buckets.reshape(-1)
+        ticker = np.arange(n_hashes * padded)
+        sticker = np.argsort(padded * buckets + ticker % padded,
+                             kind="stable")
+        undo_sort = np.argsort(sticker, kind="stable")
+        st = sticker % padded
+        chunk_size = n_hashes * n_buckets
+        bq = q[st].reshape(chunk_size, -1, qdim)
+        bv = v[st].reshape(chunk_size, -1, qdim)
+
+        def look_one_back(t):
+            return np.concatenate([t, np.concatenate([t[-1:], t[:-1]])], 1)
+
+        bk, bv = look_one_back(bq), look_one_back(bv)
+        dots = np.einsum("hie,hje->hij", bq, bk) * qdim ** 0.5
+        peak = dots.max(-1, keepdims=True)
+        lse = peak + np.log(np.exp(dots - peak).sum(-1, keepdims=True))
+        out = np.matmul(np.exp(dots - lse), bv).reshape(-1, qdim)
+        out = out[undo_sort].reshape(n_hashes, padded, qdim)
+        logits = lse.reshape(-1)[undo_sort].reshape(n_hashes, padded, 1)
+        probs = np.exp(logits - logits.max(0))
+        probs /= probs.sum(0)
+        return (out * probs).sum(0)
+
+    out = np.stack([np.stack([single_head(query[b, :, h], value[b, :, h])
+                              for h in range(heads)])
+                    for b in range(batch)])  # (B, H, L', d)
+    return out.reshape(batch, padded, heads * qdim)[:, :length]
+
+
+@pytest.mark.parametrize("length, buckets, hashes", [(37, 10, 1),
+                                                     (30, 4, 2),
+                                                     (20, 4, 1)])
+def test_lra_variant_is_lras_reformer_attention(length, buckets, hashes):
+    from lra_keras.layers import RotaryMultiHeadAttention
+    layer = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=4, attention_type="reformer", use_rotary=False,
+        use_bias=False, reformer_buckets=buckets, reformer_hashes=hashes,
+        reformer_variant="lra", mask_semantics="none")
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(3, length, 8)).astype("float32")
+    layer(x)
+    assert [w.path.split("/")[-1] for w in layer.weights] == [
+        "lsh_rotations", "kernel", "kernel"]  # no key, no output dense
+    for dense in (layer.query_dense, layer.value_dense):
+        dense.kernel.assign(rng.normal(size=dense.kernel.shape).astype(
+            "float32") * 0.3)
+    out = to_numpy(layer(x))
+    assert_allclose(out, numpy_lra_reformer_layer(layer, x), atol=1e-5,
+                    rtol=1e-4)
+    # every layer draws the same rotations, as LRA's PRNGKey(0)
+    other = RotaryMultiHeadAttention.from_config(layer.get_config())
+    other(x)
+    assert_allclose(other.lsh_rotations, layer.lsh_rotations, atol=0)
+
+
+def test_lra_variant_refuses_what_its_code_cannot_do():
+    from lra_keras.layers import RotaryMultiHeadAttention
+    from lra_keras.layers.lsh_attention import lra_lsh_attention
+    with pytest.raises(ValueError, match="mask_semantics='none'"):
+        RotaryMultiHeadAttention(2, 4, attention_type="reformer",
+                                 reformer_variant="lra")
+    with pytest.raises(ValueError, match="reformer_chunk_size=None"):
+        RotaryMultiHeadAttention(2, 4, attention_type="reformer",
+                                 reformer_variant="lra",
+                                 mask_semantics="none",
+                                 reformer_chunk_size=8)
+    layer = RotaryMultiHeadAttention(
+        2, 4, attention_type="reformer", reformer_variant="lra",
+        mask_semantics="none")
+    with pytest.raises(ValueError, match="no output projection"):
+        layer.build((None, 10, 12))  # 2 heads of 4 are not 12 wide
+    q, v = _inputs(12)[:2]
+    with pytest.raises(ValueError, match="dividing the length"):
+        lra_lsh_attention(q, v, np.ones((8, 1, 5), "float32"))
