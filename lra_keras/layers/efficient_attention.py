@@ -73,13 +73,15 @@ the inputs and calls them.
   marked untested).
 
 Departures from LRA's code, each for a stated reason:
-- Padding. LRA's linear, Performer and Linformer attentions ignore the
-  padding mask (linformer_attention.py: "Does Linformer care about
-  masks?"), so padded positions take part. Here padded keys contribute
-  nothing: their features are zero (linear, Performer), their keys and
-  values zero before the length projection (Linformer; a projected key
-  still mixes real keys only). Outputs then do not depend on how much
-  padding a batch carries, as every other mixer of this library.
+- Padding, by default. LRA's linear, Performer and Linformer attentions
+  ignore the padding mask (linformer_attention.py: "Does Linformer care
+  about masks?"), so padded positions take part. Here, unless the layer
+  is told to ignore it as they do (`mask_semantics="none"`, their LRA
+  rows), padded keys contribute nothing: their features are zero
+  (linear, Performer), their keys and values zero before the length
+  projection (Linformer; a projected key still mixes real keys only).
+  Outputs then do not depend on how much padding a batch carries, as
+  every other mixer of this library.
 - Orthogonal blocks. `jnp.linalg.qr` returns Q with LAPACK's sign
   convention, under which the first column always has a negative first
   coordinate: the rows are not uniformly distributed and the estimate is
