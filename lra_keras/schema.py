@@ -126,6 +126,12 @@ MASK_SEMANTICS = ("keys", "pairs", "none", "longest", "lra_blocks")
 # way (the local and BigBird ones after padding by a whole block), which
 # mask_semantics="lra_blocks" copies
 LRA_BLOCKED = ("local", "bigbird", "sinkhorn")
+# the Sinkhorn attention's sorted blocks: the method's or LRA's einsum
+# (`efficient_attention.sinkhorn_attention(sorting=...)`)
+SINKHORN_SORTINGS = ("permutation", "lra")
+# the Reformer: the paper's LSH attention or LRA's code of it
+# (`RotaryMultiHeadAttention(reformer_variant=...)`)
+REFORMER_VARIANTS = ("paper", "lra")
 # which positions a batch norm counts besides the real tokens
 # (`MaskedBatchNormalization(count_padding=...)`): none, every one, or
 # those up to the batch's longest row
@@ -327,12 +333,12 @@ RULES = dict(
     reformer_buckets=_count(),
     reformer_hashes=_count(),
     reformer_chunk_size=_count(optional=True),
-    reformer_variant=Rule(str, choices=("paper", "lra")),
+    reformer_variant=Rule(str, choices=REFORMER_VARIANTS),
     sinkhorn_sort=Rule(str, choices=("softmax", "sinkhorn")),
     mask_semantics=Rule(str, choices=MASK_SEMANTICS),
     pixel_padding=Rule(bool),
     sinkhorn_iterations=_count(),
-    sinkhorn_sorting=Rule(str, choices=("permutation", "lra")),
+    sinkhorn_sorting=Rule(str, choices=SINKHORN_SORTINGS),
     sinkhorn_max_blocks=_count(optional=True),
     pooling=Rule(str, choices=("mean", "max", "first", "last")),
     pool_padding=Rule(bool),
@@ -530,13 +536,32 @@ def check(hp, origins=None):
         )
     if hp.get("reformer_variant") == "lra" and (
             hp.get("mask_semantics") != "none"
-            or hp.get("reformer_chunk_size") is not None):
+            or hp.get("reformer_chunk_size") is not None
+            or hp.get("reformer_buckets", 2) < 2
+            or hp.get("attention_dim") not in (None, hp.get("hidden_dim"))):
         problems.append(
-            "reformer_variant='lra' reads no padding mask and cuts L / "
-            "buckets chunks, as LRA's Reformer: it needs "
-            "mask_semantics='none' and reformer_chunk_size=None, not "
-            f"{hp.get('mask_semantics')!r} and "
-            f"{hp.get('reformer_chunk_size')!r}"
+            "reformer_variant='lra' reads no padding mask, cuts each round "
+            "into one chunk per bucket and returns its heads as the width, "
+            "as LRA's Reformer: it needs mask_semantics='none', "
+            "reformer_chunk_size=None, reformer_buckets >= 2 and "
+            "attention_dim=None (the width), not "
+            f"{hp.get('mask_semantics')!r}, "
+            f"{hp.get('reformer_chunk_size')!r}, "
+            f"{hp.get('reformer_buckets')!r} and "
+            f"{hp.get('attention_dim')!r}"
+        )
+    length = hp.get("padded_length") or hp.get("sequence_length")
+    if (hp.get("sinkhorn_sorting") == "permutation"
+            and hp.get("sinkhorn_max_blocks") is not None and length
+            and hp["sinkhorn_max_blocks"]
+            < math.ceil(length / hp["local_block_size"])):
+        problems.append(
+            "sinkhorn_sorting='permutation' sorts every block: "
+            f"{math.ceil(length / hp['local_block_size'])} blocks of "
+            f"{hp['local_block_size']} in {length} positions need as many "
+            "sort logits, not "
+            f"sinkhorn_max_blocks={hp['sinkhorn_max_blocks']}; set "
+            "sinkhorn_max_blocks=None (or sinkhorn_sorting='lra', LRA's)"
         )
     if (hp.get("mask_semantics") == "lra_blocks"
             and hp.get("model") not in LRA_BLOCKED):

@@ -1078,6 +1078,11 @@ def test_the_sinkhorn_rows_sort_with_lras_einsum():
         assert hp["attention_bias"] is task.startswith("pathx"), task
     assert FAMILIES["sinkhorn"].keys["sinkhorn_sorting"] == "permutation"
     assert FAMILIES["sinkhorn"].keys["sinkhorn_max_blocks"] is None
+    # the method's sorting on a row sized for LRA's: 40 blocks, 25 logits
+    with pytest.raises(ValueError, match="40 blocks of 50"):
+        get_hparams("listops", "sinkhorn", sinkhorn_sorting="permutation")
+    assert get_hparams("listops", "sinkhorn", sinkhorn_sorting="permutation",
+                       sinkhorn_max_blocks=None)["sinkhorn_max_blocks"] is None
 
 
 def test_the_reformer_rows_run_lras_reformer_code():
@@ -1095,6 +1100,8 @@ def test_the_reformer_rows_run_lras_reformer_code():
         get_hparams("listops", "reformer", mask_semantics="keys")
     with pytest.raises(ValueError, match="reformer_chunk_size=None"):
         get_hparams("listops", "reformer", reformer_chunk_size=64)
+    with pytest.raises(ValueError, match="attention_dim=None"):
+        get_hparams("listops", "reformer", attention_dim=256)
 
 
 def test_lra_rows_mask_padding_as_each_attentions_lra_code():

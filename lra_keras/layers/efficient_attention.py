@@ -81,7 +81,7 @@ Departures from LRA's code, each for a stated reason:
   (linear, Performer), their keys and values zero before the length
   projection (Linformer; a projected key still mixes real keys only).
   Outputs then do not depend on how much padding a batch carries, as
-  every other mixer of this library.
+  every mixer of this library's under its default `mask_semantics`.
 - Orthogonal blocks. `jnp.linalg.qr` returns Q with LAPACK's sign
   convention, under which the first column always has a negative first
   coordinate: the rows are not uniformly distributed and the estimate is
@@ -109,6 +109,7 @@ from lra_keras.layers.attention_kernels import drop_weights
 from lra_keras.layers.attention_kernels import pad_to_blocks
 from lra_keras.layers.attention_kernels import reference_attention
 from lra_keras.layers.attention_kernels import uniform_masked_rows
+from lra_keras.schema import SINKHORN_SORTINGS
 
 # Queries per block of the causal kernelized attention: the within-block
 # part is quadratic in it, the state carried between blocks is
@@ -409,37 +410,38 @@ def local_attention(query, key, value, block_size, padding_mask=None,
             "`lra_blocks` masks whole blocks: the length must be a "
             f"multiple of block_size={b} (`pad_to_blocks`). Received: "
             f"length {length}")
-    (qg, kg, vg), real, ungroup, pairs = _grouped(q, k, v, padding_mask, b,
-                                                  layout)
+    (qg, kg, vg), real, ungroup, padded_real = _grouped(
+        q, k, v, padding_mask, b, layout)
     scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, kg) / math.sqrt(
         q.shape[-1])
     if block_pairs:
-        allowed = pairs
+        allowed = _block_pairs(padded_real, ops.shape(qg)[1], b)
     else:
         allowed = real[:, :, None, None, :]  # (B, n, 1, 1, b)
     if causal:
         allowed = ops.logical_and(
             allowed, ops.cast(ops.tril(ops.ones((b, b))), "bool"))
     # finite in float16 too: a query with no key allowed attends uniformly
-    scores = ops.where(allowed, scores, _mask_bias(scores.dtype))
-    probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
+    probs = drop_weights(masked_softmax(scores, allowed, uniform_empty=True),
+                         weights_dropout)
     out = ops.einsum("bnhqk,bnkhd->bnqhd", probs, vg)
     return ungroup(out)[:, :length]
 
 
-def masked_softmax(scores, allowed):
+def masked_softmax(scores, allowed, uniform_empty=False):
     """Softmax over the last axis of the `allowed` scores; the others get
-    weight 0 (also in a row with none allowed)."""
+    weight 0, also in a row with none allowed, which `uniform_empty=True`
+    makes uniform instead (LRA's -1e10 bias; finite in float16)."""
     probs = ops.softmax(
         ops.where(allowed, scores, _mask_bias(scores.dtype)), axis=-1)
-    return ops.where(allowed, probs, 0.0)
+    return probs if uniform_empty else ops.where(allowed, probs, 0.0)
 
 
 def _grouped(q, k, v, padding_mask, b, layout):
     """q, k, v (B, L, H, D) padded to a multiple of `b` and cut into
     groups (B, n, b, H, D) per `layout`; the groups' real-key mask (B, n,
     b); the function taking (B, n, b, H, D) back to (B, L', H, D); and
-    LRA's pair masks of the contiguous blocks (`_block_pairs`)."""
+    the real-token mask (B, L') of the padded length (`_block_pairs`)."""
     (q, k, v), real, groups = pad_to_blocks((q, k, v), padding_mask, b)
     heads = q.shape[2]
 
@@ -454,8 +456,7 @@ def _grouped(q, k, v, padding_mask, b, layout):
             t = ops.swapaxes(t, 1, 2)
         return ops.reshape(t, (-1, groups * b, heads, t.shape[-1]))
 
-    return (group(q), group(k), group(v)), group(real), ungroup, \
-        _block_pairs(real, groups, b)
+    return (group(q), group(k), group(v)), group(real), ungroup, real
 
 
 def _block_pairs(real, groups, b):
@@ -467,9 +468,6 @@ def _block_pairs(real, groups, b):
     blocks = ops.reshape(real, (-1, groups, b))
     return ops.logical_and(blocks[:, :, None, :, None],
                            blocks[:, :, None, None, :])
-
-
-SINKHORN_SORTINGS = ("permutation", "lra")
 
 
 def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
@@ -529,8 +527,8 @@ def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
     q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
     length = ops.shape(q)[1]
     b = int(block_size)
-    (qg, kg, vg), real, ungroup, pairs = _grouped(q, k, v, padding_mask, b,
-                                                  layout)
+    (qg, kg, vg), real, ungroup, padded_real = _grouped(
+        q, k, v, padding_mask, b, layout)
     n = ops.shape(qg)[1]
     if (sorting == "permutation" and isinstance(n, int)
             and sort_kernel.shape[-1] < n):
@@ -570,16 +568,14 @@ def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
 
     def attend(keys, values, allowed):  # allowed (B, n, H|1, 1|b, b)
         scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, keys) * scale
-        if block_pairs:  # a row with nothing allowed: uniform
-            probs = ops.softmax(
-                ops.where(allowed, scores, _mask_bias(scores.dtype)), -1)
-        else:
-            probs = masked_softmax(scores, allowed)
+        # LRA's masks: a row with nothing allowed attends uniformly
+        probs = masked_softmax(scores, allowed, uniform_empty=block_pairs)
         return ops.einsum("bnhqk,bnkhd->bnqhd",
                           drop_weights(probs, weights_dropout), values)
 
     if block_pairs:
-        own, to_sorted = pairs, ops.any(pairs, axis=1, keepdims=True)
+        own = _block_pairs(padded_real, n, b)
+        to_sorted = ops.any(own, axis=1, keepdims=True)
     else:
         own, to_sorted = (real[:, :, None, None, :],
                           sorted_real[:, :, :, None, :])

@@ -80,6 +80,24 @@ def _gather_rows(x, order):
     return ops.take_along_axis(x[:, :, None], index, axis=3)
 
 
+def _look_one_back(t, axis):
+    """Each chunk along `axis` with the chunk before it appended along the
+    next axis (the first chunk takes the last): LRA's `look_one_back`."""
+    return ops.concatenate([t, ops.roll(t, 1, axis=axis)], axis=axis + 1)
+
+
+def _unsort_and_combine(out, lse, order):
+    """Rounds' outputs (B, H, R, L, Dv) and logsumexps (B, H, R, L) in
+    sorted order back to position order, combined by the softmax of the
+    logsumexps over the rounds: (B, H, L, Dv)."""
+    undo = ops.cast(ops.argsort(order, axis=-1), "int32")
+    out = ops.take_along_axis(out, undo[..., None], axis=3)
+    if out.shape[2] == 1:
+        return out[:, :, 0]  # one round: nothing to combine
+    weights = ops.softmax(ops.take_along_axis(lse, undo, axis=3), axis=2)
+    return ops.sum(out * weights[..., None], axis=2)
+
+
 def lsh_attention(query, value, rotations, chunk_size=None,
                   padding_mask=None):
     """Reformer's multi-round LSH attention with shared queries and keys.
@@ -125,15 +143,11 @@ def lsh_attention(query, value, rotations, chunk_size=None,
     def chunks(t):  # (B, H, R, L', ...) -> (B, H, R, nc, c, ...)
         return ops.reshape(t, (*ops.shape(t)[:3], nc, c, *t.shape[4:]))
 
-    def with_previous(t):  # chunk and the one before it (the last wraps)
-        previous = ops.concatenate([t[:, :, :, -1:], t[:, :, :, :-1]], 3)
-        return ops.concatenate([t, previous], axis=4)
-
     cq = chunks(sq)
-    ck, cv = with_previous(chunks(sk)), with_previous(chunks(sv))
+    ck, cv = _look_one_back(chunks(sk), 3), _look_one_back(chunks(sv), 3)
     qpos = chunks(spos)
-    kpos = with_previous(chunks(spos))
-    kreal = with_previous(chunks(sreal))
+    kpos = _look_one_back(chunks(spos), 3)
+    kreal = _look_one_back(chunks(sreal), 3)
     scores = ops.einsum("bhrnqd,bhrnkd->bhrnqk", cq, ck) / math.sqrt(depth)
     allowed = kreal[..., None, :]
     is_self = kpos[..., None, :] == qpos[..., :, None]
@@ -150,14 +164,7 @@ def lsh_attention(query, value, rotations, chunk_size=None,
     out = ops.reshape(out, (*ops.shape(out)[:3], padded, out.shape[-1]))
     lse = ops.reshape(lse, (*ops.shape(lse)[:3], padded))
     # Back to the original order, then combine the rounds.
-    undo = ops.cast(ops.argsort(order, axis=-1), "int32")
-    out = ops.take_along_axis(out, undo[..., None], axis=3)  # (B,H,R,L',Dv)
-    lse = ops.take_along_axis(lse, undo, axis=3)  # (B, H, R, L')
-    if rotations.shape[1] == 1:
-        out = out[:, :, 0]  # one round: nothing to combine
-    else:
-        weights = ops.softmax(lse, axis=2)[..., None]
-        out = ops.sum(out * weights, axis=2)  # (B, H, L', Dv)
+    out = _unsort_and_combine(out, lse, order)  # (B, H, L', Dv)
     return ops.transpose(out, (0, 2, 1, 3))[:, :length]
 
 
@@ -173,7 +180,9 @@ def lra_lsh_attention(query, value, rotations):
     of the round before, the very first to the very last). The keys are
     the queries themselves (not normalised), the scores `q . k * sqrt(d)`,
     no position masked (not its own, not padding); the rounds are
-    combined by the softmax of their logsumexps (lines 199-212).
+    combined by the softmax of their logsumexps (lines 199-212). The
+    scores, unbounded (|q|^2 sqrt(d)), are formed in float32 whatever the
+    inputs' dtype, so that a float16 policy does not overflow them.
 
     Args:
         query: tensor (batch, L, heads, D), L a multiple of the number of
@@ -208,21 +217,12 @@ def lra_lsh_attention(query, value, rotations):
         return ops.reshape(t, (-1, heads, rounds * buckets_per_round,
                                chunk, size))
 
-    def look_one_back(t):  # the chunk and the one before (the first wraps)
-        previous = ops.concatenate([t[:, :, -1:], t[:, :, :-1]], axis=2)
-        return ops.concatenate([t, previous], axis=3)
-
-    cq = chunks(sq, depth)
-    ck, cv = look_one_back(cq), look_one_back(chunks(sv, value_depth))
-    scores = ops.einsum("bhnqd,bhnkd->bhnqk", cq, ck) * math.sqrt(depth)
+    cq = ops.cast(chunks(sq, depth), "float32")
+    cv = _look_one_back(ops.cast(chunks(sv, value_depth), "float32"), 2)
+    scores = ops.einsum("bhnqd,bhnkd->bhnqk", cq, _look_one_back(cq, 2))
+    scores = scores * math.sqrt(depth)
     lse = ops.logsumexp(scores, axis=-1, keepdims=True)
     out = ops.einsum("bhnqk,bhnkd->bhnqd", ops.exp(scores - lse), cv)
     out = ops.reshape(out, (-1, heads, rounds, length, value_depth))
     lse = ops.reshape(lse, (-1, heads, rounds, length))
-    undo = ops.cast(ops.argsort(order, axis=-1), "int32")
-    out = ops.take_along_axis(out, undo[..., None], axis=3)
-    lse = ops.take_along_axis(lse, undo, axis=3)
-    if rounds == 1:
-        return out[:, :, 0]  # one round: nothing to combine
-    weights = ops.softmax(lse, axis=2)[..., None]
-    return ops.sum(out * weights, axis=2)  # (B, H, L, Dv)
+    return ops.cast(_unsort_and_combine(out, lse, order), v.dtype)

@@ -29,7 +29,6 @@ from lra_keras.layers.attention_kernels import windowed_attention
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.efficient_attention import LOCAL_LAYOUTS
-from lra_keras.layers.efficient_attention import SINKHORN_SORTINGS
 from lra_keras.layers.efficient_attention import SYNTHESIZER_MODES
 from lra_keras.layers.efficient_attention import gaussian_orthogonal_matrix
 from lra_keras.layers.efficient_attention import linear_attention
@@ -47,6 +46,8 @@ from lra_keras.layers.sparse_attention import longformer_attention
 from lra_keras.layers.sparse_attention import sparse_transformer_attention
 from lra_keras.schema import LRA_BLOCKED
 from lra_keras.schema import MASK_SEMANTICS
+from lra_keras.schema import REFORMER_VARIANTS
+from lra_keras.schema import SINKHORN_SORTINGS
 
 # Where the rotary frequencies range: within every head (each head gets the
 # whole range, `apply_rotary`), or over the model width before the heads
@@ -97,9 +98,6 @@ ATTENTION_OPTIONS = dict(
     window_look_forward=1,
 )
 SINKHORN_SORTS = ("softmax", "sinkhorn")
-# The Reformer: the paper's LSH attention (`lsh_attention`) or LRA's code
-# of it (`lra_lsh_attention` and `_call_lra_reformer`).
-REFORMER_VARIANTS = ("paper", "lra")
 # LRA's Reformer pads its inputs to a multiple of its `chunk_len`, 10
 # (reformer_attention.py lines 242 and 308-312; never passed).
 LRA_REFORMER_CHUNK = 10
@@ -607,34 +605,41 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 f"max_length={max_length}"
             )
         if sinkhorn_sorting not in SINKHORN_SORTINGS or (
-                sinkhorn_max_blocks is not None and (
-                    int(sinkhorn_max_blocks) < 1
-                    or attention_type == "sinkhorn"
-                    and sinkhorn_sorting == "permutation"
-                    and int(sinkhorn_max_blocks)
-                    < -(-int(max_length) // int(local_block_size)))):
+                sinkhorn_max_blocks is not None
+                and int(sinkhorn_max_blocks) < 1):
             raise ValueError(
-                f"`sinkhorn_sorting` must be one of {SINKHORN_SORTINGS}, "
-                "and `sinkhorn_max_blocks` None or >= 1; with "
-                "sinkhorn_sorting='permutation' every block of `max_length` "
-                "needs its sort logit (None sizes the network so). "
-                f"Received: sinkhorn_sorting={sinkhorn_sorting!r}, "
-                f"sinkhorn_max_blocks={sinkhorn_max_blocks!r}, "
+                f"`sinkhorn_sorting` must be one of {SINKHORN_SORTINGS} and "
+                "`sinkhorn_max_blocks` None or >= 1. Received: "
+                f"sinkhorn_sorting={sinkhorn_sorting!r}, "
+                f"sinkhorn_max_blocks={sinkhorn_max_blocks!r}"
+            )
+        if (attention_type == "sinkhorn" and sinkhorn_sorting == "permutation"
+                and sinkhorn_max_blocks is not None
+                and int(sinkhorn_max_blocks)
+                < -(-int(max_length) // int(local_block_size))):
+            raise ValueError(
+                "sinkhorn_sorting='permutation' sorts every block of "
+                "`max_length`: it needs a sort logit per block "
+                "(sinkhorn_max_blocks=None sizes the network so). Received: "
+                f"sinkhorn_max_blocks={sinkhorn_max_blocks}, "
                 f"max_length={max_length}, "
                 f"local_block_size={local_block_size}"
             )
         if reformer_variant not in REFORMER_VARIANTS or (
                 attention_type == "reformer" and reformer_variant == "lra"
                 and (mask_semantics != "none"
-                     or reformer_chunk_size is not None)):
+                     or reformer_chunk_size is not None
+                     or int(reformer_buckets) < 2)):
             raise ValueError(
                 f"`reformer_variant` must be one of {REFORMER_VARIANTS}; "
-                "'lra' reads no padding mask and cuts L / buckets chunks, "
-                "as LRA's code: set mask_semantics='none' and "
-                "reformer_chunk_size=None. Received: "
+                "'lra' reads no padding mask and cuts each round into one "
+                "chunk per bucket of an even number, as LRA's code: set "
+                "mask_semantics='none', reformer_chunk_size=None and "
+                "reformer_buckets >= 2. Received: "
                 f"reformer_variant={reformer_variant!r}, "
                 f"mask_semantics={mask_semantics!r}, "
-                f"reformer_chunk_size={reformer_chunk_size!r}"
+                f"reformer_chunk_size={reformer_chunk_size!r}, "
+                f"reformer_buckets={reformer_buckets}"
             )
         if attention_type == "reformer" and causal:
             raise ValueError(
@@ -997,6 +1002,15 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             query_mask=query_mask,
         )
 
+    def _rotate(self, t):
+        """`t` (batch, length, heads, dim) rotated when `use_rotary`."""
+        if not self.use_rotary:
+            return t
+        rotate = (apply_rotary if self.rotary_scope == "head"
+                  else apply_rotary_across_heads)
+        return rotate(t, self.max_wavelength,
+                      disable_half=self.rotary_disable_half)
+
     def _call_lra_reformer(self, inputs):
         """LRA's `ReformerAttention.apply` (reformer_attention.py lines
         301-339): inputs padded by `10 - L % 10` zero positions (its
@@ -1010,12 +1024,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             (inputs,), None, math.lcm(LRA_REFORMER_CHUNK,
                                       self.reformer_buckets),
             whole_block=True)
-        q = self.query_dense(inputs)
-        if self.use_rotary:
-            rotate = (apply_rotary if self.rotary_scope == "head"
-                      else apply_rotary_across_heads)
-            q = rotate(q, self.max_wavelength,
-                       disable_half=self.rotary_disable_half)
+        q = self._rotate(self.query_dense(inputs))
         out = lra_lsh_attention(q, self.value_dense(inputs),
                                 self.lsh_rotations)
         out = ops.reshape(out, (-1, ops.shape(inputs)[1],
@@ -1036,15 +1045,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         q = self.query_dense(inputs)  # (batch, length, heads, key_dim)
         k = q if self.key_dense is None else self.key_dense(inputs)
         v = self.value_dense(inputs)  # (batch, length, heads, value_dim)
-        if self.use_rotary:
-            rotate = (apply_rotary if self.rotary_scope == "head"
-                      else apply_rotary_across_heads)
-            q = rotate(
-                q, self.max_wavelength, disable_half=self.rotary_disable_half
-            )
-            k = rotate(
-                k, self.max_wavelength, disable_half=self.rotary_disable_half
-            )
+        q, k = self._rotate(q), self._rotate(k)
         out = self._attend(q, k, v, padding_mask, training, inputs)
         out = self.output_dense(out)  # out: (batch, length, heads, value)
         return out if length is None else out[:, :length]

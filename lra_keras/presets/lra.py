@@ -609,9 +609,7 @@ _LRA_UNDROPPED = ("linear_transformer", "performer", "reformer", "bigbird")
 # and its sorted ones by the union of those pair masks over the blocks
 # (`sinkhorn_attention.py` lines 401-420). Their rows copy that
 # (`"lra_blocks"`), over full-length batches, as what the padding
-# does depends on the batch's length. The Sinkhorn attention masks its
-# own blocks as the local code does and its sorted blocks through the
-# sorting einsum its rows do not take; its rows keep `"keys"`.
+# does depends on the batch's length.
 _MASKS = dict(lra_transformer="pairs", synthesizer="pairs",
               sparse_transformer="pairs", longformer="pairs",
               linear_transformer="none", performer="none",

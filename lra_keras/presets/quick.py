@@ -127,7 +127,11 @@ def keep_length_buckets(bucket_steps):
     length; the Transformer rows mask the padded keys
     (`mask_semantics="keys"`: the self-pretrained rows' "longest"
     undone, the YCTFS rows' own); the DLR rows zero the padding
-    (`read_padding=False`).
+    (`read_padding=False`). The LRA attentions whose masks read the
+    padding (`mask_semantics` "none" and "lra_blocks": the linear,
+    Performer, Linformer, Reformer, local, BigBird and Sinkhorn rows)
+    keep them on their quick and small rows, within the buckets: a
+    batch's padding there is less than a bucket.
 
     Args:
         bucket_steps: {task: bucket_step, or None to keep the task row's}.

@@ -275,6 +275,24 @@ def test_strided_local_groups_are_lra_reshape():
     assert_allclose(out[0, :, 0, 0], expected, atol=1e-5)
 
 
+def numpy_lra_block_pairs(mask, groups, block):
+    """LRA's masks within blocks: the mask reshaped into contiguous blocks,
+    flax's pair mask in each (`make_padding_mask`): (B, n, b, b)."""
+    blocks = mask.reshape(-1, block)
+    return (blocks[:, :, None] & blocks[:, None, :]).reshape(
+        -1, groups, block, block)
+
+
+def numpy_lra_softmax(scores, allowed):
+    """Softmax under LRA's -1e10 bias where `allowed` is not positive, in
+    float32 as LRA's: a row with nothing allowed attends uniformly
+    (-1e10 + score rounds to -1e10)."""
+    bias = np.where(allowed > 0, 0.0, -1e10).astype("float32")
+    scores = scores.astype("float32") + bias
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return weights / weights.sum(-1, keepdims=True)
+
+
 def numpy_lra_local_layer(layer, x, mask):
     """LRA's `LocalAttention.apply` in numpy, step by step
     (google-research/long-range-arena `models/local/local_attention.py`,
@@ -298,17 +316,9 @@ def numpy_lra_local_layer(layer, x, mask):
     # (bs, block_size, num_query_blocks, heads, depth), attention over 1
     q, k, v = (t.reshape(batch, block, groups, heads, depth)
                for t in (q, k, v))
-    # the mask reshaped into contiguous blocks, flax's pair mask in each
-    blocks = mask.reshape(batch * groups, block)
-    pairs = (blocks[:, :, None] & blocks[:, None, :]).reshape(
-        batch, groups, block, block)
-    # (bs, n, 1, b, b), float32 as LRA's: a query with no pair attends
-    # uniformly (-1e10 + score rounds to -1e10)
-    bias = np.where(pairs, 0.0, -1e10).astype("float32")[:, :, None]
+    pairs = numpy_lra_block_pairs(mask, groups, block)[:, :, None]
     scores = np.einsum("bignd,bkgnd->bgnik", q / np.sqrt(depth), k)
-    scores = scores.astype("float32") + bias
-    weights = np.exp(scores - scores.max(-1, keepdims=True))
-    weights /= weights.sum(-1, keepdims=True)
+    weights = numpy_lra_softmax(scores, pairs)
     y = np.einsum("bgnik,bkgnd->bignd", weights, v).reshape(
         batch, padded, heads, depth)
     kernel, bias = (to_numpy(w) for w in layer.output_dense.weights)
@@ -565,18 +575,12 @@ def numpy_lra_sinkhorn_layer(layer, x, mask, sorting="lra"):
     perm /= perm.sum(-1, keepdims=True)
     einsum = "bskhd,bnhl->bsnhd" if sorting == "lra" else "bskhd,bkhl->bslhd"
     sorted_k, sorted_v = (np.einsum(einsum, t, perm) for t in (k, v))
-    # the mask cut into contiguous blocks, flax's pair mask in each
-    blocks = mask.reshape(batch * n, block)
-    pairs = (blocks[:, :, None] & blocks[:, None, :]).reshape(
-        batch, n, block, block).astype("float32")
+    pairs = numpy_lra_block_pairs(mask, n, block).astype("float32")
     sorted_pairs = np.einsum("bksj,bnhl->bnsj", pairs, perm)
 
     def attend(keys, values, allowed):  # axis 1: batch dims (0, 2, 3)
-        bias = np.where(allowed > 0, 0.0, -1e10).astype("float32")
         scores = np.einsum("bsnhd,btnhd->bnhst", q / np.sqrt(depth), keys)
-        scores = scores.astype("float32") + bias[:, :, None]
-        weights = np.exp(scores - scores.max(-1, keepdims=True))
-        weights /= weights.sum(-1, keepdims=True)
+        weights = numpy_lra_softmax(scores, allowed[:, :, None])
         return np.einsum("bnhst,btnhd->bsnhd", weights, values)
 
     y = attend(k, v, pairs) + attend(sorted_k, sorted_v, sorted_pairs)
@@ -585,11 +589,14 @@ def numpy_lra_sinkhorn_layer(layer, x, mask, sorting="lra"):
     return np.einsum("blhd,hdc->blc", y, to_numpy(kernel))
 
 
+@pytest.mark.parametrize("length", [25, 23])
 @pytest.mark.parametrize("sorting", ["lra", "permutation"])
-def test_lra_blocks_sinkhorn_attention_is_lras(sorting):
+def test_lra_blocks_sinkhorn_attention_is_lras(sorting, length):
     # LRA's rows: 25 sort logits (here 3, fewer than the 5 blocks) under
-    # its einsum; the method's sorting needs one per block.
-    length, block = 25, 5
+    # its einsum; the method's sorting needs one per block. Length 23,
+    # which LRA's reshape refuses, is padded to 25 masked positions: as
+    # LRA's layer on those zero inputs (no biases) with the mask padded.
+    block = 5
     layer = RotaryMultiHeadAttention(
         num_heads=2, key_dim=4, attention_type="sinkhorn", use_rotary=False,
         use_bias=False, max_length=length, local_block_size=block,
@@ -607,8 +614,11 @@ def test_lra_blocks_sinkhorn_attention_is_lras(sorting):
     for w in layer.weights:
         w.assign(rng.normal(size=w.shape).astype("float32") * 0.5)
     out = to_numpy(layer(x, padding_mask=mask))
-    assert_allclose(out, numpy_lra_sinkhorn_layer(layer, x, mask, sorting),
-                    atol=1e-5, rtol=1e-4)
+    extra = (-length) % block
+    expected = numpy_lra_sinkhorn_layer(
+        layer, np.pad(x, ((0, 0), (0, extra), (0, 0))),
+        np.pad(mask, ((0, 0), (0, extra))), sorting)[:, :length]
+    assert_allclose(out, expected, atol=1e-5, rtol=1e-4)
     # the padding is read: row 1 differs from the "keys" layer's
     keys = RotaryMultiHeadAttention.from_config(
         {**layer.get_config(), "mask_semantics": "keys"})

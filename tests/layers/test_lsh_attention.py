@@ -126,7 +126,7 @@ def numpy_lra_reformer_layer(layer, x):
     (google-research/long-range-arena
     `models/reformer/reformer_attention.py`: `hash_vectors` lines 79-110,
     `lsh_attention_single_head` 128-215, `apply` 301-339), with the
-    layer's weights and rotations; no biases."""
+    layer's weights and rotations."""
     batch, length, _ = x.shape
     # chunk_len 10, a whole chunk if it divides (with other than 10
     # buckets, a multiple of both: the layer's extension)
@@ -136,8 +136,8 @@ def numpy_lra_reformer_layer(layer, x):
     padded = length + extra
 
     def project(dense):
-        (kernel,) = dense.weights
-        return np.einsum("blc,chd->blhd", x, to_numpy(kernel))
+        out = np.einsum("blc,chd->blhd", x, to_numpy(dense.kernel))
+        return out if dense.bias is None else out + to_numpy(dense.bias)
 
     query, value = project(layer.query_dense), project(layer.value_dense)
     heads, qdim = query.shape[2:]
@@ -179,23 +179,25 @@ def numpy_lra_reformer_layer(layer, x):
     return out.reshape(batch, padded, heads * qdim)[:, :length]
 
 
-@pytest.mark.parametrize("length, buckets, hashes", [(37, 10, 1),
-                                                     (30, 4, 2),
-                                                     (20, 4, 1)])
-def test_lra_variant_is_lras_reformer_attention(length, buckets, hashes):
+@pytest.mark.parametrize("length, buckets, hashes, use_bias", [
+    (37, 10, 1, False), (30, 4, 2, False), (20, 4, 1, True)])
+def test_lra_variant_is_lras_reformer_attention(length, buckets, hashes,
+                                                use_bias):
+    # with biases (this library's Path-X rows), the padded zero inputs
+    # project to the biases, as LRA's would
     from lra_keras.layers import RotaryMultiHeadAttention
     layer = RotaryMultiHeadAttention(
         num_heads=2, key_dim=4, attention_type="reformer", use_rotary=False,
-        use_bias=False, reformer_buckets=buckets, reformer_hashes=hashes,
+        use_bias=use_bias, reformer_buckets=buckets, reformer_hashes=hashes,
         reformer_variant="lra", mask_semantics="none")
     rng = np.random.default_rng(2)
     x = rng.normal(size=(3, length, 8)).astype("float32")
     layer(x)
-    assert [w.path.split("/")[-1] for w in layer.weights] == [
-        "lsh_rotations", "kernel", "kernel"]  # no key, no output dense
-    for dense in (layer.query_dense, layer.value_dense):
-        dense.kernel.assign(rng.normal(size=dense.kernel.shape).astype(
-            "float32") * 0.3)
+    # no key and no output projection
+    assert {w.path.split("/")[-2] for w in layer.trainable_weights} == {
+        "query", "value"}
+    for w in layer.trainable_weights:
+        w.assign(rng.normal(size=w.shape).astype("float32") * 0.3)
     out = to_numpy(layer(x))
     assert_allclose(out, numpy_lra_reformer_layer(layer, x), atol=1e-5,
                     rtol=1e-4)
@@ -216,6 +218,10 @@ def test_lra_variant_refuses_what_its_code_cannot_do():
                                  reformer_variant="lra",
                                  mask_semantics="none",
                                  reformer_chunk_size=8)
+    with pytest.raises(ValueError, match="reformer_buckets >= 2"):
+        RotaryMultiHeadAttention(2, 4, attention_type="reformer",
+                                 reformer_variant="lra",
+                                 mask_semantics="none", reformer_buckets=1)
     layer = RotaryMultiHeadAttention(
         2, 4, attention_type="reformer", reformer_variant="lra",
         mask_semantics="none")
@@ -224,3 +230,24 @@ def test_lra_variant_refuses_what_its_code_cannot_do():
     q, v = _inputs(12)[:2]
     with pytest.raises(ValueError, match="dividing the length"):
         lra_lsh_attention(q, v, np.ones((8, 1, 5), "float32"))
+
+
+def test_lra_variant_stays_finite_in_float16():
+    # Its scores |q|^2 sqrt(d) pass float16's 65504 for |q|^2 > ~23k at
+    # d = 8: they are formed in float32.
+    from lra_keras.layers import RotaryMultiHeadAttention
+    from lra_keras.models import dtype_policy_scope
+    options = dict(num_heads=2, key_dim=8, attention_type="reformer",
+                   use_rotary=False, reformer_buckets=4,
+                   reformer_variant="lra", mask_semantics="none")
+    x = 60.0 * np.random.default_rng(0).normal(size=(2, 20, 16)).astype(
+        "float32")
+    reference = RotaryMultiHeadAttention(**options)
+    expected = to_numpy(reference(x))
+    with dtype_policy_scope("mixed_float16"):
+        layer = RotaryMultiHeadAttention(**options)
+        layer(x)
+        layer.set_weights(reference.get_weights())
+        out = to_numpy(layer(x)).astype("float32")
+    assert np.isfinite(out).all()
+    assert_allclose(out, expected, atol=0.02 * np.abs(expected).max())
