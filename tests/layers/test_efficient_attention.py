@@ -325,6 +325,19 @@ def numpy_lra_local_layer(layer, x, mask):
     return (np.einsum("blhd,hdc->blc", y, kernel) + bias)[:, :length]
 
 
+def assert_reads_the_padding(layer, x, mask, out):
+    """`out`, the `"lra_blocks"` layer's, differs on the real tokens of
+    row 1 (real up to 11) from the same layer's under `"keys"`; the
+    layer's config round-trips."""
+    keys = RotaryMultiHeadAttention.from_config(
+        {**layer.get_config(), "mask_semantics": "keys"})
+    keys(x, padding_mask=mask)
+    keys.set_weights(layer.get_weights())
+    assert not np.allclose(to_numpy(keys(x, padding_mask=mask))[1, :11],
+                           out[1, :11], atol=1e-3)
+    assert_config_round_trip(layer)
+
+
 @pytest.mark.parametrize("length", [23, 25])  # 25: a whole extra block
 def test_lra_blocks_local_attention_is_lras_local_attention(length):
     layer = RotaryMultiHeadAttention(
@@ -343,13 +356,7 @@ def test_lra_blocks_local_attention_is_lras_local_attention(length):
     assert_allclose(out, numpy_lra_local_layer(layer, x, mask), atol=1e-5,
                     rtol=1e-4)
     # the real queries of row 1 read its padding: not the "keys" layer's
-    keys = RotaryMultiHeadAttention.from_config(
-        {**layer.get_config(), "mask_semantics": "keys"})
-    keys(x, padding_mask=mask)
-    keys.set_weights(layer.get_weights())
-    assert not np.allclose(to_numpy(keys(x, padding_mask=mask))[1, :11],
-                           out[1, :11], atol=1e-3)
-    assert_config_round_trip(layer)
+    assert_reads_the_padding(layer, x, mask, out)
 
 
 @pytest.mark.parametrize("semantics", ["keys", "lra_blocks"])
@@ -619,14 +626,7 @@ def test_lra_blocks_sinkhorn_attention_is_lras(sorting, length):
         layer, np.pad(x, ((0, 0), (0, extra), (0, 0))),
         np.pad(mask, ((0, 0), (0, extra))), sorting)[:, :length]
     assert_allclose(out, expected, atol=1e-5, rtol=1e-4)
-    # the padding is read: row 1 differs from the "keys" layer's
-    keys = RotaryMultiHeadAttention.from_config(
-        {**layer.get_config(), "mask_semantics": "keys"})
-    keys(x, padding_mask=mask)
-    keys.set_weights(layer.get_weights())
-    assert not np.allclose(to_numpy(keys(x, padding_mask=mask))[1, :11],
-                           out[1, :11], atol=1e-3)
-    assert_config_round_trip(layer)
+    assert_reads_the_padding(layer, x, mask, out)
 
 
 def test_lras_sinkhorn_sorting_is_one_sum_whatever_the_sort_network():
