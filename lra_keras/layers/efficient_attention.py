@@ -559,12 +559,13 @@ def sinkhorn_attention(query, key, value, sort_kernel, sort_bias,
         # a sorted slot is a key where some real key was mixed into it
         sorted_real = ops.einsum("bkhl,bks->blhs", permutation, realf) > 1e-9
     else:
-        weight = ops.sum(permutation, axis=-1)[:, :, None, :, None]
-        sorted_k = weight * ops.sum(kg, axis=1, keepdims=True)
-        sorted_v = weight * ops.sum(vg, axis=1, keepdims=True)
+        weight = ops.sum(permutation, axis=-1)  # (B, n, H)
+        sorted_k = weight[:, :, None, :, None] * ops.sum(kg, axis=1,
+                                                          keepdims=True)
+        sorted_v = weight[:, :, None, :, None] * ops.sum(vg, axis=1,
+                                                          keepdims=True)
         sorted_real = ops.logical_and(  # (B, n, H, b)
-            ops.any(real, axis=1)[:, None, None, :],
-            ops.sum(permutation, axis=-1)[..., None] > 0)
+            ops.any(real, axis=1)[:, None, None, :], weight[..., None] > 0)
 
     def attend(keys, values, allowed):  # allowed (B, n, H|1, 1|b, b)
         scores = ops.einsum("bnqhd,bnkhd->bnhqk", qg, keys) * scale

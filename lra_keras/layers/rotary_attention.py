@@ -1042,10 +1042,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 (inputs,), padding_mask, self.local_block_size
                 if self.attention_type == "local"
                 else self.bigbird_block_size, whole_block=True)
-        q = self.query_dense(inputs)  # (batch, length, heads, key_dim)
-        k = q if self.key_dense is None else self.key_dense(inputs)
+        # (batch, length, heads, key_dim); shared keys rotated once
+        q = self._rotate(self.query_dense(inputs))
+        k = q if self.key_dense is None else self._rotate(
+            self.key_dense(inputs))
         v = self.value_dense(inputs)  # (batch, length, heads, value_dim)
-        q, k = self._rotate(q), self._rotate(k)
         out = self._attend(q, k, v, padding_mask, training, inputs)
         out = self.output_dense(out)  # out: (batch, length, heads, value)
         return out if length is None else out[:, :length]
