@@ -89,6 +89,13 @@ COMMON_KEYS = dict(
     # (`callbacks.StopAfterTime`; a run started again gets the whole limit
     # again, unless the limit had stopped its training: then it is tested)
     time_limit_minutes=None,
+    # None: the model starts from its initialisation. A finished run's
+    # directory (its model.keras) or a .keras file: the classifier starts
+    # from those weights, which must be of the same architecture (fine-
+    # tuning; a curriculum, e.g. easy Pathfinder first, then hard).
+    # `{seed}` in it is replaced by the run's seed, so that `--seeds` can
+    # start each seed from its own run (`saving.load_initial_weights`)
+    init_from=None,
     # None: Keras's "auto" (XLA under JAX; eager under PyTorch, and under
     # TensorFlow on a CPU); True compiles the train, test and predict steps
     # (`torch.compile` under PyTorch, where a GPU step is otherwise bound

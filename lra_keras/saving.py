@@ -124,3 +124,66 @@ def save_model(model, path):
     with atomic_path(path, suffix=".keras") as temporary:
         model.save(str(temporary))
     return path
+
+
+def load_initial_weights(model, source):
+    """Sets `model`'s weights to those of a saved model of the same
+    architecture: the `hp["init_from"]` of a run (fine-tuning, or a
+    curriculum such as easy Pathfinder images before hard ones).
+
+    Args:
+        model: a built Keras model.
+        source: str or path. A finished run's directory (its
+            `model.keras`) or a `.keras` file.
+
+    Returns:
+        The `.keras` file read.
+
+    Raises:
+        FileNotFoundError: nothing at `source`, or a directory without
+            `model.keras` (a run not finished, or not a run).
+        ModelFileError: a truncated, corrupt or non-`.keras` file.
+        ValueError: a saved model of another architecture (its weights
+            differ in number or shape; the first difference is named).
+    """
+    path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"init_from={str(source)!r}: nothing there (a finished run's "
+            "directory or a .keras file was expected)."
+        )
+    if path.is_dir():
+        path = path / "model.keras"
+        if not path.exists():
+            raise FileNotFoundError(
+                f"init_from={str(source)!r} is a directory without "
+                "model.keras: it holds no finished run (an interrupted one "
+                "saves its model only when it finishes; run it to the end "
+                "first)."
+            )
+    saved = load_model(path, compile=False)
+    values = [keras.ops.convert_to_numpy(w) for w in saved.weights]
+    names = [w.path for w in saved.weights]
+    del saved
+    # By position and shape: the same architecture builds its weights in
+    # the same order, while Keras numbers the layers' names per process.
+    weights = model.weights
+    for index, (weight, value) in enumerate(zip(weights, values)):
+        if tuple(weight.shape) != value.shape:
+            raise ValueError(
+                f"init_from={str(source)!r} holds a model of another "
+                f"architecture: its weight {index} ({names[index]}) has "
+                f"shape {value.shape}, this model's ({weight.path}) "
+                f"{tuple(weight.shape)}. Start from a run with the same "
+                "model hyperparameters."
+            )
+    if len(weights) != len(values):
+        raise ValueError(
+            f"init_from={str(source)!r} holds a model of another "
+            f"architecture: {len(values)} weights, this model "
+            f"{len(weights)}. Start from a run with the same model "
+            "hyperparameters."
+        )
+    for weight, value in zip(weights, values):
+        weight.assign(value)
+    return path

@@ -177,6 +177,7 @@ RULES = dict(
     epochs=_count(),
     train_steps=_count(optional=True),
     time_limit_minutes=Rule(float, positive=True, optional=True),
+    init_from=Rule(str, optional=True),
     jit_compile=Rule(bool, optional=True),
     learning_rate=_rate(),
     ssm_learning_rate=_rate(optional=True),

@@ -401,3 +401,50 @@ def test_recorded_commit_says_when_tracked_files_were_modified(
     assert _git_commit(tmp_path) == head
     (tmp_path / "code.py").write_text("x = 2\n")
     assert _git_commit(tmp_path) == head + "+modified"
+
+
+class _FirstWeights(keras.callbacks.Callback):
+    """Keeps the model's weights as training begins."""
+
+    def on_train_begin(self, logs=None):
+        self.weights = [keras.ops.convert_to_numpy(w)
+                        for w in self.model.weights]
+
+
+@pytest.mark.one_backend
+def test_a_run_starts_from_another_runs_weights(tmp_path, capsys):
+    data_dir = _write_listops(tmp_path / "data")
+    kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0)
+    first, _ = run("listops", _hp(epochs=1), out_dir=tmp_path / "seed3",
+                   seed=3, **kwargs)
+    start = _FirstWeights()
+    # `{seed}` names the run of the same seed: a curriculum's second stage.
+    hp = _hp(epochs=1, init_from=str(tmp_path / "seed{seed}"))
+    run("listops", hp, out_dir=tmp_path / "then", seed=3, callbacks=[start],
+        **kwargs)
+    assert f"initial weights: {tmp_path / 'seed3' / 'model.keras'}" in (
+        capsys.readouterr().out)
+    assert len(start.weights) == len(first.weights)
+    for a, b in zip(start.weights, first.weights):
+        np.testing.assert_array_equal(a, keras.ops.convert_to_numpy(b))
+    # Recorded as given, so that another source is another run.
+    config = json.loads((tmp_path / "then" / "config.json").read_text())
+    assert config["hparams"]["init_from"] == str(tmp_path / "seed{seed}")
+    with pytest.raises(RunDirectoryError, match="differing: init_from"):
+        run("listops", _hp(epochs=1), out_dir=tmp_path / "then", seed=3,
+            **kwargs)
+    # Another architecture, or no finished run, is refused before training.
+    with pytest.raises(ValueError, match="another architecture"):
+        run("listops", _hp(epochs=1, hidden_dim=16,
+                           init_from=str(tmp_path / "seed3")),
+            out_dir=tmp_path / "wider", seed=3, **kwargs)
+    with pytest.raises(FileNotFoundError, match="seed4': nothing there"):
+        run("listops", _hp(epochs=1, init_from=str(tmp_path / "seed{seed}")),
+            out_dir=tmp_path / "other_seed", seed=4, **kwargs)
+    assert not (tmp_path / "wider" / "metrics.json").exists()
+
+
+def test_self_pretraining_refuses_initial_weights():
+    with pytest.raises(ValueError, match="replace the self-pretrained"):
+        get_hparams("listops", "transformer", "quick", technique="spt",
+                    init_from="runs/listops_transformer_quick")

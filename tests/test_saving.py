@@ -10,6 +10,7 @@ import pytest
 from lra_keras.models import build_classifier
 from lra_keras.saving import ModelFileError
 from lra_keras.saving import check_keras_file
+from lra_keras.saving import load_initial_weights
 from lra_keras.saving import load_model
 from lra_keras.saving import save_model
 from tests.testing import to_numpy
@@ -119,7 +120,7 @@ def test_archive_without_weights_is_a_clear_error(saved, tmp_path):
 
 def test_wrong_kinds_of_path_are_clear_errors(saved, tmp_path):
     model, _ = saved
-    with pytest.raises(FileNotFoundError, match="No model file"):
+    with pytest.raises(FileNotFoundError, match="nothing there"):
         load_model(tmp_path / "missing.keras")
     with pytest.raises(ModelFileError, match="directory"):
         load_model(tmp_path)
@@ -150,3 +151,36 @@ def test_save_model_wants_a_keras_suffix(saved, tmp_path):
     model, _ = saved
     with pytest.raises(ValueError, match=r"\.keras"):
         save_model(model, tmp_path / "model.h5")
+
+
+def test_initial_weights_come_from_a_run_or_a_file(saved, tmp_path):
+    source, path = saved
+    run_dir = path.parent  # a run directory: its model.keras
+    keras.utils.set_random_seed(7)
+    for where in (run_dir, path):
+        model = build_classifier(**HP)
+        assert any(not np.array_equal(to_numpy(a), to_numpy(b))
+                   for a, b in zip(model.weights, source.weights))
+        assert load_initial_weights(model, str(where)) == path
+        for a, b in zip(model.weights, source.weights):
+            np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+        np.testing.assert_array_equal(to_numpy(model(_inputs())),
+                                      to_numpy(source(_inputs())))
+
+
+def test_initial_weights_of_another_architecture_are_refused(saved,
+                                                             tmp_path):
+    _, path = saved
+    wider = build_classifier(**{**HP, "hidden_dim": 16})
+    with pytest.raises(ValueError, match=r"another architecture: its "
+                       r"weight 0 .* has shape \(17, 8\)"):
+        load_initial_weights(wider, path)
+    deeper = build_classifier(**{**HP, "num_layers": 2})
+    with pytest.raises(ValueError, match="another architecture"):
+        load_initial_weights(deeper, path)
+    unfinished = tmp_path / "interrupted"
+    unfinished.mkdir()
+    with pytest.raises(FileNotFoundError, match="holds no finished run"):
+        load_initial_weights(deeper, unfinished)
+    with pytest.raises(FileNotFoundError, match="nothing there"):
+        load_initial_weights(deeper, tmp_path / "missing.keras")

@@ -50,6 +50,14 @@ class SelfPretraining(Technique):
     )
 
     def check(self, hp):
+        if (hp["technique"] == self.name
+                and hp.get("init_from") is not None):
+            raise ValueError(
+                "`init_from` starts the classifier from a saved model's "
+                "weights, which would replace the self-pretrained encoder. "
+                "Use one or the other. Received: technique='spt', "
+                f"init_from={hp['init_from']!r}"
+            )
         objective = hp["pretrain_objective"]
         if objective not in PRETRAIN_OBJECTIVES:
             raise ValueError(

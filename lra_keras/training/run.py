@@ -30,6 +30,7 @@ from lra_keras.distribute import distribution_scope
 from lra_keras.distribute import single_device
 from lra_keras.hparams import get_hparams
 from lra_keras.models import dtype_policy_scope
+from lra_keras.saving import load_initial_weights
 from lra_keras.saving import load_model
 from lra_keras.saving import save_model
 from lra_keras.training.inputs import load_splits
@@ -219,6 +220,12 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         model, make_optimizer(hp, total_steps), hp
     )
     classifier = technique.classifier(model)
+    if hp.get("init_from") is not None:
+        # Before any backup is restored: a resumed run continues from its
+        # backup, not from the source again.
+        source = load_initial_weights(
+            classifier, hp["init_from"].replace("{seed}", str(seed)))
+        print(f"initial weights: {source}", flush=True)
     best_path = out_dir / "best.weights.h5"
     # After a resume, only an epoch better than those already logged may
     # replace the best checkpoint.
