@@ -187,17 +187,25 @@ def _epoch_rows(out):
 
 
 @pytest.mark.one_backend
-@pytest.mark.parametrize("technique", ["none", "multitask"])
-def test_resumed_run_equals_an_uninterrupted_one(tmp_path, technique):
+@pytest.mark.parametrize("technique, init", [("none", False),
+                                             ("multitask", False),
+                                             ("none", True)])
+def test_resumed_run_equals_an_uninterrupted_one(tmp_path, technique, init):
     # The shuffle and the technique's masks follow Keras's epoch: a run
     # interrupted after its first epoch and resumed trains on the batches,
     # logs the losses and ends with the weights of a run that was never
     # interrupted (the random streams used to restart, so the resumed
-    # epoch 2 replayed epoch 1's order and masks).
+    # epoch 2 replayed epoch 1's order and masks). A run with `init_from`
+    # resumes from its backup, not from its source's weights again.
     data_dir = _write_listops(tmp_path / "data")
-    hp = get_hparams("listops", "transformer", "quick", technique,
-                     **{**TINY, "epochs": 3, "batch_size": 8})
     kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0)
+    source = {}
+    if init:
+        run("listops", _hp(epochs=1), out_dir=tmp_path / "source", seed=5,
+            **kwargs)
+        source = dict(init_from=str(tmp_path / "source"))
+    hp = get_hparams("listops", "transformer", "quick", technique,
+                     **{**TINY, "epochs": 3, "batch_size": 8, **source})
     straight = _FinalWeights()
     run("listops", hp, out_dir=tmp_path / "a", callbacks=[straight],
         **kwargs)
