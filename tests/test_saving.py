@@ -120,7 +120,7 @@ def test_archive_without_weights_is_a_clear_error(saved, tmp_path):
 
 def test_wrong_kinds_of_path_are_clear_errors(saved, tmp_path):
     model, _ = saved
-    with pytest.raises(FileNotFoundError, match="nothing there"):
+    with pytest.raises(FileNotFoundError, match="No model file"):
         load_model(tmp_path / "missing.keras")
     with pytest.raises(ModelFileError, match="directory"):
         load_model(tmp_path)
