@@ -21,6 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
+import conv_block  # noqa: E402
 import mixers  # noqa: E402
 import preset_step  # noqa: E402
 import reference_speed  # noqa: E402
@@ -188,3 +189,27 @@ def test_preset_step_table_ratios(monkeypatch, capsys):
         "| tensorflow | 1.000 | 100,000 | 1.00 | 2 | 3.0 | 12.0 |",
         "| torch | failed | | | | | |",
     ]
+
+
+def test_conv_block_child_times_both_implementations():
+    args = argparse.Namespace(batch=2, length=16, width=8, intermediate=8,
+                              kernel_size=5, groups=4, steps=2)
+    got = conv_block.child(args)
+    assert sorted(got) == ["direct", "fft"]
+    assert all(r["step_s"] > 0 and r["first_s"] > 0 for r in got.values())
+
+
+def test_conv_block_table_ratios(monkeypatch, capsys):
+    def run_child(args, backend, extra, timeout, script=None):
+        assert "--kernel-size=61" in extra and "--groups=32" in extra
+        if backend == "torch":
+            return {"error": "failed"}
+        return dict(direct=dict(step_s=3.0, first_s=4.0),
+                    fft=dict(step_s=0.5, first_s=1.0))
+
+    monkeypatch.setattr(conv_block.mixers, "run_child", run_child)
+    conv_block.main(["--backends", "jax", "torch"])
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| jax") or line.startswith("| torch")]
+    assert rows == ["| jax | 3.000 | 0.500 | 6.00 |",
+                    "| torch | failed | | |"]

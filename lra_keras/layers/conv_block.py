@@ -12,6 +12,7 @@ from keras import ops
 from lra_keras.layers import activations
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
+from lra_keras.layers.fft_conv import grouped_fft_conv
 from lra_keras.layers.state_space import masked
 
 
@@ -31,9 +32,15 @@ class ConvBlock(keras.layers.Layer):
     Padding is "same": with odd `K` position `t` reads `t - K//2 ..
     t + K//2`. With even `K` the window is one longer on the past side:
     `t - K//2 .. t + K//2 - 1`. With `causal=True` it reads `t - K + 1 ..
-    t`. The grouped convolution is `keras.layers.Conv1D` with `groups`
-    (one code path: grouped `keras.ops.conv` runs, and differentiates,
-    under JAX, TensorFlow and PyTorch, also on CPU).
+    t`. The weights are a `keras.layers.Conv1D` with `groups`'s. A
+    grouped layer computes its convolution through the FFT
+    (`fft_conv.grouped_fft_conv`, equal up to float32 rounding): grouped
+    convolutions on a CPU are slow everywhere but in PyTorch's kernels
+    (YCTFS's Pathfinder layer, 32 groups and K = 61, batch 32 at L =
+    1024: a training step of this layer took 57 s under TensorFlow and
+    1.5 s under JAX, 0.14 and 0.24 s through the FFT, and 0.17 s under
+    PyTorch against its 0.22 s; `benchmarks/conv_block.py`). An ungrouped
+    layer runs `Conv1D`.
 
     Args:
         kernel_size: int. K, taps of the convolution.
@@ -45,6 +52,11 @@ class ConvBlock(keras.layers.Layer):
             layer. Defaults to 0.
         causal: bool. Left-only padding so that position t reads no input
             after t. Defaults to False.
+        implementation: `"auto"`, `"fft"` or `"direct"`: the convolution
+            through the FFT, or `keras.ops.conv`'s. `"auto"` takes the FFT
+            for a grouped layer (`groups > 1`) and the direct convolution
+            otherwise (through the FFT an ungrouped layer would hold
+            batch x D x H numbers per frequency). Defaults to `"auto"`.
         dense_init: `"keras"`, `"torch"` or `"lecun"`: how the
             convolution and the linear layer start
             (`lra_keras.layers.dense_init`). Defaults to `"keras"`.
@@ -73,6 +85,7 @@ class ConvBlock(keras.layers.Layer):
         dropout=0.0,
         causal=False,
         dense_init="keras",
+        implementation="auto",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -97,6 +110,12 @@ class ConvBlock(keras.layers.Layer):
             raise ValueError(
                 f"`dropout` must be in [0, 1). Received: dropout={dropout}"
             )
+        if implementation not in ("auto", "fft", "direct"):
+            raise ValueError(
+                "`implementation` must be 'auto', 'fft' or 'direct'. "
+                f"Received: implementation={implementation!r}"
+            )
+        self.implementation = implementation
         self.kernel_size = int(kernel_size)
         self.intermediate_dim = int(intermediate_dim)
         self.groups = int(groups)
@@ -141,8 +160,13 @@ class ConvBlock(keras.layers.Layer):
             left, right = K - 1, 0
         else:
             left, right = K // 2, (K - 1) // 2
-        x = ops.pad(x, ((0, 0), (left, right), (0, 0)))  # (B, L + K - 1, D)
-        h = self.activation(self.conv(x))  # (B, L, H)
+        if self.implementation == "fft" or (
+                self.implementation == "auto" and self.groups > 1):
+            h = grouped_fft_conv(x, self.conv.kernel, self.groups, left)
+            h = self.activation(h + ops.cast(self.conv.bias, h.dtype))
+        else:
+            x = ops.pad(x, ((0, 0), (left, right), (0, 0)))  # (B, L+K-1, D)
+            h = self.activation(self.conv(x))  # (B, L, H)
         h = self.dropout_layer(h, training=training)
         return self.output_dense(h)  # (B, L, D)
 
@@ -159,5 +183,6 @@ class ConvBlock(keras.layers.Layer):
             dropout=self.dropout,
             causal=self.causal,
             dense_init=self.dense_init,
+            implementation=self.implementation,
         )
         return config

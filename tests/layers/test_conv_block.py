@@ -65,15 +65,21 @@ def _layer(**kwargs):
     return layer
 
 
+@pytest.mark.parametrize("implementation", ["auto", "fft", "direct"])
 @pytest.mark.parametrize(
     "kernel_size, groups, causal",
-    [(5, 4, False), (4, 1, False), (3, 2, True)],
+    # the last two: kernels longer than the sequence (taps reaching past
+    # either end), centred and causal
+    [(5, 4, False), (4, 1, False), (3, 2, True), (6, 8, False),
+     (21, 2, False), (40, 4, True)],
 )
-def test_block_matches_numpy_reference(kernel_size, groups, causal):
+def test_block_matches_numpy_reference(kernel_size, groups, causal,
+                                       implementation):
     x, _ = _inputs(1)
     mask = np.ones((BATCH, LENGTH), "float32")
     mask[1, 9:] = 0.0
-    layer = _layer(kernel_size=kernel_size, groups=groups, causal=causal)
+    layer = _layer(kernel_size=kernel_size, groups=groups, causal=causal,
+                   implementation=implementation)
     assert tuple(layer.conv.kernel.shape) == (
         kernel_size, HIDDEN // groups, INTERMEDIATE
     )
@@ -134,6 +140,7 @@ def test_padding_does_not_change_real_positions():
         (dict(intermediate_dim=0), "intermediate_dim"),
         (dict(groups=3), "groups"),
         (dict(dropout=-0.1), "dropout"),
+        (dict(implementation="fftw"), "implementation"),
     ],
 )
 def test_bad_arguments_are_rejected(kwargs, match):
@@ -151,7 +158,8 @@ def test_input_width_must_divide_into_groups():
 
 def test_serialization_round_trips(tmp_path):
     layer = ConvBlock(kernel_size=4, intermediate_dim=8, groups=2,
-                      activation="gelu", dropout=0.1, causal=True)
+                      activation="gelu", dropout=0.1, causal=True,
+                      implementation="direct")
     assert_config_round_trip(layer)
     inputs = keras.Input((None, HIDDEN))
     layer = ConvBlock(kernel_size=5, intermediate_dim=INTERMEDIATE, groups=4)
@@ -191,3 +199,30 @@ def test_fit_runs_one_step():
     history = model.fit([x, mask], np.zeros((BATCH,), "float32"),
                         batch_size=BATCH, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"][0])
+
+
+@pytest.mark.parametrize("groups, causal", [(4, False), (2, True)])
+def test_fft_and_direct_take_the_same_training_step(groups, causal):
+    # The gradients agree: one SGD step from the same weights ends at the
+    # same weights, on a batch with padding, at a length that the FFT
+    # rounds up (16 + K - 1 to 64).
+    x, _ = _inputs(8)
+    mask = np.ones((BATCH, LENGTH), "float32")
+    mask[0, 12:] = 0.0
+    y = np.arange(BATCH, dtype="float32")
+    weights = []
+    for implementation in ("fft", "direct"):
+        keras.utils.set_random_seed(3)
+        model, layer = _model(kernel_size=7, groups=groups, causal=causal,
+                              implementation=implementation)
+        # Zero biases would tie ReLU's inputs at 0 on the padding, where
+        # the FFT's rounding (1e-9) decides the slope.
+        _randomise_biases(layer)
+        model.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse")
+        start = [to_numpy(w).copy() for w in model.weights]
+        model.train_on_batch([x, mask], y)
+        weights.append([to_numpy(w) for w in model.weights])
+    for fft, direct in zip(*weights):
+        assert_allclose(fft, direct, atol=1e-5)
+    # and the step moved every weight (the convolution's kernel first)
+    assert all(not np.allclose(a, b) for a, b in zip(start, weights[1]))
