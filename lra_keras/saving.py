@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import keras
+import numpy as np
 
 from lra_keras._atomic import atomic_path
 
@@ -126,6 +127,29 @@ def save_model(model, path):
     return path
 
 
+def assign_in_order(variables, values, mismatch):
+    """Assigns `values` (arrays) to `variables` one by one, position by
+    position, as a model of the same architecture saved them: Keras
+    numbers the names of layers and seed generators per process
+    (`seed_generator_2` in one, `_5` in the next), so names cannot pair
+    them. Nothing is assigned unless every shape and the count agree.
+
+    Args:
+        variables: list of Keras variables.
+        values: list of arrays, in the same order.
+        mismatch: callable(index) -> the exception to raise: `index` is
+            the first position whose shapes differ, or None when the
+            shapes agree as far as both go and only the counts differ.
+    """
+    for index, (variable, value) in enumerate(zip(variables, values)):
+        if tuple(variable.shape) != tuple(np.shape(value)):
+            raise mismatch(index)
+    if len(variables) != len(values):
+        raise mismatch(None)
+    for variable, value in zip(variables, values):
+        variable.assign(value)
+
+
 def load_initial_weights(model, source):
     """Sets `model`'s weights to those of a saved model of the same
     architecture: the `hp["init_from"]` of a run (fine-tuning, or a
@@ -165,25 +189,23 @@ def load_initial_weights(model, source):
     values = [keras.ops.convert_to_numpy(w) for w in saved.weights]
     names = [w.path for w in saved.weights]
     del saved
-    # By position and shape: the same architecture builds its weights in
-    # the same order, while Keras numbers the layers' names per process.
     weights = model.weights
-    for index, (weight, value) in enumerate(zip(weights, values)):
-        if tuple(weight.shape) != value.shape:
-            raise ValueError(
+
+    def mismatch(index):
+        if index is None:
+            return ValueError(
                 f"init_from={str(source)!r} holds a model of another "
-                f"architecture: its weight {index} ({names[index]}) has "
-                f"shape {value.shape}, this model's ({weight.path}) "
-                f"{tuple(weight.shape)}. Start from a run with the same "
-                "model hyperparameters."
+                f"architecture: {len(values)} weights, this model "
+                f"{len(weights)}. Start from a run with the same model "
+                "hyperparameters."
             )
-    if len(weights) != len(values):
-        raise ValueError(
+        return ValueError(
             f"init_from={str(source)!r} holds a model of another "
-            f"architecture: {len(values)} weights, this model "
-            f"{len(weights)}. Start from a run with the same model "
-            "hyperparameters."
+            f"architecture: its weight {index} ({names[index]}) has "
+            f"shape {values[index].shape}, this model's "
+            f"({weights[index].path}) {tuple(weights[index].shape)}. Start "
+            "from a run with the same model hyperparameters."
         )
-    for weight, value in zip(weights, values):
-        weight.assign(value)
+
+    assign_in_order(weights, values, mismatch)
     return path

@@ -9,6 +9,7 @@ import pytest
 
 from lra_keras.models import build_classifier
 from lra_keras.saving import ModelFileError
+from lra_keras.saving import assign_in_order
 from lra_keras.saving import check_keras_file
 from lra_keras.saving import load_initial_weights
 from lra_keras.saving import load_model
@@ -184,3 +185,24 @@ def test_initial_weights_of_another_architecture_are_refused(saved,
         load_initial_weights(deeper, unfinished)
     with pytest.raises(FileNotFoundError, match="nothing there"):
         load_initial_weights(deeper, tmp_path / "missing.keras")
+
+
+def test_assign_in_order_assigns_all_or_nothing():
+    variables = [keras.Variable(np.zeros((2, 3), "float32")),
+                 keras.Variable(np.zeros((4,), "float32"))]
+    good = [np.ones((2, 3), "float32"), np.full((4,), 2.0, "float32")]
+
+    def mismatch(index):
+        return ValueError(f"at {index}")
+
+    # the second shape differs: the first variable stays as it was
+    with pytest.raises(ValueError, match="at 1"):
+        assign_in_order(variables, [good[0], np.ones((5,))], mismatch)
+    # one value too many, one too few: shapes agree as far as both go
+    for values in (good + [np.ones(1)], good[:1]):
+        with pytest.raises(ValueError, match="at None"):
+            assign_in_order(variables, values, mismatch)
+    assert all(not to_numpy(v).any() for v in variables)
+    assign_in_order(variables, good, mismatch)
+    for variable, value in zip(variables, good):
+        np.testing.assert_array_equal(to_numpy(variable), value)

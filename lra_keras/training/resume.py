@@ -51,6 +51,7 @@ from lra_keras.backend_utils import global_rng_state
 from lra_keras.backend_utils import seed_global_rng
 from lra_keras.backend_utils import set_global_rng_state
 from lra_keras.batching import RemainingBatches
+from lra_keras.saving import assign_in_order
 
 STATE_FILE = "state.json"
 FORMAT = 1
@@ -191,7 +192,16 @@ class TrainingBackup:
                        for i in range(len(saved["state"]["metrics"]))]
             rng = {k[len("rng_"):]: arrays[k] for k in arrays.files
                    if k.startswith("rng_")}
-        _assign(_seed_states(model), seeds, saved["arrays"])
+        # By position, count and shape (`assign_in_order`); the run
+        # directory refuses other hyperparameters already.
+        states = _seed_states(model)
+        assign_in_order(states, seeds, lambda index: BackupError(
+            f"The backup {saved['arrays']} holds the state of other "
+            f"variables (shapes {[tuple(np.shape(s)) for s in seeds]}; "
+            f"the model's: {[tuple(v.shape) for v in states]}): it was "
+            "written by another model. Remove the backup directory to "
+            "train from the start."
+        ))
         return dict(zip(saved["state"]["metrics"], metrics)), rng
 
     def remove(self):
@@ -212,23 +222,6 @@ def _assign_by_path(variables, values, source):
         )
     for variable in variables:
         variable.assign(values[variable.path])
-
-
-def _assign(variables, values, source):
-    # Matched by position, count and shape: Keras numbers the names of
-    # seed generators per process (`seed_generator_2` in one, `_5` in the
-    # next), and the run directory refuses other hyperparameters already.
-    shapes = [tuple(v.shape) for v in variables]
-    saved = [tuple(np.shape(value)) for value in values]
-    if shapes != saved:
-        raise BackupError(
-            f"The backup {source} holds the state of other variables "
-            f"(shapes {saved}; the model's: {shapes}): it was written by "
-            "another model. Remove the backup directory to train from the "
-            "start."
-        )
-    for variable, value in zip(variables, values):
-        variable.assign(value)
 
 
 class BackupCallback(keras.callbacks.Callback):
