@@ -89,11 +89,7 @@ def main(argv=None):
         for key in ("batch", "length", "width", "intermediate",
                     "kernel_size", "groups", "steps")]
     script = str(Path(__file__).resolve())
-    results = {}
-    for backend in args.backends:
-        results[backend] = mixers.run_child(args, backend, extra,
-                                            args.timeout, script=script)
-        print(f"{backend}: {results[backend]}", flush=True)
+    results = mixers.run_backends(args, extra, script)
     print(f"\nConvBlock training step: batch {args.batch}, L = "
           f"{args.length}, width {args.width} to {args.intermediate}, K = "
           f"{args.kernel_size}, {args.groups} groups, median of "

@@ -307,6 +307,17 @@ def run_child(args, backend, extra, timeout, script=None):
     return results[-1] if results else rows[-1]
 
 
+def run_backends(args, extra, script):
+    """{backend: `run_child`'s dict} for each of `args.backends` in turn,
+    each printed as it ends; `script` in `--child` mode under each."""
+    results = {}
+    for backend in args.backends:
+        results[backend] = run_child(args, backend, extra, args.timeout,
+                                     script=script)
+        print(f"{backend}: {results[backend]}", flush=True)
+    return results
+
+
 def run_child_results(args, backend, extra, timeout, script=None):
     """Every RESULT line of the child as a dict, in order, then an error
     dict if it did not end well (a timeout, or a crash: out of memory)."""

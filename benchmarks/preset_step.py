@@ -125,11 +125,7 @@ def main(argv=None):
              *(["--data-dir", args.data_dir] if args.data_dir else []),
              *(["--set", *args.set] if args.set else [])]
     script = str(Path(__file__).resolve())
-    results = {}
-    for backend in args.backends:
-        results[backend] = mixers.run_child(args, backend, extra,
-                                            args.timeout, script=script)
-        print(f"{backend}: {results[backend]}", flush=True)
+    results = mixers.run_backends(args, extra, script)
     rates = [r["tokens_per_s"] for r in results.values() if "step_s" in r]
     fastest = max(rates, default=None)
     print(f"\n{args.task}, {args.model}, {args.preset} preset"
