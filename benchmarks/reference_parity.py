@@ -653,6 +653,17 @@ def close_step(largest, far, total):
     return largest <= 0.1 and far <= max(1, 5e-3 * total)
 
 
+def within_rounding(ours64, reference64, factor=10.0):
+    """Whether our step, `ours64` of a step from the float64 reference's,
+    is within 0.1 of a step and within `factor` times the reference's own
+    float32 step's distance from it (`reference64`): float32 rounding
+    alone, in another order of operations. MEGA's FFN biases under a
+    batch norm (TensorFlow, chunks of 32): ours 1.2e-3 of a step from the
+    float64 step, the reference's float32 1.6e-4; a wrong formula is
+    1e-2 of a step off or more."""
+    return ours64 <= min(0.1, factor * max(reference64, 1e-4))
+
+
 def step_rows(label, rates, before, after, mine, kind=weight_name,
               excused=(), after64=None):
     """Rows comparing our weights after a step (`mine`) with the
@@ -672,7 +683,9 @@ def step_rows(label, rates, before, after, mine, kind=weight_name,
             rounding of the gradients decides the comparison (e.g. the
             YCTFS gate at its initial weights, LayerNorm(1 + c) with |c| ~
             1e-6): such a kind is reported as ill-conditioned and not
-            failed.
+            failed. A kind that is not `close_step` to the reference's
+            float32 step but `within_rounding` of its float64 step passes
+            as "ok (rounding)".
 
     Returns:
         (rows, ok): rows (check, largest difference, result) and whether
@@ -695,6 +708,9 @@ def step_rows(label, rates, before, after, mine, kind=weight_name,
             result = "known"
         elif after64 is not None and not close_step(*floor[key][:3]):
             result = "ill-conditioned, not gated"
+        elif after64 is not None and within_rounding(ours64[key][0],
+                                                     floor[key][0]):
+            result = "ok (rounding)"
         else:
             result = "FAIL"
         ok &= result != "FAIL"
@@ -1118,7 +1134,8 @@ def part_c(args, modules, config):
         model = build_ours(hp)
         converted = convert_reference_weights(
             ref.state_dict(), args.num_layers, hp["dt_transform"], family,
-            num_ssms=hp["num_ssms"])
+            c_parameterization=hp.get("C_parameterization", "c"),
+            kernel_length=hp.get("kernel_length"), num_ssms=hp["num_ssms"])
         mine = our_weights(model)
         for path, ref_value in converted.items():
             kind = re.sub(rf"^{family}_(mixer|norm)_\d+/", r"\1 ", path)

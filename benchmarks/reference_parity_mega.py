@@ -92,7 +92,15 @@ It prints:
      m / (sqrt(v) + eps)`), Keras's placement. The steps are compared
      with the preset's `adam_epsilon_style` and with `"keras"`, fairseq's
      (before that key existed: with the config's epsilon, Keras's
-     placement, and with `eps * sqrt(1 - beta_2)`, PyTorch's).
+     placement, and with `eps * sqrt(1 - beta_2)`, PyTorch's). The
+     reference's steps are also taken in float64 (a float64 copy of the
+     model; fairseq's clipping asks for float32 norms, which that copy
+     takes in float64), and each kind of weight is judged by
+     `reference_parity.step_rows`: within 0.1 of a step and at most 0.5%,
+     or one, of its weights further than 1e-3 of one; else "ok
+     (rounding)" if within 10x the reference's own float32 distance from
+     its float64 step, "ill-conditioned" if that float32 step itself
+     fails the gate.
   c. without conversion, over `--seeds` seeds: the initial loss and the
      mean and std of every block's output (and of its attention layer's
      and EMA's) for both models on one batch, and the spread of each kind
@@ -377,6 +385,34 @@ def reference_steps(ref, model, optimizer_args, batches):
     inner = type(optimizer.optimizer)
     return (losses, states, f"{inner.__module__}.{inner.__name__}",
             gradients)
+
+
+def reference_steps_float64(ref, model, state, optimizer_args, batches):
+    """`reference_steps` of a float64 copy of `model` from `state`: the
+    state after each step."""
+    import torch
+
+    model64 = copy.deepcopy(model)
+    model64.load_state_dict(state)
+    forget_kernels(model64)
+    previous, norm = torch.get_default_dtype(), torch.norm
+
+    def norm64(tensor, *args, dtype=None, **kwargs):
+        # fairseq's clipping asks for float32 norms (utils.py:286, 311,
+        # 322), which torch refuses for a float64 gradient.
+        if tensor.dtype == torch.float64:
+            dtype = None
+        return norm(tensor, *args, dtype=dtype, **kwargs)
+
+    torch.set_default_dtype(torch.float64)  # tensors the forward creates
+    torch.norm = norm64
+    try:
+        states = reference_steps(ref, model64.double(), optimizer_args,
+                                 batches)[1]
+    finally:
+        torch.set_default_dtype(previous)
+        torch.norm = norm
+    return states
 
 
 # === Ours ===
@@ -764,6 +800,13 @@ def part_b(args, ref, chunk_size):
     ref_losses, states, optimizer_class, gradients = reference_steps(
         ref, reference, optimizer_args, steps)
     theirs = [convert_reference_weights(s, shapes)[0] for s in states]
+    # The same steps in float64 (the model, its inputs' embedding and
+    # fairseq's Adam, which keeps a float64 parameter's state in float64,
+    # adam.py:157-169): where the reference's own float32 step is not
+    # `close_step` to it, rounding decides the comparison (`step_rows`).
+    theirs64 = [convert_reference_weights(s, shapes)[0]
+                for s in reference_steps_float64(ref, reference, state,
+                                                 optimizer_args, steps)]
     rates = our_rates(hp)
     # A bias whose only path to the loss is a constant shift of a batch
     # norm's input has the gradient 0 in exact arithmetic: the last FFN's
@@ -793,7 +836,7 @@ def part_b(args, ref, chunk_size):
             before = weights if i == 0 else theirs[i - 1]
             # Per kind of weight: its difference in units of the step (lr).
             more, good = step_rows(step, rates, before, theirs[i], mine[i],
-                                   kind=block_kind)
+                                   kind=block_kind, after64=theirs64[i])
             rows += [row] + more
             case_ok &= loss_ok and good
         verdicts[f"two steps, {label}"] = (case_ok, fairseq_like)

@@ -241,3 +241,48 @@ def test_rtf_matches_the_reference_module():
     stdout = run_benchmark(
         "reference_parity_rtf.py", "--rtf-repo", RTF_REPO, "--seeds", "1")
     assert "all gates passed" in stdout
+
+
+def test_step_gate_verdicts():
+    """`step_rows`'s verdict per kind of weight, on made-up steps in units
+    of the rate (0.1): our weights are the reference's float32 step plus
+    a known offset; the reference's float64 step a known offset from its
+    float32 one."""
+    sys.path.insert(0, str(BENCHMARK.parent))
+    import numpy as np
+    import reference_parity
+
+    rate, size = 0.1, 128
+    before = {"w": np.zeros(size)}
+    after = {"w": np.full(size, rate)}  # the reference moved one step
+
+    def verdict(ours_off, reference_off, count=3):
+        """Our offset from the float32 step on `count` weights, and the
+        float64 step's offset from the float32 one on every weight (both
+        in steps)."""
+        mine = {"w": after["w"].copy()}
+        mine["w"][:count] += ours_off * rate
+        after64 = {"w": after["w"] + reference_off * rate}
+        rows, ok = reference_parity.step_rows(
+            "step", {"w": rate}, before, after, mine, after64=after64)
+        return rows[0][2].split(":")[0], ok
+
+    # every weight within 1e-3 of a step: ok
+    assert verdict(5e-4, 1e-4) == ("ok", True)
+    # one weight off by 2e-2 of a step: the gate's one outlier
+    assert verdict(2e-2, 1e-4, count=1) == ("ok", True)
+    # three weights 1.2e-3 of a step off, the reference's own float32
+    # step 1.6e-4 from its float64 one (MEGA under TensorFlow): rounding
+    assert verdict(1.2e-3, 1.6e-4) == ("ok (rounding)", True)
+    # 1e-2 of a step off where the reference rounds by 1.6e-4: a defect
+    assert verdict(1e-2, 1.6e-4) == ("FAIL", False)
+    # over 0.1 of a step fails whatever the reference's rounding
+    assert verdict(0.2, 9e-4) == ("FAIL", False)
+    # the reference's own float32 step fails the gate against its float64
+    # one: ill-conditioned, not gated
+    assert verdict(0.5, 0.5) == ("ill-conditioned, not gated", True)
+    assert reference_parity.within_rounding(1.2e-3, 1.6e-4)
+    assert not reference_parity.within_rounding(1e-2, 1.6e-4)
+    # tiny reference rounding: the floor is 10 x 1e-4 of a step
+    assert reference_parity.within_rounding(9e-4, 0.0)
+    assert not reference_parity.within_rounding(1.1e-3, 0.0)

@@ -28,8 +28,11 @@ from which row); tests check the derived rows against the rows they come
 from. `lra_keras.hparams.get_hparams` merges them.
 
 Conventions shared by every family, stated once here (not per row):
-- BatchNorm is `MaskedBatchNormalization` (statistics over real tokens
-  only; the sources' BatchNorm also counts padding); MEGA's ScaleNorm is
+- BatchNorm is `MaskedBatchNormalization`. Its default takes statistics
+  over real tokens only; the S4 and S5 paper rows count padding as their
+  code does (`batch_norm_count_padding`: "longest", up to the batch's
+  longest row, in the S4 rows; True, every position, in the S5 rows;
+  `presets.s4.unmasked_blocks`). MEGA's ScaleNorm is
   `ScaleNormalization` (`norm="scale"`); DLR's norm is LayerNorm (NTFS
   C.1.3).
 - Tokens go through `keras.layers.Embedding`; the S4, S5 and MEGA pixel
