@@ -324,6 +324,7 @@ RULES = dict(
     sparse_block_size=_count(),
     sparse_summary_size=Rule(int, minimum=0),
     sparse_cls_token=Rule(bool),
+    sparse_pattern=Rule(str, choices=("fixed", "strided")),
     longformer_window=_count(),
     attention_window=_count(optional=True),
     window_look_backward=Rule(int, minimum=0),
@@ -470,6 +471,13 @@ def check(hp, origins=None):
             "sparse_cls_token=True lets position 0 attend to every "
             "position, the future included: not with causal=True (a "
             "causal objective sets it; set sparse_cls_token=False)"
+        )
+    if hp.get("sparse_pattern") == "strided" and hp.get("sparse_cls_token"):
+        problems.append(
+            "sparse_cls_token=True is LRA's class-token variant of the fixed "
+            "pattern; the strided pattern (sparse_pattern='strided') has "
+            "none: set sparse_cls_token=False and cls_token=False, and pool "
+            "the sequence (pooling='mean')"
         )
     if (hp.get("model") == "sparse_transformer" and hp.get("cls_token")
             and not hp.get("sparse_cls_token")):

@@ -557,6 +557,8 @@ def test_small_preset_keeps_the_lra_setting():
         ("performer", dict(causal=True), "cls_token=True prepends"),
         ("sparse_transformer", dict(sparse_cls_token=False),
          "sees only itself unless sparse_cls_token"),
+        ("sparse_transformer", dict(sparse_pattern="strided"),
+         "the strided pattern .sparse_pattern='strided'. has none"),
         ("linformer", dict(attention_dim=30), "num_heads=8 must divide"),
         ("transformer", dict(technique="spt", pretrain_schedule="rsqrt",
                              pretrain_warmup_steps=0),

@@ -44,6 +44,7 @@ from lra_keras.layers.masked_batch_normalization import up_to_longest_row
 from lra_keras.layers.sparse_attention import bigbird_attention
 from lra_keras.layers.sparse_attention import longformer_attention
 from lra_keras.layers.sparse_attention import sparse_transformer_attention
+from lra_keras.layers.sparse_attention import strided_sparse_attention
 from lra_keras.schema import LRA_BLOCKED
 from lra_keras.schema import MASK_SEMANTICS
 from lra_keras.schema import REFORMER_VARIANTS
@@ -79,6 +80,7 @@ ATTENTION_OPTIONS = dict(
     sparse_block_size=128,
     sparse_summary_size=32,
     sparse_cls_token=False,
+    sparse_pattern="fixed",
     longformer_window=512,
     longformer_global_tokens=0,
     bigbird_block_size=64,
@@ -98,6 +100,8 @@ ATTENTION_OPTIONS = dict(
     window_look_forward=1,
 )
 SINKHORN_SORTS = ("softmax", "sinkhorn")
+# The Sparse Transformer's patterns (Child et al. 2019, section 4.2).
+SPARSE_PATTERNS = ("fixed", "strided")
 # LRA's Reformer pads its inputs to a multiple of its `chunk_len`, 10
 # (reformer_attention.py lines 242 and 308-312; never passed).
 LRA_REFORMER_CHUNK = 10
@@ -334,6 +338,10 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             and is attended by every position, the pattern over the rest
             (LRA's `use_cls_token`, set when its encoders pool "CLS").
             Defaults to `False`.
+        sparse_pattern: `"fixed"` (default; LRA's) or `"strided"` (the
+            previous `sparse_block_size` positions and every
+            `sparse_block_size`-th one before: `strided_sparse_attention`;
+            `sparse_summary_size` unused, `sparse_cls_token` refused).
         longformer_window, longformer_global_tokens: ints. Longformer:
             the sliding window (LRA's 512) and how many first positions
             are global (LRA's classifiers: 0).
@@ -475,6 +483,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         sparse_block_size=128,
         sparse_summary_size=32,
         sparse_cls_token=False,
+        sparse_pattern="fixed",
         longformer_window=512,
         longformer_global_tokens=0,
         bigbird_block_size=64,
@@ -548,7 +557,17 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 f"reformer_hashes={reformer_hashes}, "
                 f"reformer_chunk_size={reformer_chunk_size}"
             )
-        if int(sparse_summary_size) >= int(sparse_block_size):
+        if sparse_pattern not in SPARSE_PATTERNS or (
+                sparse_pattern == "strided" and sparse_cls_token):
+            raise ValueError(
+                f"`sparse_pattern` must be one of {SPARSE_PATTERNS}, and "
+                "\"strided\" has no class-token variant (LRA's "
+                "`use_cls_token` is the fixed pattern's). Received: "
+                f"sparse_pattern={sparse_pattern!r}, "
+                f"sparse_cls_token={sparse_cls_token!r}"
+            )
+        if (sparse_pattern == "fixed"
+                and int(sparse_summary_size) >= int(sparse_block_size)):
             raise ValueError(
                 "`sparse_summary_size` must be < `sparse_block_size`. "
                 f"Received: sparse_summary_size={sparse_summary_size}, "
@@ -729,6 +748,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
         self.sparse_block_size = int(sparse_block_size)
         self.sparse_summary_size = int(sparse_summary_size)
         self.sparse_cls_token = bool(sparse_cls_token)
+        self.sparse_pattern = sparse_pattern
         self.longformer_window = int(longformer_window)
         self.longformer_global_tokens = int(longformer_global_tokens)
         self.bigbird_block_size = int(bigbird_block_size)
@@ -956,6 +976,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 q, k, v, self.local_block_size, padding_mask, self.causal,
                 self.local_layout, drop,
                 block_pairs=self.mask_semantics == "lra_blocks")
+        if (self.attention_type == "sparse_transformer"
+                and self.sparse_pattern == "strided"):
+            return uniform_masked_outputs(strided_sparse_attention(
+                q, k, v, self.sparse_block_size, padding_mask, drop), v,
+                query_mask, drop)
         if self.attention_type == "sparse_transformer":
             return uniform_masked_outputs(sparse_transformer_attention(
                 q, k, v, self.sparse_block_size, self.sparse_summary_size,
@@ -1085,6 +1110,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             sparse_block_size=self.sparse_block_size,
             sparse_summary_size=self.sparse_summary_size,
             sparse_cls_token=self.sparse_cls_token,
+            sparse_pattern=self.sparse_pattern,
             longformer_window=self.longformer_window,
             longformer_global_tokens=self.longformer_global_tokens,
             bigbird_block_size=self.bigbird_block_size,

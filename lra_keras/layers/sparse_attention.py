@@ -301,6 +301,85 @@ def sparse_transformer_attention(query, key, value, block_size=128,
         padding_mask=padding_mask, weights_dropout=weights_dropout)
 
 
+def strided_sparse_attention(query, key, value, stride, padding_mask=None,
+                             weights_dropout=None):
+    """The Sparse Transformer's strided pattern (causal).
+
+    Child et al. 2019 (https://arxiv.org/abs/1904.10509), section 4.2:
+    one head attends to the previous l positions, `A(1)_i = {t, ..., i}`,
+    t = max(0, i - l), the other to every l-th one, `A(2)_i = {j : (i - j)
+    mod l = 0}`; here one head takes their union, as LRA merges the fixed
+    pattern's two. Key k is seen from query q iff `k <= q` and (`q - k <=
+    l` or `(q - k) mod l == 0`), l = `stride` (for images, the row width:
+    the previous row's pixels and the column above).
+
+    With the length padded to `L' = n l`, the keys within l are in the
+    query's own block of l and the one before (`(B, H, n, l, 2 l)`
+    scores); the strided ones are the query's column of the (n, l) grid
+    (`(B, H, l, n, n)` scores, the two nearest rows left to the first
+    part), one softmax over both. Memory O(L (l + L / l)), O(L^1.5) at l
+    = sqrt(L). Shapes as `attention_kernels.reference_attention`;
+    `weights_dropout` applied to the (batch, heads, n, l, 2 l + n)
+    weights.
+    """
+    q, k, v = (ops.convert_to_tensor(t) for t in (query, key, value))
+    b = int(stride)
+    length = ops.shape(q)[1]
+    (q, k, v), real, n = pad_to_blocks((q, k, v), padding_mask, b)
+    depth = q.shape[3]
+    scale = 1.0 / math.sqrt(depth)
+    qb, kb, vb = (_blocks(t, n, b) for t in (q, k, v))  # (B, H, n, b, D)
+    # The near keys: the block before and the query's own.
+    own = ops.arange(n, dtype="int32")[:, None]
+    table = ops.clip(own + ops.arange(-1, 1, dtype="int32"), 0, n - 1)
+    valid = own + ops.arange(-1, 1, dtype="int32") >= 0  # (n, 2)
+
+    def near(t):  # (B, H, n, b, D) -> (B, H, n, 2 b, D)
+        out = ops.take(t, ops.reshape(table, (-1,)), axis=2)
+        return ops.reshape(out, (-1, t.shape[1], n, 2 * b, t.shape[-1]))
+
+    k_near, v_near = near(kb), near(vb)
+    q_pos = ops.reshape(ops.arange(n * b, dtype="int32"), (n, b, 1))
+    k_pos = ops.reshape(table[..., None] * b + ops.arange(b, dtype="int32"),
+                        (n, 1, 2 * b))
+    gap = q_pos - k_pos
+    near_valid = ops.reshape(ops.repeat(valid[..., None], b, axis=-1),
+                             (n, 1, 2 * b))
+    real_blocks = ops.reshape(real, (-1, n, b))
+    k_real = ops.reshape(ops.take(real_blocks, ops.reshape(table, (-1,)),
+                                  axis=1), (-1, 1, n, 1, 2 * b))
+    near_allowed = ops.logical_and(
+        ops.logical_and(near_valid, ops.logical_and(gap >= 0, gap <= b))[
+            None, None], k_real)  # (B, 1, n, b, 2 b)
+    near_scores = ops.einsum("bhnqd,bhnkd->bhnqk", qb, k_near) * scale
+    # The far keys: rows a' <= a - 2 of the query's column (a' = a - 1 is
+    # q - l, already near).
+    qc, kc, vc = (ops.transpose(t, (0, 1, 3, 2, 4)) for t in (qb, kb, vb))
+    rows = ops.arange(n, dtype="int32")
+    far_rows = (rows[:, None] - rows[None, :]) >= 2  # (n, n)
+    column_real = ops.transpose(real_blocks, (0, 2, 1))  # (B, b, n)
+    far_allowed = ops.logical_and(
+        far_rows[None, None, None],
+        column_real[:, None, :, None, :])  # (B, 1, b, n, n)
+    far_scores = ops.einsum("bhcad,bhced->bhcae", qc, kc) * scale
+    # One softmax per query over both: (B, H, n, b, 2 b + n).
+    to_rows = (0, 1, 3, 2, 4)
+    scores = ops.concatenate(
+        [near_scores, ops.transpose(far_scores, to_rows)], axis=-1)
+    allowed = ops.concatenate(
+        [ops.broadcast_to(near_allowed, (ops.shape(real)[0], 1, n, b,
+                                         2 * b)),
+         ops.transpose(far_allowed, to_rows)], axis=-1)
+    probs = drop_weights(masked_softmax(scores, allowed), weights_dropout)
+    out = ops.einsum("bhnqk,bhnkd->bhnqd", probs[..., :2 * b], v_near)
+    far = ops.einsum("bhcae,bhced->bhcad",
+                     ops.transpose(probs[..., 2 * b:], to_rows), vc)
+    out = out + ops.transpose(far, to_rows)  # (B, H, n, b, D)
+    out = ops.reshape(ops.transpose(out, (0, 2, 3, 1, 4)),
+                      (-1, n * b, q.shape[2], depth))
+    return out[:, :length]
+
+
 def longformer_attention(query, key, value, window=512, num_global_tokens=0,
                          padding_mask=None, causal=False,
                          weights_dropout=None):

@@ -457,10 +457,13 @@ register(Family(
         # position 0 global, the pattern over the rest (LRA's
         # use_cls_token, sparse_attention.py lines 185-190)
         sparse_cls_token=False,
+        # Child et al.'s other pattern, "strided" (section 4.2): not LRA's
+        sparse_pattern="fixed",
     ),
     block=_transformer_block("sparse_transformer", ("sparse_block_size",
                                                     "sparse_summary_size",
-                                                    "sparse_cls_token")),
+                                                    "sparse_cls_token",
+                                                    "sparse_pattern")),
     paper="Child et al. 2019, Generating Long Sequences with Sparse "
     "Transformers (LRA Table 1)",
 ))

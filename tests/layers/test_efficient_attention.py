@@ -201,6 +201,38 @@ def test_efficient_attention_layers_save_and_ignore_padding(attention_type,
     assert_saving_round_trip(model, x, tmp_path, atol=1e-5)
 
 
+def test_strided_sparse_transformer_layer_saves_and_refuses_a_cls_token(
+        tmp_path):
+    layer = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=4, attention_type="sparse_transformer",
+        sparse_pattern="strided", sparse_block_size=5, use_rotary=False)
+    x = np.random.default_rng(2).normal(size=(2, 24, 8)).astype("float32")
+    mask = np.ones((2, 24), bool)
+    mask[1, 15:] = False
+    out = to_numpy(layer(x, padding_mask=mask))
+    x2 = x.copy()
+    x2[:, 20:] = 9.0  # later positions: the pattern is causal
+    assert_allclose(layer(x2, padding_mask=mask)[:, :20], out[:, :20],
+                    atol=1e-5)
+    fixed = RotaryMultiHeadAttention(
+        num_heads=2, key_dim=4, attention_type="sparse_transformer",
+        sparse_block_size=5, sparse_summary_size=1, use_rotary=False)
+    fixed(x)
+    fixed.set_weights(layer.get_weights())
+    assert not np.allclose(to_numpy(fixed(x)), to_numpy(layer(x)))
+    assert_config_round_trip(layer)
+    inputs = keras.Input((24, 8))
+    assert_saving_round_trip(keras.Model(inputs, layer(inputs)), x, tmp_path,
+                             atol=1e-5)
+    with pytest.raises(ValueError, match="no class-token variant"):
+        RotaryMultiHeadAttention(2, 4, attention_type="sparse_transformer",
+                                 sparse_pattern="strided",
+                                 sparse_cls_token=True)
+    with pytest.raises(ValueError, match="`sparse_pattern` must be one of"):
+        RotaryMultiHeadAttention(2, 4, attention_type="sparse_transformer",
+                                 sparse_pattern="dilated")
+
+
 def test_performer_redraws_features_in_training_only():
     layer = RotaryMultiHeadAttention(2, 4, attention_type="performer",
                                      num_random_features=8)

@@ -5,6 +5,7 @@ from lra_keras.layers.sparse_attention import bigbird_attention
 from lra_keras.layers.sparse_attention import bigbird_random_blocks
 from lra_keras.layers.sparse_attention import longformer_attention
 from lra_keras.layers.sparse_attention import sparse_transformer_attention
+from lra_keras.layers.sparse_attention import strided_sparse_attention
 from tests.testing import assert_allclose
 from tests.testing import to_numpy
 
@@ -67,6 +68,36 @@ def test_sparse_transformer_equals_dense_attention_under_its_mask(
     expected = dense_masked_attention(
         q, k, v, sparse_transformer_mask(length, block, c), padding)
     _assert_real_rows_equal(out, expected, padding)
+
+
+def strided_mask(length, stride):
+    # Child et al.'s A(1) (the previous l positions and the query) union
+    # A(2) (every l-th position before), causal.
+    q = np.arange(length)[:, None]
+    k = np.arange(length)[None, :]
+    return ((k <= q) & (((q - k) <= stride) | ((q - k) % stride == 0)))[
+        None]
+
+
+@pytest.mark.parametrize("length, stride", [(40, 8), (37, 8), (16, 16),
+                                            (5, 8), (33, 4), (9, 1)])
+def test_strided_sparse_transformer_equals_dense_attention_under_its_mask(
+        length, stride):
+    q, k, v = _inputs(length, seed=length + stride)
+    padding = _padding(length)
+    out = strided_sparse_attention(q, k, v, stride, padding)
+    expected = dense_masked_attention(q, k, v, strided_mask(length, stride),
+                                      padding)
+    _assert_real_rows_equal(out, expected, padding)
+
+
+def test_strided_pattern_takes_far_fewer_scores_than_dense():
+    # L = 36, l = 6: per query 2 l near scores and L / l far ones, 18
+    # against 36; and the pattern itself: 6 near keys + every 6th key.
+    mask = strided_mask(36, 6)[0]
+    assert mask[35].sum() == 7 + 4  # 29..35, and 23, 17, 11, 5
+    assert set(np.flatnonzero(mask[35])) == {29, 30, 31, 32, 33, 34, 35,
+                                             23, 17, 11, 5}
 
 
 def sparse_transformer_cls_mask(length, block, c):

@@ -716,6 +716,10 @@ def test_s4_rows_see_a_batch_as_padded_to_its_longest_row(task):
         # LRA's attention options and backbone (presets.lra).
         ("sparse_transformer", dict(sparse_cls_token=False),
          "RotaryMultiHeadAttention", "sparse_cls_token"),
+        ("sparse_transformer", dict(sparse_pattern="strided",
+                                    sparse_cls_token=False,
+                                    cls_token=False, pooling="mean"),
+         "RotaryMultiHeadAttention", "sparse_pattern"),
         ("performer", dict(performer_kernel="relu"),
          "RotaryMultiHeadAttention", "performer_kernel"),
         ("linformer", dict(attention_bias=True), "RotaryMultiHeadAttention",
