@@ -24,7 +24,9 @@ LRA's settings, see `lra_keras.layers.efficient_attention`,
 column is empty (the count above is softmax attention's). With several
 lengths, the last table gives each path's memory growth exponent between
 successive lengths: log(peak growth ratio) / log(length ratio), 1 for
-memory linear in L, 2 for quadratic.
+memory linear in L, 2 for quadratic. `--set KEY=VALUE ...` passes options
+to their layer (every path of the command), e.g. `--set
+sparse_pattern=strided` or `reformer_chunk_size=64`.
 
 `--dtype-policy mixed_bfloat16` runs the layer under that Keras policy
 (bf16 attention inputs), and `--no-mask` passes no padding mask: together
@@ -48,6 +50,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from lra_keras.cli import parse_overrides  # noqa: E402
+
 BACKENDS = ("jax", "tensorflow", "torch")
 IMPLEMENTATIONS = ("fused", "chunked", "reference")
 EFFICIENT = ("local", "synthesizer", "linear", "performer", "linformer",
@@ -60,7 +64,7 @@ def _peak_mib():
 
 
 def child(impl, length, batch, hidden, heads, repeats,
-          dtype_policy="float32", masked=True):
+          dtype_policy="float32", masked=True, options=None):
     import keras
     import mixers
     import numpy as np
@@ -73,6 +77,7 @@ def child(impl, length, batch, hidden, heads, repeats,
         layer = RotaryMultiHeadAttention(
             num_heads=heads, key_dim=hidden // heads, attention_type=impl,
             max_length=length, feature_redraw=False, dtype=dtype_policy,
+            **(options or {}),
         )
     else:
         layer = RotaryMultiHeadAttention(
@@ -145,6 +150,7 @@ def child(impl, length, batch, hidden, heads, repeats,
                     else _peak_mib() - before),
         dtype_policy=dtype_policy,
         masked=masked,
+        options=options or {},
     )
 
 
@@ -165,13 +171,17 @@ def main():
                                  "mixed_float16"))
     parser.add_argument("--no-mask", action="store_true",
                         help="pass no padding mask (default: all ones)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="options of the efficient attentions' layer, "
+                        "e.g. sparse_pattern=strided reformer_chunk_size=64")
     parser.add_argument("--child", nargs=2, metavar=("IMPL", "LENGTH"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         result = child(args.child[0], int(args.child[1]), args.batch,
                        args.hidden, args.heads, args.repeats,
-                       args.dtype_policy, not args.no_mask)
+                       args.dtype_policy, not args.no_mask,
+                       parse_overrides(args.set))
         print("RESULT " + json.dumps(result))
         return
     print(f"batch {args.batch}, hidden {args.hidden}, heads {args.heads}, "
@@ -190,7 +200,8 @@ def main():
                        str(args.hidden), "--heads", str(args.heads),
                        "--repeats", str(args.repeats), "--dtype-policy",
                        args.dtype_policy, *(["--no-mask"] if args.no_mask
-                                            else [])]
+                                            else []),
+                       *(["--set", *args.set] if args.set else [])]
                 env = {**os.environ, "KERAS_BACKEND": backend,
                        "TF_CPP_MIN_LOG_LEVEL": "3"}
                 out = subprocess.run(cmd, env=env, capture_output=True,

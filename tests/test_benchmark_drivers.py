@@ -21,6 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
+import attention  # noqa: E402
 import conv_block  # noqa: E402
 import mixers  # noqa: E402
 import preset_step  # noqa: E402
@@ -213,3 +214,19 @@ def test_conv_block_table_ratios(monkeypatch, capsys):
             if line.startswith("| jax") or line.startswith("| torch")]
     assert rows == ["| jax | 3.000 | 0.500 | 6.00 |",
                     "| torch | failed | | |"]
+
+
+def test_attention_child_passes_layer_options():
+    # `--set` reaches the layer: a strided Sparse Transformer of blocks of
+    # 4 (an option the layer refuses with a CLS token, so a typo or a
+    # dropped option would not pass silently)
+    result = attention.child("sparse_transformer", 32, 1, 16, 2, 1,
+                             options=dict(sparse_pattern="strided",
+                                          sparse_block_size=4))
+    assert result["options"] == dict(sparse_pattern="strided",
+                                     sparse_block_size=4)
+    assert result["seconds"] > 0
+    with pytest.raises(ValueError, match="no class-token variant"):
+        attention.child("sparse_transformer", 32, 1, 16, 2, 1,
+                        options=dict(sparse_pattern="strided",
+                                     sparse_cls_token=True))
