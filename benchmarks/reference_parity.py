@@ -69,7 +69,12 @@ It prints:
      (`reference_training_c`: C~ formed from a trained C inside the
      graph) against ours with "c" (the converter maps C~ back to C for
      the state's own dt, A, P and L); both gated, both with the outputs
-     after the step ("forward after it").
+     after the step ("forward after it"). Each reference step is also
+     taken in float64 (`reference_float64_step`), and each kind of
+     weight is judged by `step_rows` against both: the float64 step
+     shows how far the reference's own float32 step is from exact
+     arithmetic (up to 6e-2 of a step on a few S4 weights whose
+     gradients are near Adam's epsilon).
   c. without conversion, over `--seeds` seeds: the initial loss and the
      mean and std of every block's output (and of its S4 layer's) for
      both models on one batch, and the spread of each kind of initial
@@ -874,6 +879,21 @@ def reference_step(ref, config, tokens, lengths, labels):
     return float(loss.detach())
 
 
+def reference_float64_step(factory, config, tokens, lengths, labels):
+    """`reference_step` of `factory()` in float64 (the tensors it creates
+    float64 too); the stepped module."""
+    import torch
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        module = factory().double()
+        reference_step(module, config, tokens, lengths, labels)
+    finally:
+        torch.set_default_dtype(previous)
+    return module
+
+
 # The two references the S4 step is compared with (S4D has one).
 TRAINS_C = "reference training C"
 AS_IS = "reference as is, training C~"
@@ -999,25 +1019,35 @@ def part_b(args, modules, config, dt_transform):
     # One AdamW step on the full batch: per reference, its loss, weights
     # after the step (ours) and the module itself.
     tokens, mask, lengths, labels = batches["full"]
-    ref.load_state_dict(state)
-    references = {None: ref}
+
+    def fresh():  # the reference at `state`, not called yet
+        module = build_reference(modules, config, hp["vocabulary_size"],
+                                 hp["num_classes"])
+        module.load_state_dict(state)
+        return module
+
+    factories = {None: fresh}
     if family == "s4":
-        trains_c = build_reference(modules, config, hp["vocabulary_size"],
-                                   hp["num_classes"])
-        trains_c.load_state_dict(state)
         length = config[0]["layer"]["l_max"] or args.length
-        references = {TRAINS_C: reference_training_c(trains_c, length),
-                      AS_IS: ref}
-    stepped = {}
-    for variant, module in references.items():
+        factories = {TRAINS_C: lambda: reference_training_c(fresh(), length),
+                     AS_IS: fresh}
+    stepped, stepped64 = {}, {}
+    for variant, factory in factories.items():
+        # The same step also in float64: where the reference's own float32
+        # step is off it, rounding decides (`step_rows`).
+        module64 = reference_float64_step(factory, config, tokens, lengths,
+                                          labels)
+        module = factory()
         ref_loss = reference_step(module, config, tokens, lengths, labels)
-        after = module.state_dict()
+        after, after64 = module.state_dict(), module64.state_dict()
         if variant == TRAINS_C:
-            after = trained_c_state(after)
+            after, after64 = trained_c_state(after), trained_c_state(after64)
         vconv = dict(conv, c_parameterization="c") if variant == TRAINS_C \
             else conv
         stepped[variant] = (ref_loss, module, convert_reference_weights(
             after, args.num_layers, dt_transform, family, **vconv))
+        stepped64[variant] = convert_reference_weights(
+            after64, args.num_layers, dt_transform, family, **vconv)
     rates = our_rates(hp)
     torch_label = "PyTorch's epsilon, the preset"
     comparisons = [(None, torch_label, "torch"),
@@ -1060,7 +1090,8 @@ def part_b(args, modules, config, dt_transform):
         row, _ = loss_row(f"step ({label})", loss, ref_loss)  # not gated
         # Per kind of weight: its difference in units of the step (lr).
         more, step_ok = step_rows(f"step ({label})", rates, weights, after,
-                                  our_weights(model))
+                                  our_weights(model),
+                                  after64=stepped64[variant])
         rows += [row] + more
         if variant is not None:
             # What the step's differences do to the outputs (inference).
