@@ -214,11 +214,11 @@ def _num_blocks(length, block_size):
     return (length + (-length) % block_size) // block_size
 
 
-def _neighbour_blocks(num_blocks):
-    """Each block's own and two neighbouring block indices (n, 3), the
-    ones outside the sequence clipped and marked invalid."""
+def _neighbour_blocks(num_blocks, after=1):
+    """Each block's index with the one before and `after` after it (n, 2
+    + after), the ones outside the sequence clipped and marked invalid."""
     table = (ops.arange(num_blocks, dtype="int32")[:, None]
-             + ops.arange(-1, 2, dtype="int32"))
+             + ops.arange(-1, after + 1, dtype="int32"))
     valid = ops.logical_and(table >= 0, table < num_blocks)
     return ops.clip(table, 0, num_blocks - 1), valid
 
@@ -281,10 +281,8 @@ def sparse_transformer_attention(query, key, value, block_size=128,
     if c or block == 1:
         extra = extra[:-1]
     extra = ops.concatenate([ops.zeros((1,), "int32"), extra])
-    own = ops.arange(num_blocks, dtype="int32")[:, None]
-    table = ops.clip(own + ops.arange(-1, 1, dtype="int32"), 0,
-                     num_blocks - 1)[None]  # (1, n, 2)
-    valid = (own + ops.arange(-1, 1, dtype="int32") >= 0)[None]
+    table, valid = _neighbour_blocks(num_blocks, after=0)  # (n, 2)
+    table, valid = table[None], valid[None]
 
     def same_block(q_pos, k_pos):  # causal, within a pattern block
         return ops.logical_and(
@@ -330,9 +328,7 @@ def strided_sparse_attention(query, key, value, stride, padding_mask=None,
     scale = 1.0 / math.sqrt(depth)
     qb, kb, vb = (_blocks(t, n, b) for t in (q, k, v))  # (B, H, n, b, D)
     # The near keys: the block before and the query's own.
-    own = ops.arange(n, dtype="int32")[:, None]
-    table = ops.clip(own + ops.arange(-1, 1, dtype="int32"), 0, n - 1)
-    valid = own + ops.arange(-1, 1, dtype="int32") >= 0  # (n, 2)
+    table, valid = _neighbour_blocks(n, after=0)  # (n, 2)
 
     def near(t):  # (B, H, n, b, D) -> (B, H, n, 2 b, D)
         out = ops.take(t, ops.reshape(table, (-1,)), axis=2)
