@@ -84,6 +84,7 @@ It prints:
 """
 
 import argparse
+import contextlib
 import copy
 import importlib
 import os
@@ -879,18 +880,25 @@ def reference_step(ref, config, tokens, lengths, labels):
     return float(loss.detach())
 
 
-def reference_float64_step(factory, config, tokens, lengths, labels):
-    """`reference_step` of `factory()` in float64 (the tensors it creates
-    float64 too); the stepped module."""
+@contextlib.contextmanager
+def torch_float64():
+    """torch's default dtype float64 inside: the tensors a float64
+    reference creates in its forward pass are float64 too."""
     import torch
 
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        module = factory().double()
-        reference_step(module, config, tokens, lengths, labels)
+        yield
     finally:
         torch.set_default_dtype(previous)
+
+
+def reference_float64_step(factory, config, tokens, lengths, labels):
+    """`reference_step` of `factory()` in float64; the stepped module."""
+    with torch_float64():
+        module = factory().double()
+        reference_step(module, config, tokens, lengths, labels)
     return module
 
 

@@ -157,6 +157,7 @@ from reference_parity import spread  # noqa: E402
 from reference_parity import spread_table  # noqa: E402
 from reference_parity import step_rows  # noqa: E402
 from reference_parity import table  # noqa: E402
+from reference_parity import torch_float64  # noqa: E402
 from reference_parity import verdict  # noqa: E402
 
 from lra_keras import schema  # noqa: E402
@@ -395,7 +396,7 @@ def reference_steps_float64(ref, model, state, optimizer_args, batches):
     model64 = copy.deepcopy(model)
     model64.load_state_dict(state)
     forget_kernels(model64)
-    previous, norm = torch.get_default_dtype(), torch.norm
+    norm = torch.norm
 
     def norm64(tensor, *args, dtype=None, **kwargs):
         # fairseq's clipping asks for float32 norms (utils.py:286, 311,
@@ -404,13 +405,12 @@ def reference_steps_float64(ref, model, state, optimizer_args, batches):
             dtype = None
         return norm(tensor, *args, dtype=dtype, **kwargs)
 
-    torch.set_default_dtype(torch.float64)  # tensors the forward creates
     torch.norm = norm64
     try:
-        states = reference_steps(ref, model64.double(), optimizer_args,
-                                 batches)[1]
+        with torch_float64():
+            states = reference_steps(ref, model64.double(), optimizer_args,
+                                     batches)[1]
     finally:
-        torch.set_default_dtype(previous)
         torch.norm = norm
     return states
 
