@@ -91,9 +91,9 @@ def test_strided_sparse_transformer_equals_dense_attention_under_its_mask(
     _assert_real_rows_equal(out, expected, padding)
 
 
-def test_strided_pattern_takes_far_fewer_scores_than_dense():
-    # L = 36, l = 6: per query 2 l near scores and L / l far ones, 18
-    # against 36; and the pattern itself: 6 near keys + every 6th key.
+def test_strided_mask_is_the_papers_pattern():
+    # The oracle above, spelled out for one query: the last of L = 36 at
+    # l = 6 sees itself and the 6 before it, and every 6th key before.
     mask = strided_mask(36, 6)[0]
     assert mask[35].sum() == 7 + 4  # 29..35, and 23, 17, 11, 5
     assert set(np.flatnonzero(mask[35])) == {29, 30, 31, 32, 33, 34, 35,
