@@ -70,7 +70,15 @@ TINY = dict(hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
             learning_rate=1e-3,
             ssm_learning_rate=None,
             adam_epsilon=1e-6, kernel_initializer="glorot_uniform",
-            feature_redraw=False)
+            feature_redraw=False,
+            # Blocks of 8 so that each block-sparse pattern has several
+            # blocks in 32 tokens (33 with a class token): at the rows'
+            # own sizes (50, 64, a window of 512) the sequence is one
+            # block, and the patterns' gathers, BigBird's random table
+            # and Sinkhorn's sorting would never be compared.
+            local_block_size=8, sparse_block_size=8, sparse_summary_size=2,
+            longformer_window=8, bigbird_block_size=8,
+            bigbird_random_blocks=1)
 BATCH, LENGTH = 4, 32
 
 # The heads, each from the task row that takes the most paths: (task,
