@@ -451,6 +451,44 @@ def test_random_synthesizer_without_dot_products_ignores_the_input():
     assert_allclose(layer(x), out, atol=1e-6)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_dense_synthesizer_is_softmax_of_an_mlp_of_each_position(causal):
+    # Tay et al. 2020 (dense): B_i = W2 relu(W1 x_i) holds position i's
+    # logits over every key position (no biases, as LRA's attention
+    # passes bias=False, synthesizer_attention.py lines 311-335); the
+    # weights are softmax(B[:, :L]) and the output is those weights times
+    # V, with no dot products. Padded (and, when causal, later) keys get
+    # none.
+    L, max_length = 14, 20
+    layer = RotaryMultiHeadAttention(
+        2, 4, attention_type="synthesizer", max_length=max_length,
+        use_rotary=False, synthesizer_mode="dense", causal=causal,
+        synthesizer_dot_product=False, use_bias=False)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, L, 8)).astype("float32")
+    mask = np.ones((2, L), bool)
+    mask[1, 9:] = False
+    out = to_numpy(layer(x, padding_mask=mask))
+    w1 = to_numpy(layer.dense_hidden.kernel)  # (D, H, K)
+    w2 = to_numpy(layer.dense_logits.kernel)  # (K, max_length)
+    hidden = np.maximum(np.einsum("bld,dhk->blhk", x, w1), 0.0)
+    logits = np.einsum("blhk,km->bhlm", hidden, w2)[..., :L]
+    allowed = np.broadcast_to(mask[:, None, None, :], logits.shape)
+    if causal:
+        allowed = allowed & np.tril(np.ones((L, L), bool))
+    logits = np.where(allowed, logits, -np.inf)
+    weights = np.exp(logits - logits.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    v = np.einsum("bld,dhk->blhk", x, to_numpy(layer.value_dense.kernel))
+    heads = np.einsum("bhqk,bkhd->bqhd", weights, v)
+    expected = np.einsum("blhk,hkd->bld", heads,
+                         to_numpy(layer.output_dense.kernel))
+    assert_allclose(out, expected, atol=1e-5)
+    # without dot products the keys' projection changes nothing
+    layer.key_dense.kernel.assign(2.0 * to_numpy(layer.key_dense.kernel))
+    assert_allclose(layer(x, padding_mask=mask), out, atol=1e-6)
+
+
 def test_synthesizer_adds_its_logits_to_the_dot_products():
     q, k, v, mask = _inputs(length=12)
     r = np.random.default_rng(1).normal(size=(1, 3, 12, 12))
