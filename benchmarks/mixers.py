@@ -177,18 +177,28 @@ def child_models(models, lengths, *args):
                     torch.cuda.empty_cache()
 
 
+def stack_hparams(model, length, hidden, layers):
+    """The benchmarked stack's row: the family's ListOps row at `length`,
+    `hidden` wide and `layers` deep (imports no backend)."""
+    from lra_keras.hparams import get_hparams
+
+    # padded_length=None: the S5 and LRU ListOps rows pad every batch to
+    # 2048 positions (S5's loader), which a longer length cannot take
+    return get_hparams("listops", model, hidden_dim=hidden,
+                       num_layers=layers, sequence_length=length,
+                       padded_length=None, **SIZES.get(model, {}))
+
+
 def _child_model(model, length, tokens, hidden, layers, steps,
                  jit_compile="auto"):
     import keras
     import numpy as np
 
-    from lra_keras.hparams import get_hparams
     from lra_keras.models import build_classifier
     from lra_keras.models import classifier_kwargs
 
     batch = max(1, tokens // length)
-    hp = get_hparams("listops", model, hidden_dim=hidden, num_layers=layers,
-                     sequence_length=length, **SIZES.get(model, {}))
+    hp = stack_hparams(model, length, hidden, layers)
     net = build_classifier(**classifier_kwargs(hp))
     net.compile(
         optimizer=keras.optimizers.AdamW(1e-4),

@@ -42,6 +42,18 @@ def test_one_process_groups_per_backend():
         (["transformer", "s4d"], [1024, 4096])]
 
 
+@pytest.mark.numpy_only
+@pytest.mark.parametrize("length", [1024, 16384])
+def test_every_family_resolves_as_a_benchmarked_stack(length):
+    # The S5 and LRU ListOps rows pad to 2048 positions: at 4K and 16K
+    # their rows were refused until the stack dropped that padding.
+    for model in mixers.MODELS:
+        hp = mixers.stack_hparams(model, length, 128, 2)
+        assert (hp["sequence_length"], hp["hidden_dim"],
+                hp["num_layers"], hp["padded_length"]) == (
+            length, 128, 2, None), model
+
+
 def test_child_models_reports_a_failure_and_goes_on(monkeypatch, capsys):
     def fake(model, length, *args):
         if model == "bad" and length == 2:
