@@ -430,6 +430,18 @@ def test_lra_blocks_is_the_local_bigbird_and_sinkhorn_attentions_alone():
         ea.local_attention(*_inputs(length=12)[:3], 5, block_pairs=True)
 
 
+def numpy_synthetic_attention(layer, x, logits):
+    """softmax(logits) V through the layer's value and output projections
+    (no biases): logits (B or 1, H, L, L), -inf where a key is masked."""
+    weights = np.exp(logits - logits.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    weights = np.broadcast_to(weights, (len(x),) + weights.shape[1:])
+    v = np.einsum("bld,dhk->blhk", x, to_numpy(layer.value_dense.kernel))
+    heads = np.einsum("bhqk,bkhd->bqhd", weights, v)
+    return np.einsum("blhk,hkd->bld", heads,
+                     to_numpy(layer.output_dense.kernel))
+
+
 def test_random_synthesizer_without_dot_products_ignores_the_input():
     # softmax(R[h, :L, :L]) V: the weights are the learned matrix alone.
     layer = RotaryMultiHeadAttention(
@@ -437,14 +449,8 @@ def test_random_synthesizer_without_dot_products_ignores_the_input():
         synthesizer_dot_product=False, use_bias=False)
     x = np.random.default_rng(0).normal(size=(2, 16, 8)).astype("float32")
     out = to_numpy(layer(x))
-    r = to_numpy(layer.random_logits)[:, :16, :16]
-    weights = np.exp(r - r.max(-1, keepdims=True))
-    weights /= weights.sum(-1, keepdims=True)
-    v = np.einsum("bld,dhk->blhk", x, to_numpy(layer.value_dense.kernel))
-    heads = np.einsum("hqk,bkhd->bqhd", weights, v)
-    expected = np.einsum("blhk,hkd->bld", heads,
-                         to_numpy(layer.output_dense.kernel))
-    assert_allclose(out, expected, atol=1e-5)
+    r = to_numpy(layer.random_logits)[None, :, :16, :16]
+    assert_allclose(out, numpy_synthetic_attention(layer, x, r), atol=1e-5)
     # changing the queries' and keys' projections changes nothing
     layer.query_dense.kernel.assign(
         2.0 * to_numpy(layer.query_dense.kernel) + 1.0)
@@ -477,13 +483,8 @@ def test_dense_synthesizer_is_softmax_of_an_mlp_of_each_position(causal):
     if causal:
         allowed = allowed & np.tril(np.ones((L, L), bool))
     logits = np.where(allowed, logits, -np.inf)
-    weights = np.exp(logits - logits.max(-1, keepdims=True))
-    weights /= weights.sum(-1, keepdims=True)
-    v = np.einsum("bld,dhk->blhk", x, to_numpy(layer.value_dense.kernel))
-    heads = np.einsum("bhqk,bkhd->bqhd", weights, v)
-    expected = np.einsum("blhk,hkd->bld", heads,
-                         to_numpy(layer.output_dense.kernel))
-    assert_allclose(out, expected, atol=1e-5)
+    assert_allclose(out, numpy_synthetic_attention(layer, x, logits),
+                    atol=1e-5)
     # without dot products the keys' projection changes nothing
     layer.key_dense.kernel.assign(2.0 * to_numpy(layer.key_dense.kernel))
     assert_allclose(layer(x, padding_mask=mask), out, atol=1e-6)
