@@ -285,7 +285,8 @@ EXPECTED_LRA.update({
 # leaderboard in the authors' README (google-research/long-range-arena
 # cd31e5c, README.md lines 40, 41 and 44: Table 1's numbers, with Image
 # as in the appendix's Table 3; every other row of that leaderboard
-# equals the entries above, checked in tests/test_hparams.py).
+# equals the entries above, and tests/test_hparams.py checks each row's
+# mean against the leaderboard's printed average).
 LRA_README = (
     "Long Range Arena, Table 1, as the authors' README gives it "
     "(google-research/long-range-arena cd31e5c, README.md lines 40-44)"
