@@ -96,6 +96,14 @@ COMMON_KEYS = dict(
     # `{seed}` in it is replaced by the run's seed, so that `--seeds` can
     # start each seed from its own run (`saving.load_initial_weights`)
     init_from=None,
+    # None: no curriculum. Epochs (Pathfinder tasks): before training on
+    # `difficulty`, the run trains that many epochs on the images of
+    # `curriculum_difficulty` (its own warmup and schedule, validated and
+    # tested on them), in `<out_dir>/curriculum/`, and starts from that
+    # stage's best weights: the two-command curriculum of `init_from` in
+    # one resumable run (`training.run`)
+    curriculum_epochs=None,
+    curriculum_difficulty="easy",
     # None: Keras's "auto" (XLA under JAX; eager under PyTorch, and under
     # TensorFlow on a CPU); True compiles the train, test and predict steps
     # (`torch.compile` under PyTorch, where a GPU step is otherwise bound

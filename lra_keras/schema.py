@@ -178,6 +178,8 @@ RULES = dict(
     train_steps=_count(optional=True),
     time_limit_minutes=Rule(float, positive=True, optional=True),
     init_from=Rule(str, optional=True),
+    curriculum_epochs=_count(optional=True),
+    curriculum_difficulty=Rule(str, choices=tuple(DIFFICULTIES)),
     jit_compile=Rule(bool, optional=True),
     learning_rate=_rate(),
     ssm_learning_rate=_rate(optional=True),
@@ -405,6 +407,12 @@ def check(hp, origins=None):
                 "set padded_length to at least sequence_length, or None "
                 "(the S5 and LRU ListOps rows pad to 2048)"
             )
+    if hp.get("curriculum_epochs") and hp.get("difficulty") is None:
+        problems.append(
+            f"curriculum_epochs={hp['curriculum_epochs']!r} trains first on "
+            "images of curriculum_difficulty: only the Pathfinder tasks "
+            f"have difficulty sets, not task={hp.get('task')!r}"
+        )
     if hp.get("weight_decay_on") == "kernels":
         for key in ("B_weight_decay", "dt_weight_decay"):
             if hp.get(key):

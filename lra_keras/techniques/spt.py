@@ -58,6 +58,14 @@ class SelfPretraining(Technique):
                 "Use one or the other. Received: technique='spt', "
                 f"init_from={hp['init_from']!r}"
             )
+        if (hp["technique"] == self.name
+                and hp.get("curriculum_epochs")):
+            raise ValueError(
+                "`curriculum_epochs` starts the classifier from a first "
+                "stage's weights, which would replace the self-pretrained "
+                "encoder. Use one or the other. Received: technique='spt', "
+                f"curriculum_epochs={hp['curriculum_epochs']!r}"
+            )
         objective = hp["pretrain_objective"]
         if objective not in PRETRAIN_OBJECTIVES:
             raise ValueError(

@@ -81,7 +81,22 @@ def run(
     ended its training is restarted: the mean comes from its backup).
 
     `callbacks` are added after the run's own (non-finite loss check,
-    schedule, best checkpoint, CSV log, backup, progress bar).
+    schedule, best checkpoint, CSV log, backup, progress bar), in both
+    stages of a curriculum.
+
+    With `curriculum_epochs` (Pathfinder tasks) the run has two stages.
+    The first trains `curriculum_epochs` epochs on the images of
+    `curriculum_difficulty` ("easy": contour length 6), validated and
+    tested on them, as a run of its own in `<out_dir>/curriculum/` (its
+    own warmup and schedule over its steps; it starts from `init_from`
+    where one is given). The second trains `epochs` epochs on
+    `difficulty`'s images from that stage's best weights, after the
+    random seed is set again: it is the run `init_from=<out_dir>/
+    curriculum` would be, so one command does what the stage and an
+    `init_from` run did in two. Each stage resumes from its own backup;
+    a finished first stage is not trained again. The metrics add
+    `curriculum_test_accuracy` and `curriculum_seconds`, and the wall
+    time counts both stages.
 
     `out_dir` defaults to `runs/<name>`, and the model goes to
     `<saved_models_dir>/<saved_name>.keras`, `saved_name` defaulting to
@@ -135,7 +150,7 @@ def run(
 
 def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
          verbose, callbacks, overwrite, backup_seconds, backup_steps,
-         saved_name, overrides):
+         saved_name, overrides, stage=""):
     technique = techniques.get_technique(hp.get("technique", "none"))
     augmentation = (techniques.get_augmentation(task) if hp.get("augment")
                     else None)
@@ -144,10 +159,12 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     finished = prepare(out_dir, hp, seed=seed, data_dir=data_dir,
                        overwrite=overwrite)
     if finished is not None:
+        again = ("" if stage else
+                 " Pass --overwrite (overwrite=True) to train it again.")
         print(
-            f"{out_dir} holds this run, finished: test accuracy "
-            f"{finished['test_accuracy']:.4f} ({out_dir / 'metrics.json'}). "
-            "Pass --overwrite (overwrite=True) to train it again.",
+            f"{stage}{out_dir} holds this run, finished: test accuracy "
+            f"{finished['test_accuracy']:.4f} ({out_dir / 'metrics.json'})."
+            f"{again}",
             flush=True,
         )
         return load_model(out_dir / "model.keras"), finished, None
@@ -174,6 +191,15 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
     )
 
     started = time.time()
+    curriculum = None
+    if hp.get("curriculum_epochs"):
+        curriculum = _curriculum_stage(
+            task, hp, data_dir=data_dir, out_dir=out_dir / "curriculum",
+            seed=seed, verbose=verbose, callbacks=callbacks,
+            backup_seconds=backup_seconds, backup_steps=backup_steps,
+            overrides=overrides)
+        # The second stage draws as a run of its own from this seed would.
+        keras.utils.set_random_seed(seed)
     splits = load_splits(task, hp, data_dir)
     x_train, y_train = splits["train"]
     padded_note = (f" padded to {hp['padded_length']}"
@@ -220,7 +246,13 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         model, make_optimizer(hp, total_steps), hp
     )
     classifier = technique.classifier(model)
-    if hp.get("init_from") is not None:
+    if curriculum is not None:
+        # Before any backup is restored, as `init_from` below.
+        source = load_initial_weights(classifier, out_dir / "curriculum")
+        print(f"initial weights: {source}, the curriculum's first stage "
+              f"({hp['curriculum_difficulty']} images, test accuracy "
+              f"{curriculum['test_accuracy']:.4f})", flush=True)
+    elif hp.get("init_from") is not None:
         # Before any backup is restored: a resumed run continues from its
         # backup, not from the source again.
         source = load_initial_weights(
@@ -321,6 +353,10 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         num_parameters=int(classifier.count_params()),
         **env,
     )
+    if curriculum is not None:
+        metrics.update(
+            curriculum_test_accuracy=curriculum["test_accuracy"],
+            curriculum_seconds=curriculum["wall_seconds"])
     model_path = out_dir / "model.keras"
     save_model(classifier, model_path)
     if averaged:
@@ -335,12 +371,31 @@ def _run(task, hp, *, data_dir, out_dir, saved_models_dir, export, seed,
         if export:
             export_to = (model_path, Path(saved_models_dir) / name)
     print(
-        f"test accuracy: {metrics['test_accuracy']:.4f} "
+        f"{stage}test accuracy: {metrics['test_accuracy']:.4f} "
         f"({task}, {hp['model']}, {hp['preset']} preset, "
         f"{env['backend']}, {metrics['wall_seconds']:.0f} s)",
         flush=True,
     )
     return classifier, metrics, export_to
+
+
+def _curriculum_stage(task, hp, *, out_dir, **kwargs):
+    """Trains (or resumes, or reads) the first stage of `hp`'s curriculum
+    in `out_dir` and returns its metrics."""
+    stage_hp = dict(
+        hp, difficulty=hp["curriculum_difficulty"],
+        epochs=hp["curriculum_epochs"], curriculum_epochs=None,
+        train_steps=None, train_difficulty=None, eval_difficulty=None)
+    print(f"curriculum: {hp['curriculum_epochs']} epochs on "
+          f"{stage_hp['difficulty']} images in {out_dir}, then "
+          f"{hp['epochs']} on {hp['difficulty']} ones from its best "
+          "weights", flush=True)
+    _, metrics, _ = _run(
+        task, stage_hp, out_dir=out_dir, saved_models_dir=None,
+        export=False, overwrite=False, saved_name=None,
+        stage=f"curriculum stage ({stage_hp['difficulty']} images): ",
+        **kwargs)
+    return metrics
 
 
 def _test_swa(classifier, averaged, test, path):

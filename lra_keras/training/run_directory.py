@@ -91,7 +91,7 @@ class RunDirectoryError(ValueError):
 TIME_LIMIT_MARKER = "time_limit_reached.json"
 RUN_FILES = ("config.json", "metrics.csv", "metrics.json", "model.keras",
              "best.weights.h5", "swa.weights.h5", "backup", "pretrain",
-             "tensorboard", TIME_LIMIT_MARKER)
+             "tensorboard", "curriculum", TIME_LIMIT_MARKER)
 # What a run stopped before its first backup leaves: nothing to resume.
 NOT_STARTED = {"config.json", "tensorboard"}
 
@@ -126,8 +126,8 @@ def prepare(out_dir, hp, *, seed=0, data_dir=None, overwrite=False):
     """Checks `out_dir` before a run; returns the metrics of a finished run.
 
     - A new or empty directory: returns None (train).
-    - An interrupted run (`backup/` or `pretrain/` without
-      `metrics.json`) with the same hyperparameters, seed and data:
+    - An interrupted run (`backup/`, `pretrain/` or `curriculum/`
+      without `metrics.json`) with the same hyperparameters, seed and data:
       returns None (resume).
     - A finished run (`metrics.json`) with the same settings: returns its
       metrics; nothing is trained or overwritten.
