@@ -7,8 +7,11 @@ Image and Pathfinder 1024, Path-X 16384; hard Pathfinder, contour length
 14) and scales down what costs compute: the width (64), the depth (2
 blocks), the number of training samples and the epochs, aiming at 20
 minutes a run on 2 CPU cores (measured under PyTorch, two runs at a time
-on one core each: ListOps 11-16 minutes a seed, Pathfinder 11-18; Path-X
-not yet timed). Every family of a task gets the
+on one core each: ListOps 11-16 minutes a seed, Pathfinder 11-18;
+Path-X's S4D 11.4 minutes under JAX on both cores, export included, the
+images generated beforehand, where its convolution's step takes 1.5
+times as long and its Transformer's 18 times under PyTorch, 2.8 hours a
+run: `docs/results/pathx_small_jax/`). Every family of a task gets the
 same data, batch, epochs and schedule, as the LRA comparisons do; only the
 family's own shape (heads, state size, kernel channels) comes from
 `QUICK_FAMILY`, the quick preset's family rows.
@@ -22,10 +25,10 @@ operator alone predicts about 36% of the labels, so that level is what a
 model reaches by reading it, and what is above it needs the tree.
 
 Path-X runs on 2,000 generated images: at that count no family is
-expected to leave chance; the row is there to time the full length on a
-CPU. Text, Retrieval and Image need the official files (`--data-dir`);
-their rows are sized by the sequence lengths, not measured on this
-project's machines.
+expected to leave chance (S4D: 46.5% on the 200 test images, seed 0);
+the row is there to time the full length on a CPU. Text, Retrieval and
+Image need the official files (`--data-dir`); their rows are sized by
+the sequence lengths, not measured on this project's machines.
 """
 
 from lra_keras.presets.quick import QUICK

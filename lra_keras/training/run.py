@@ -95,8 +95,9 @@ def run(
     curriculum` would be, so one command does what the stage and an
     `init_from` run did in two. Each stage resumes from its own backup;
     a finished first stage is not trained again. The metrics add
-    `curriculum_test_accuracy` and `curriculum_seconds`, and the wall
-    time counts both stages.
+    `curriculum_test_accuracy` and `curriculum_seconds` (the stage's
+    `wall_seconds`); `wall_seconds` counts the stage too where the same
+    process trained it.
 
     `out_dir` defaults to `runs/<name>`, and the model goes to
     `<saved_models_dir>/<saved_name>.keras`, `saved_name` defaulting to
