@@ -11,6 +11,7 @@ import pytest
 from lra_keras.hparams import get_hparams
 from lra_keras.saving import load_model
 from lra_keras.training import run
+from tests.testing import CountBatches
 
 # 40 images a difficulty: 32 train (4 batches of 8) / 4 val / 4 test;
 # dropout, so that the second stage must draw as a run of its own would.
@@ -30,15 +31,6 @@ def _epoch_rows(out):
 def _weights(path):
     return [keras.ops.convert_to_numpy(w)
             for w in load_model(path, compile=False).weights]
-
-
-class _CountBatches(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.batches = 0
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.batches += 1
 
 
 class _InterruptSecondFit(keras.callbacks.Callback):
@@ -79,7 +71,7 @@ def test_one_run_curriculum_equals_its_two_runs_and_resumes(
             **kwargs)
     assert (one / "curriculum" / "metrics.json").exists()
     assert not (one / "metrics.json").exists()
-    count = _CountBatches()
+    count = CountBatches()
     _, metrics = run("pathfinder", hp, out_dir=one, callbacks=[count],
                      **kwargs)
     assert count.batches == 2 * 4  # the second stage's 2 epochs alone

@@ -17,6 +17,7 @@ from lra_keras.training import make_schedule
 from lra_keras.training import run
 from lra_keras.training.resume import TrainingBackup
 from tests.testing import RELEASE_TREES
+from tests.testing import CountBatches
 from tests.testing import to_numpy
 from tests.testing import write_listops_release
 
@@ -188,15 +189,6 @@ def test_interrupted_run_resumes_from_last_epoch(tmp_path, capsys):
     assert test["accuracy"] == pytest.approx(reported["test_accuracy"])
 
 
-class _CountBatches(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.batches = 0
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.batches += 1
-
-
 @pytest.mark.one_backend
 def test_train_steps_counts_steps_across_an_interruption(tmp_path, capsys):
     # 40 training rows in batches of 8: 5 a epoch. 7 steps are a whole
@@ -205,13 +197,13 @@ def test_train_steps_counts_steps_across_an_interruption(tmp_path, capsys):
     data_dir, hp = _tiny_listops(tmp_path, seed=3, epochs=50,
                                  train_steps=7)
     kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0)
-    whole = _CountBatches()
+    whole = CountBatches()
     _, metrics = run("listops", hp, out_dir=tmp_path / "whole",
                      callbacks=[whole], **kwargs)
     assert "training 7 steps: 2 epochs of 5 batches, the last cut short " \
         "at 2" in capsys.readouterr().out
     assert whole.batches == 7 and metrics["epochs_run"] == 2
-    first, second = _CountBatches(), _CountBatches()
+    first, second = CountBatches(), CountBatches()
     with pytest.raises(KeyboardInterrupt):
         run("listops", hp, out_dir=tmp_path / "cut",
             callbacks=[first, _StopAfterFirstEpoch()], **kwargs)
@@ -245,7 +237,7 @@ def test_train_steps_resumed_within_the_last_epoch_trains_no_extra_step(
     # 1st (6 steps), and the resumed run trains the 7th again and stops.
     saved = TrainingBackup(tmp_path / "run" / "backup").read()
     assert (saved["epoch"], saved["step"]) == (1, 1)
-    again = _CountBatches()
+    again = CountBatches()
     _, metrics = run("listops", hp, callbacks=[again], **kwargs)
     assert again.batches == 1
     assert metrics["epochs_run"] == 2
@@ -258,7 +250,7 @@ def test_time_limit_ends_the_epoch_in_progress_and_finishes_the_run(
     # 50 epochs, whose validation, checkpoint and test still run.
     data_dir, hp = _tiny_listops(tmp_path, seed=4, epochs=50,
                                  time_limit_minutes=1e-9)
-    count = _CountBatches()
+    count = CountBatches()
     _, metrics = run("listops", hp, out_dir=tmp_path / "run",
                      data_dir=data_dir, saved_models_dir=None, verbose=0,
                      callbacks=[count])
@@ -268,7 +260,7 @@ def test_time_limit_ends_the_epoch_in_progress_and_finishes_the_run(
     _, again = run("listops", dict(hp, time_limit_minutes=None),
                    out_dir=tmp_path / "free", data_dir=data_dir,
                    saved_models_dir=None, verbose=0,
-                   callbacks=[_CountBatches()])
+                   callbacks=[CountBatches()])
     assert not again["stopped_at_time_limit"]
 
 
@@ -289,7 +281,7 @@ def test_a_run_interrupted_after_its_time_limit_is_tested_not_retrained(
                   saved_models_dir=None, verbose=0)
     with pytest.raises(KeyboardInterrupt):
         run("listops", hp, callbacks=[_InterruptAtTrainEnd()], **kwargs)
-    again = _CountBatches()
+    again = CountBatches()
     _, metrics = run("listops", hp, callbacks=[again], **kwargs)
     assert again.batches == 0
     assert "reached its time limit" in capsys.readouterr().out
@@ -433,7 +425,7 @@ def test_swa_mean_of_a_run_restarted_after_its_time_limit_is_tested(
     with pytest.raises(KeyboardInterrupt):
         run("listops", hp, out_dir=out, callbacks=[_InterruptAtTrainEnd()],
             **kwargs)
-    again = _CountBatches()
+    again = CountBatches()
     _, metrics = run("listops", hp, out_dir=out, callbacks=[again],
                      **kwargs)
     assert again.batches == 0 and metrics["stopped_at_time_limit"]

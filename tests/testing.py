@@ -1,5 +1,6 @@
 """Shared test helpers (kept in the repo instead of keras.src.testing)."""
 
+import keras
 import numpy as np
 from keras import ops
 
@@ -209,3 +210,14 @@ def assert_padding_changes_no_real_position(make_layer):
     np.testing.assert_allclose(a[mask], b[mask], atol=1e-5)
     alone = to_numpy(layer(x[:, :9]))
     np.testing.assert_allclose(a[1, :9], alone[1], atol=1e-5)
+
+
+class CountBatches(keras.callbacks.Callback):
+    """Counts the training batches of the fits it is given to."""
+
+    def __init__(self):
+        super().__init__()
+        self.batches = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batches += 1
