@@ -1,7 +1,6 @@
 """A curriculum in one run (`curriculum_epochs`): easy Pathfinder images
 first, then the hard ones from the first stage's best weights."""
 
-import csv
 import json
 
 import keras
@@ -12,6 +11,7 @@ from lra_keras.hparams import get_hparams
 from lra_keras.saving import load_model
 from lra_keras.training import run
 from tests.testing import CountBatches
+from tests.testing import epoch_rows
 
 # 40 images a difficulty: 32 train (4 batches of 8) / 4 val / 4 test;
 # dropout, so that the second stage must draw as a run of its own would.
@@ -21,11 +21,6 @@ TINY = dict(num_samples=40, batch_size=8, hidden_dim=8, num_layers=1,
 
 def _hp(**overrides):
     return get_hparams("pathfinder", "s4d", "quick", **{**TINY, **overrides})
-
-
-def _epoch_rows(out):
-    with open(out / "metrics.csv", newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def _weights(path):
@@ -79,8 +74,8 @@ def test_one_run_curriculum_equals_its_two_runs_and_resumes(
     stage = json.loads((one / "curriculum" / "config.json").read_text())
     assert stage["hparams"]["difficulty"] == "easy"
     assert stage["hparams"]["curriculum_epochs"] is None
-    assert _epoch_rows(one / "curriculum") == _epoch_rows(tmp_path / "easy")
-    assert _epoch_rows(one) == _epoch_rows(tmp_path / "hard")
+    assert epoch_rows(one / "curriculum") == epoch_rows(tmp_path / "easy")
+    assert epoch_rows(one) == epoch_rows(tmp_path / "hard")
     assert metrics["curriculum_test_accuracy"] == easy["test_accuracy"]
     assert metrics["test_accuracy"] == hard["test_accuracy"]
     assert metrics["test_loss"] == hard["test_loss"]

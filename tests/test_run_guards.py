@@ -1,7 +1,6 @@
 """What a run refuses or stops on: a non-finite loss, a run directory
 holding another run, a finished run started again."""
 
-import csv
 import json
 
 import keras
@@ -15,6 +14,7 @@ from lra_keras.training import run
 from lra_keras.training.run_directory import RunDirectoryError
 from lra_keras.training.run_directory import prepare
 from tests.testing import RELEASE_TREES
+from tests.testing import epoch_rows
 from tests.testing import write_listops_release
 
 # Full-length batches of one shape: one compilation per step function.
@@ -181,11 +181,6 @@ class _FinalWeights(keras.callbacks.Callback):
                         for w in self.model.weights]
 
 
-def _epoch_rows(out):
-    with open(out / "metrics.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
 @pytest.mark.one_backend
 @pytest.mark.parametrize("technique, init", [("none", False),
                                              ("multitask", False),
@@ -216,7 +211,7 @@ def test_resumed_run_equals_an_uninterrupted_one(tmp_path, technique, init):
     resumed = _FinalWeights()
     run("listops", hp, out_dir=tmp_path / "b", callbacks=[resumed],
         **kwargs)
-    assert _epoch_rows(tmp_path / "b") == _epoch_rows(tmp_path / "a")
+    assert epoch_rows(tmp_path / "b") == epoch_rows(tmp_path / "a")
     assert len(straight.weights) == len(resumed.weights)
     for a, b in zip(straight.weights, resumed.weights):
         np.testing.assert_array_equal(a, b)
@@ -275,7 +270,7 @@ def test_resumed_mid_epoch_equals_an_uninterrupted_run(tmp_path, technique,
     resumed = _FinalWeights()
     _, metrics = run("listops", hp, out_dir=out, callbacks=[resumed],
                      **kwargs)
-    assert _epoch_rows(out) == _epoch_rows(tmp_path / "a")
+    assert epoch_rows(out) == epoch_rows(tmp_path / "a")
     assert metrics["test_accuracy"] == expected["test_accuracy"]
     assert len(straight.weights) == len(resumed.weights)
     for a, b in zip(straight.weights, resumed.weights):
@@ -313,7 +308,7 @@ def test_self_pretraining_resumed_mid_epoch_equals_an_uninterrupted_run(
     keras.utils.clear_session()
     resumed = _FinalWeights()
     run("listops", hp, out_dir=out, callbacks=[resumed], **kwargs)
-    assert _epoch_rows(out / "pretrain") == _epoch_rows(
+    assert epoch_rows(out / "pretrain") == epoch_rows(
         tmp_path / "a" / "pretrain")
     for a, b in zip(straight.weights, resumed.weights):
         np.testing.assert_array_equal(a, b)
@@ -365,11 +360,11 @@ def test_early_stopping_stops_where_an_uninterrupted_run_would(tmp_path):
     kwargs = dict(data_dir=data_dir, saved_models_dir=None, verbose=0)
     _, metrics = run("listops", hp, out_dir=tmp_path / "a", **kwargs)
     assert metrics["epochs_run"] == 3
-    assert len(_epoch_rows(tmp_path / "a")) == 3
+    assert len(epoch_rows(tmp_path / "a")) == 3
     with pytest.raises(KeyboardInterrupt):
         run("listops", hp, out_dir=tmp_path / "b",
             callbacks=[_InterruptAfterEpoch(1)], **kwargs)
-    assert len(_epoch_rows(tmp_path / "b")) == 2
+    assert len(epoch_rows(tmp_path / "b")) == 2
     keras.utils.clear_session()
     _, resumed = run("listops", hp, out_dir=tmp_path / "b", **kwargs)
     assert resumed["epochs_run"] == 3

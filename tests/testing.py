@@ -1,5 +1,7 @@
 """Shared test helpers (kept in the repo instead of keras.src.testing)."""
 
+import csv
+
 import keras
 import numpy as np
 from keras import ops
@@ -221,3 +223,9 @@ class CountBatches(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.batches += 1
+
+
+def epoch_rows(out):
+    """The rows of a run directory's `metrics.csv`, as dicts of strings."""
+    with open(out / "metrics.csv", newline="") as f:
+        return list(csv.DictReader(f))

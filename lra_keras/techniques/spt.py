@@ -50,22 +50,17 @@ class SelfPretraining(Technique):
     )
 
     def check(self, hp):
-        if (hp["technique"] == self.name
-                and hp.get("init_from") is not None):
-            raise ValueError(
-                "`init_from` starts the classifier from a saved model's "
-                "weights, which would replace the self-pretrained encoder. "
-                "Use one or the other. Received: technique='spt', "
-                f"init_from={hp['init_from']!r}"
-            )
-        if (hp["technique"] == self.name
-                and hp.get("curriculum_epochs")):
-            raise ValueError(
-                "`curriculum_epochs` starts the classifier from a first "
-                "stage's weights, which would replace the self-pretrained "
-                "encoder. Use one or the other. Received: technique='spt', "
-                f"curriculum_epochs={hp['curriculum_epochs']!r}"
-            )
+        # Keys that start the classifier from other weights, which would
+        # replace the self-pretrained encoder.
+        for key, weights in (("init_from", "a saved model's weights"),
+                             ("curriculum_epochs", "a first stage's weights")):
+            if hp["technique"] == self.name and hp.get(key) is not None:
+                raise ValueError(
+                    f"`{key}` starts the classifier from {weights}, which "
+                    "would replace the self-pretrained encoder. Use one or "
+                    "the other. Received: technique='spt', "
+                    f"{key}={hp[key]!r}"
+                )
         objective = hp["pretrain_objective"]
         if objective not in PRETRAIN_OBJECTIVES:
             raise ValueError(
