@@ -24,9 +24,9 @@ from lra_keras.training.resume import BackupCallback
 from lra_keras.training.resume import BackupError
 from lra_keras.training.resume import TrainingBackup
 from lra_keras.training.resume import resumable_fit
-from tests.test_run_guards import _epoch_rows
 from tests.test_run_guards import _hp
 from tests.test_run_guards import _write_listops
+from tests.testing import epoch_rows
 
 
 def _model():
@@ -176,7 +176,7 @@ def test_run_killed_after_fit_resumes_without_training_again(tmp_path):
                      **kwargs)
     assert trained == []
     assert metrics["test_accuracy"] == expected["test_accuracy"]
-    assert _epoch_rows(out) == _epoch_rows(tmp_path / "a")
+    assert epoch_rows(out) == epoch_rows(tmp_path / "a")
     assert not (out / "backup").exists()
 
 
