@@ -2,7 +2,7 @@
 
     python benchmarks/preset_step.py [--task listops] [--model s4d]
         [--preset quick] [--set key=value ...] [--steps 60]
-        [--backends jax tensorflow torch] [--data-dir DIR]
+        [--backends jax tensorflow torch] [--data-dir DIR] [--fit]
 
 `mixers.py` times one stack on one batch shape; this benchmark times what
 a recipe's `model.fit` does with a preset: the same resolved row, the same
@@ -24,6 +24,17 @@ compilation time, and the step as a multiple of the fastest backend's
 (its time per token over the fastest's; the aim: every backend within
 1.2x). Data loading is left
 out: batches are made before the timing, as `fit` prefetches them.
+
+With `--fit` the child then builds the model again (same seed) and runs
+`model.fit` on the same batches in the same order, as an uninterrupted
+recipe does (the `PyDataset` itself, one epoch of `--steps` batches,
+without the recipe's own callbacks: backup, checkpoint, CSV log): a
+batch's time there runs from the end of the batch before, so it counts
+the data, the train function `fit` builds and its callbacks. The table
+adds that step, its ratio to `train_on_batch`'s (how far the number
+above is from what a recipe's progress bar shows) and the largest
+difference between the two models' weights after their steps, 0 up to
+rounding when `fit` trained the same batches in the same order.
 """
 
 import argparse
@@ -32,6 +43,8 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,8 +60,11 @@ def _parse_set(items):
     return parse_overrides(items or [])
 
 
-def child(task, model, preset, overrides, steps, data_dir, seed=0):
-    """Times the first `steps` training batches of a run; a dict."""
+def child(task, model, preset, overrides, steps, data_dir, seed=0,
+          fit=False):
+    """Times the first `steps` training batches of a run; a dict. With
+    `fit`, also `model.fit` on the same batches (a second model, built
+    and seeded alike): the `fit_` keys."""
     import keras
 
     from lra_keras import techniques
@@ -66,14 +82,62 @@ def child(task, model, preset, overrides, steps, data_dir, seed=0):
     _, total_steps = planned_steps(hp, len(train))
     net = technique.build(hp)
     technique.compile(net, make_optimizer(hp, total_steps), hp)
+    steps = min(steps, len(train))
+    shapes = [_batch_shape(train[i]) for i in range(steps)]
     records = []
-    for i in range(min(steps, len(train))):
+    for i in range(steps):
         x, y = train[i]
-        rows = next(iter(x.values())) if isinstance(x, dict) else x
         start = time.perf_counter()
         net.train_on_batch(x, y)
-        records.append((tuple(rows.shape), time.perf_counter() - start))
-    return dict(summarize(records), batch_size=hp["batch_size"])
+        records.append((shapes[i], time.perf_counter() - start))
+    result = dict(summarize(records), batch_size=hp["batch_size"])
+    if fit:
+        stepped = [keras.ops.convert_to_numpy(w) for w in net.weights]
+        keras.utils.set_random_seed(seed)
+        net = technique.build(hp)
+        technique.compile(net, make_optimizer(hp, total_steps), hp)
+        # The epoch pinned at 0, as the recipe's `EpochSync` pins it: else
+        # `fit`'s first `on_epoch_end()` would reshuffle the batches.
+        train.set_epoch(0)
+        timer = batch_end_times()
+        net.fit(train, epochs=1, steps_per_epoch=steps, shuffle=False,
+                verbose=0, callbacks=[timer])
+        # A batch's time: from the end of the one before (the first from
+        # the start of `fit`), its data and callbacks included.
+        seconds = [b - a for a, b in zip(timer.times, timer.times[1:])]
+        fitted = summarize(list(zip(shapes, seconds)))
+        result.update({f"fit_{key}": value for key, value in fitted.items()})
+        # Zero when fit trained the same batches in the same order.
+        result["fit_weight_difference"] = max(
+            float(np.max(np.abs(keras.ops.convert_to_numpy(w) - v)))
+            for w, v in zip(net.weights, stepped))
+    return result
+
+
+def _batch_shape(batch):
+    """(rows, length) of a batch's token ids."""
+    x = batch[0]
+    rows = next(iter(x.values())) if isinstance(x, dict) else x
+    return tuple(rows.shape)
+
+
+def batch_end_times():
+    """A Keras callback whose `times` are when `fit` began and when each
+    of its training batches ended (the loss read as a number first, so
+    that a step dispatched asynchronously, as under JAX, counts when it
+    is done, not when it is queued). Made here, not at import, so that
+    the parent process never imports Keras."""
+    import keras
+
+    class BatchEnds(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.times = [time.perf_counter()]
+
+        def on_train_batch_end(self, batch, logs=None):
+            float(logs["loss"])
+            self.times.append(time.perf_counter())
+
+    return BatchEnds()
 
 
 def summarize(records):
@@ -110,19 +174,23 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--backends", nargs="*", default=list(BACKENDS))
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--fit", action="store_true",
+                        help="also time model.fit on the same batches")
     parser.add_argument("--timeout", type=int, default=1800)
     parser.add_argument("--child", action="store_true",
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         result = child(args.task, args.model, args.preset,
-                       _parse_set(args.set), args.steps, args.data_dir)
+                       _parse_set(args.set), args.steps, args.data_dir,
+                       fit=args.fit)
         print("RESULT " + json.dumps(result), flush=True)
         return
     _parse_set(args.set)  # a bad --set fails here, not in every child
     extra = ["--child", "--task", args.task, "--model", args.model,
              "--preset", args.preset, "--steps", str(args.steps),
              *(["--data-dir", args.data_dir] if args.data_dir else []),
+             *(["--fit"] if args.fit else []),
              *(["--set", *args.set] if args.set else [])]
     script = str(Path(__file__).resolve())
     results = mixers.run_backends(args, extra, script)
@@ -131,16 +199,25 @@ def main(argv=None):
     print(f"\n{args.task}, {args.model}, {args.preset} preset"
           f"{' ' + ' '.join(args.set) if args.set else ''}: the first "
           f"{args.steps} training batches\n")
+    fit = any("fit_step_s" in r for r in results.values())
     print("| backend | step (s) | tokens/s | x fastest | shapes | "
-          "compile (s) | total (s) |")
-    print("|---|---|---|---|---|---|---|")
+          "compile (s) | total (s) |"
+          + (" fit step (s) | fit / step | weights, max diff |"
+             if fit else ""))
+    print("|---|---|---|---|---|---|---|" + ("---|---|---|" if fit else ""))
     for backend, r in results.items():
         if "step_s" not in r:
-            print(f"| {backend} | {r.get('error')} | | | | | |")
+            print(f"| {backend} | {r.get('error')} | | | | | |"
+                  + (" | | |" if fit else ""))
             continue
-        print(f"| {backend} | {r['step_s']:.3f} | {r['tokens_per_s']:,.0f}"
-              f" | {fastest / r['tokens_per_s']:.2f} | {r['shapes']} | "
-              f"{r['compile_s']:.1f} | {r['total_s']:.1f} |")
+        row = (f"| {backend} | {r['step_s']:.3f} | {r['tokens_per_s']:,.0f}"
+               f" | {fastest / r['tokens_per_s']:.2f} | {r['shapes']} | "
+               f"{r['compile_s']:.1f} | {r['total_s']:.1f} |")
+        if fit:
+            row += (f" {r['fit_step_s']:.3f} | "
+                    f"{r['fit_step_s'] / r['step_s']:.2f} | "
+                    f"{r['fit_weight_difference']:.1e} |")
+        print(row)
 
 
 if __name__ == "__main__":

@@ -204,6 +204,38 @@ def test_preset_step_table_ratios(monkeypatch, capsys):
     ]
 
 
+def test_preset_step_times_fit_on_the_same_batches(tmp_path):
+    from tests.test_run_guards import _write_listops
+
+    _write_listops(tmp_path)
+    got = preset_step.child(
+        "listops", "s4d", "quick",
+        dict(batch_size=4, min_length=None, max_depth=None),
+        steps=8, data_dir=tmp_path, fit=True)
+    # fit took the 8 batches in the order train_on_batch did: as many
+    # shapes, each batch timed once
+    assert got["steps"] == got["fit_steps"] == 8
+    assert got["fit_shapes"] == got["shapes"] >= 2
+    # ... and trained the model train_on_batch trained
+    assert got["fit_weight_difference"] < 1e-5
+    assert got["fit_step_s"] > 0 and got["fit_total_s"] > 0
+
+
+def test_preset_step_table_adds_the_fit_columns(monkeypatch, capsys):
+    def run_child(args, backend, extra, timeout, script=None):
+        assert "--fit" in extra
+        return dict(step_s=0.5, tokens_per_s=1000.0, shapes=2,
+                    compile_s=3.0, steps=10, total_s=12.0, batch_size=32,
+                    fit_step_s=0.6, fit_weight_difference=2e-7)
+
+    monkeypatch.setattr(preset_step.mixers, "run_child", run_child)
+    preset_step.main(["--backends", "jax", "--fit"])
+    out = capsys.readouterr().out
+    assert "| fit step (s) | fit / step | weights, max diff |" in out
+    assert ("| jax | 0.500 | 1,000 | 1.00 | 2 | 3.0 | 12.0 | 0.600 | 1.20 "
+            "| 2.0e-07 |") in out
+
+
 def test_conv_block_child_times_both_implementations():
     args = argparse.Namespace(batch=2, length=16, width=8, intermediate=8,
                               kernel_size=5, groups=4, steps=2)
