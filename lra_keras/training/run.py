@@ -97,7 +97,8 @@ def run(
     a finished first stage is not trained again. The metrics add
     `curriculum_test_accuracy` and `curriculum_seconds` (the stage's
     `wall_seconds`); `wall_seconds` counts the stage too where the same
-    process trained it.
+    process trained it. `time_limit_minutes` limits each stage on its
+    own, as it would the two runs.
 
     `out_dir` defaults to `runs/<name>`, and the model goes to
     `<saved_models_dir>/<saved_name>.keras`, `saved_name` defaulting to
