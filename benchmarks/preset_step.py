@@ -82,14 +82,14 @@ def child(task, model, preset, overrides, steps, data_dir, seed=0,
     _, total_steps = planned_steps(hp, len(train))
     net = technique.build(hp)
     technique.compile(net, make_optimizer(hp, total_steps), hp)
-    steps = min(steps, len(train))
-    shapes = [_batch_shape(train[i]) for i in range(steps)]
+    batches = [train[i] for i in range(min(steps, len(train)))]
+    steps = len(batches)
+    shapes = [_batch_shape(batch) for batch in batches]
     records = []
-    for i in range(steps):
-        x, y = train[i]
+    for (x, y), shape in zip(batches, shapes):
         start = time.perf_counter()
         net.train_on_batch(x, y)
-        records.append((shapes[i], time.perf_counter() - start))
+        records.append((shape, time.perf_counter() - start))
     result = dict(summarize(records), batch_size=hp["batch_size"])
     if fit:
         stepped = [keras.ops.convert_to_numpy(w) for w in net.weights]
