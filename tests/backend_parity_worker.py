@@ -230,7 +230,9 @@ def build(case, hp):
     from lra_keras.models import pretrainer_kwargs
 
     family, task, options = CASES[case]
-    keras.utils.clear_session()
+    # Without the full garbage collection, which walks every live object
+    # of this process (tests/conftest.py, `_fresh_keras_session`).
+    keras.utils.clear_session(free_memory=False)
     keras.utils.set_random_seed(zlib.crc32(case.encode()))
     if "pretrain_loss" in options:
         return build_pretrainer(**pretrainer_kwargs(hp))
