@@ -38,7 +38,7 @@ GROUPS = {
 # process per backend, which the other worker's pieces then share the
 # cores with.
 ORDER = ("cross_backend", "tensorflow_rest", "jax_layers", "jax_rest",
-         "tensorflow_layers", "torch_layers", "torch_rest")
+         "torch_rest", "tensorflow_layers", "torch_layers")
 
 
 def _counts(junit_path):

@@ -18,7 +18,12 @@ Tolerances (float32):
   gradient moves the weight by a few percent of the step. Measured: at
   most 0.8% of a model's elements beyond 1e-6, none beyond 3.4e-5. (Before
   `lra_keras.optimizers.AdamW`, TensorFlow's embedding rows differed by
-  up to 1.7e-3: sparse gradients, see its docstring);
+  up to 1.7e-3: sparse gradients, see its docstring.) A weight whose
+  gradient is zero in exact arithmetic (`_rounding_noise_gradient`) is
+  held only to Adam's bound: its first step, |lr g / (|g| + eps)| < lr,
+  follows the rounding noise, so two backends end within 2 lr of each
+  other (measured: Sinkhorn's sorting network 5.2e-5 in one run, 1.01e-4
+  in another);
 - SavedModel `serve` outputs (served by a process without Keras) against
   the Keras model under the backend that saved it: as outputs.
 """
@@ -34,7 +39,24 @@ OUTPUT_RTOL = 1e-5
 STEP_ATOL = 1e-4
 STEP_ATOL_TYPICAL = 1e-6
 STEP_SHARE = 0.98
+STEP_LEARNING_RATE = worker.TINY["learning_rate"]
 PAIRS = worker.PAIRS
+
+
+def _rounding_noise_gradient(case, names):
+    """Which of the weights `names` of `case` have a zero gradient in exact
+    arithmetic, so that what autodiff gives them is rounding noise.
+
+    LRA's Sinkhorn sorting (`sinkhorn_sorting="lra"`, softmax sort): each
+    sorted block is weighted by the sum of its softmax over the targets,
+    1 for any logits, so the sorting network's kernel changes no output
+    (`efficient_attention.sinkhorn_attention`); autodiff through that sum
+    gives it rounding noise.
+    """
+    hp = worker.case_hparams(case)
+    lra_sorting = (hp.get("sinkhorn_sorting") == "lra"
+                   and hp.get("sinkhorn_sort") == "softmax")
+    return [lra_sorting and name.endswith("sort_kernel") for name in names]
 
 
 @pytest.fixture(scope="module")
@@ -74,16 +96,23 @@ def test_one_optimizer_step_gives_the_same_weights(results, case):
     assert names["jax"] == names["tensorflow"] == names["torch"]
     losses = [results["run"][b][f"{case}|loss"][0] for b in worker.BACKENDS]
     np.testing.assert_allclose(losses, losses[0], rtol=1e-5)
+    noise = _rounding_noise_gradient(case, names["jax"])
     for a, b in PAIRS:
         diffs = [np.abs(results["run"][a][f"{case}|step|{i}"]
                         - results["run"][b][f"{case}|step|{i}"]).ravel()
                  for i in range(len(names["jax"]))]
-        worst = int(np.argmax([d.max() for d in diffs]))
+        for i in np.flatnonzero(noise):
+            assert diffs[i].max() < 2 * STEP_LEARNING_RATE, (
+                f"{case} {names['jax'][i]}: {a} vs {b} after one step: "
+                f"{diffs[i].max():.3g}, beyond Adam's bound")
+        checked = np.flatnonzero(~np.asarray(noise, bool))
+        worst = checked[np.argmax([diffs[i].max() for i in checked])]
         assert diffs[worst].max() <= STEP_ATOL, (
             f"{case} {names['jax'][worst]}: {a} vs {b} after one step: "
             f"{diffs[worst].max():.3g}"
         )
-        close = np.mean(np.concatenate(diffs) <= STEP_ATOL_TYPICAL)
+        close = np.mean(np.concatenate([diffs[i] for i in checked])
+                        <= STEP_ATOL_TYPICAL)
         assert close >= STEP_SHARE, (
             f"{case}: {a} vs {b}: only {close:.2%} of the weights within "
             f"{STEP_ATOL_TYPICAL} after one step"
