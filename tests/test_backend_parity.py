@@ -56,7 +56,8 @@ def _rounding_noise_gradient(case, names):
     hp = worker.case_hparams(case)
     lra_sorting = (hp.get("sinkhorn_sorting") == "lra"
                    and hp.get("sinkhorn_sort") == "softmax")
-    return [lra_sorting and name.endswith("sort_kernel") for name in names]
+    return np.array([lra_sorting and name.endswith("sort_kernel")
+                     for name in names], bool)
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +106,7 @@ def test_one_optimizer_step_gives_the_same_weights(results, case):
             assert diffs[i].max() < 2 * STEP_LEARNING_RATE, (
                 f"{case} {names['jax'][i]}: {a} vs {b} after one step: "
                 f"{diffs[i].max():.3g}, beyond Adam's bound")
-        checked = np.flatnonzero(~np.asarray(noise, bool))
+        checked = np.flatnonzero(~noise)
         worst = checked[np.argmax([diffs[i].max() for i in checked])]
         assert diffs[worst].max() <= STEP_ATOL, (
             f"{case} {names['jax'][worst]}: {a} vs {b} after one step: "
