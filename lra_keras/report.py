@@ -29,8 +29,12 @@ kept in `config.json` as `overrides`; older runs: read from the recorded
 command line) form their own groups: their preset cell reads `quick, set
 A`, and a note under the table says what set A is. A group whose runs
 differ in some other hyperparameter (say a preset changed between two
-commits) is reported as one row and named in a note; give such runs
-separate reports.
+commits) is reported as one row and named in a note, unless `--by KEY`
+names that hyperparameter: then each of its recorded values is a row of
+its own (`quick, pooling=first` in the preset cell), which compares runs
+of two commits in one table:
+
+    python -m lra_keras.report old_runs/ new_runs/ --by pooling
 """
 
 import argparse
@@ -38,6 +42,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -58,11 +63,14 @@ T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
 NORMAL_975 = 1.96
 
 GROUP_KEYS = ("task", "model", "technique", "augment", "preset",
-              "overrides")
+              "overrides", "by")
+# The value `--by` shows for a run whose config.json does not record the
+# key (a run from before the key existed).
+UNRECORDED = "(unrecorded)"
 
 CSV_COLUMNS = (
-    "task", "model", "technique", "augment", "preset", "overrides", "seeds",
-    "seed_list", "test_accuracy_pct", "test_accuracy_pct_ci95",
+    "task", "model", "technique", "augment", "preset", "overrides", "by",
+    "seeds", "seed_list", "test_accuracy_pct", "test_accuracy_pct_ci95",
     "best_val_accuracy_pct", "best_val_accuracy_pct_ci95", "epochs",
     "wall_seconds", "backend", "device", "paper_accuracy_pct",
     "paper_source",
@@ -146,13 +154,14 @@ def _read_json(path):
         raise ReportError(f"{path} is not readable JSON: {error}") from None
 
 
-def read_run(run_dir):
+def read_run(run_dir, by=()):
     """A finished run: its metrics, config and validation curves.
 
     Returns a dict with `path`, `metrics` (metrics.json), `config`
     (config.json, or {} without one), `seed`, `group` (the values of
-    `GROUP_KEYS`) and `curves` (`{"epoch", "accuracy", "loss"}` lists from
-    metrics.csv, or None without one).
+    `GROUP_KEYS`; `by`: the run's values of the hyperparameters named in
+    `by`, `by_text`) and `curves` (`{"epoch", "accuracy", "loss"}` lists
+    from metrics.csv, or None without one).
     """
     run_dir = Path(run_dir)
     metrics = _read_json(run_dir / "metrics.json")
@@ -171,10 +180,26 @@ def read_run(run_dir):
         augment=bool(metrics.get("augment", False)),
         preset=metrics.get("preset", "paper"),
         overrides=overrides_text(config),
+        by=by_text(config, by),
     )
     return dict(path=run_dir, metrics=metrics, config=config,
                 seed=config.get("seed"), group=group,
                 curves=read_curves(run_dir / "metrics.csv"))
+
+
+def by_text(config, keys):
+    """`"key=value ..."`: the run's recorded hyperparameters `keys`, in
+    the order given; `UNRECORDED` as the value of a key its config.json
+    lacks."""
+    hparams = config.get("hparams") or {}
+    return " ".join(
+        f"{key}={_literal(hparams[key]) if key in hparams else UNRECORDED}"
+        for key in keys)
+
+
+def _literal(value):
+    # As a value is typed after --set: strings bare, the rest as literals.
+    return value if isinstance(value, str) else repr(value)
 
 
 def overrides_text(config):
@@ -198,10 +223,8 @@ def overrides_text(config):
             overrides = parse_overrides(pairs)
         except ValueError:
             overrides = {"--set": " ".join(pairs)}
-    # As they are typed after --set: strings bare, the rest as literals.
-    return " ".join(
-        f"{key}={value if isinstance(value, str) else repr(value)}"
-        for key, value in sorted(overrides.items()))
+    return " ".join(f"{key}={_literal(value)}"
+                    for key, value in sorted(overrides.items()))
 
 
 def read_curves(path):
@@ -257,9 +280,17 @@ def group_runs(runs):
 
 def group_name(key, label=None):
     """The group's runs' default name (`hparams.run_name`), `_set<label>`
-    appended for runs with overrides."""
-    name = run_name(dict(zip(GROUP_KEYS, key)))
-    return f"{name}_set{label}" if label else name
+    appended for runs with overrides, then `_<key>-<value>` for each value
+    of `--by` (characters other than letters, digits, `.` and `-` as
+    `_`)."""
+    group = dict(zip(GROUP_KEYS, key))
+    name = run_name(group)
+    if label:
+        name += f"_set{label}"
+    for pair in group["by"].split():
+        name += "_" + re.sub(r"[^A-Za-z0-9.-]", "_",
+                             pair.replace("=", "-", 1))
+    return name
 
 
 def override_labels(keys):
@@ -412,9 +443,12 @@ def markdown_table(rows):
 
 
 def _preset_text(row):
+    parts = [row["preset"]]
     if row["set_label"]:
-        return f"{row['preset']}, set {row['set_label']}"
-    return row["preset"]
+        parts.append(f"set {row['set_label']}")
+    if row["by"]:
+        parts.append(row["by"])
+    return ", ".join(parts)
 
 
 def _first(names, count=8):
@@ -435,7 +469,7 @@ def csv_text(rows):
         writer.writerow([
             row["task"], row["model"], row["technique"],
             str(row["augment"]).lower(), row["preset"], row["overrides"],
-            len(row["seeds"]),
+            row["by"], len(row["seeds"]),
             " ".join("?" if s is None else str(s) for s in row["seeds"]),
             number(row["test_accuracy"]), number(row["test_accuracy_ci95"]),
             number(row["best_val_accuracy"]),
@@ -535,8 +569,12 @@ def plot_accuracy(rows, path):
 # === Command line ===
 
 
-def write_report(paths, out_dir, log=print):
+def write_report(paths, out_dir, log=print, by=()):
     """Reads the runs at or below `paths`; writes the report to `out_dir`.
+
+    `by`: hyperparameter names (keys of config.json's `hparams`) whose
+    values split the groups. A name no run records is a `ReportError`
+    (a misspelt key would otherwise split nothing).
 
     Returns the table's rows (`summarize`) and the files written.
     """
@@ -547,7 +585,14 @@ def write_report(paths, out_dir, log=print):
         raise ReportError(
             f"No finished run (with metrics.json) in {', '.join(paths)}."
         )
-    runs = [read_run(run_dir) for run_dir in finished]
+    runs = [read_run(run_dir, by) for run_dir in finished]
+    for key in by:
+        if not any(key in (run["config"].get("hparams") or {})
+                   for run in runs):
+            raise ReportError(
+                f"--by {key}: no run's config.json records a "
+                f"hyperparameter {key!r}."
+            )
     for run in runs:
         if run["curves"] is None:
             log(f"note: {run['path']} has no validation log "
@@ -590,9 +635,14 @@ def main(argv=None):
     parser.add_argument("--out", default="report",
                         help="where results.md, results.csv and the PNG "
                         "plots go (default: report/)")
+    parser.add_argument(
+        "--by", nargs="+", default=[], metavar="KEY",
+        help="hyperparameters (as config.json records them) whose values "
+        "split the groups into rows of their own, e.g. --by pooling to "
+        "compare runs of two commits whose presets differ in it")
     args = parser.parse_args(argv)
     try:
-        rows, written = write_report(args.run_dirs, args.out)
+        rows, written = write_report(args.run_dirs, args.out, by=args.by)
     except ReportError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     print(markdown_table(rows), end="")

@@ -131,7 +131,8 @@ def test_known_runs_give_the_known_table(tmp_path, capsys):
     rows = _csv_rows(tmp_path / "report" / "results.csv")
     assert rows == [
         dict(task="listops", model="transformer", technique="none",
-             augment="false", preset="quick", overrides="", seeds="3",
+             augment="false", preset="quick", overrides="", by="",
+             seeds="3",
              seed_list="0 1 2",
              test_accuracy_pct="60.0000",
              test_accuracy_pct_ci95=f"{HALF_WIDTH_3:.4f}",
@@ -142,7 +143,8 @@ def test_known_runs_give_the_known_table(tmp_path, capsys):
              paper_source="You Can Train from Scratch, Table 4 (Rotary, "
              "no training techniques)"),
         dict(task="text", model="s4", technique="multitask",
-             augment="false", preset="paper", overrides="", seeds="1",
+             augment="false", preset="paper", overrides="", by="",
+             seeds="1",
              seed_list="0",
              test_accuracy_pct="91.0000", test_accuracy_pct_ci95="",
              best_val_accuracy_pct="90.0000",
@@ -275,6 +277,56 @@ def test_mixed_hyperparameters_are_named(tmp_path, capsys):
     # Beyond eight keys, a count.
     assert report._first(list("abcdefghij")) == (
         "a, b, c, d, e, f, g, h and 2 more")
+
+
+def test_by_splits_a_group_by_the_recorded_values(tmp_path, capsys):
+    # Two commits' runs of one preset that changed its pooling, and a run
+    # from before the key was recorded.
+    for name, seed, test, hparams in (
+            ("old0", 0, 0.4, dict(pooling="mean", learning_rate=1e-3)),
+            ("old1", 1, 0.5, dict(pooling="mean", learning_rate=1e-3)),
+            ("new0", 0, 0.3, dict(pooling="first", learning_rate=1e-3)),
+            ("older", 0, 0.2, dict(learning_rate=1e-3))):
+        _write_run(tmp_path / "runs" / name, seed=seed, test=test,
+                   hparams=hparams)
+    code, _ = _report([tmp_path / "runs", "--out", tmp_path / "r", "--by",
+                       "pooling"], capsys)
+    assert code == 0
+    markdown = (tmp_path / "r" / "results.md").read_text()
+    lines = markdown.splitlines()
+    assert [line.split(" | ")[4:6] for line in lines[2:5]] == [
+        ["quick, pooling=(unrecorded)", "20.00 ± n/a"],
+        ["quick, pooling=first", "30.00 ± n/a"],
+        ["quick, pooling=mean", "45.00 ± 63.53"],
+    ]
+    assert "Note:" not in markdown  # learning_rate agrees in each group
+    rows = _csv_rows(tmp_path / "r" / "results.csv")
+    assert [(r["by"], r["seed_list"]) for r in rows] == [
+        ("pooling=(unrecorded)", "0"), ("pooling=first", "0"),
+        ("pooling=mean", "0 1")]
+    for name in ("pooling-_unrecorded_", "pooling-first", "pooling-mean"):
+        assert (tmp_path / "r"
+                / f"curves_listops_transformer_quick_{name}.png").is_file()
+    # Without --by the three values are one row, and the note names them.
+    rows, _ = report.write_report([tmp_path / "runs"], tmp_path / "one")
+    assert [(r["name"], r["differing"]) for r in rows] == [
+        ("listops_transformer_quick", ["pooling"])]
+    # Overrides and --by together; two keys keep the order given.
+    assert report.by_text(dict(hparams=dict(pooling="first", epochs=2)),
+                          ["epochs", "pooling"]) == "epochs=2 pooling=first"
+    assert report._preset_text(dict(preset="quick", set_label="A",
+                                    by="epochs=2")) == "quick, set A, epochs=2"
+
+
+def test_by_a_key_no_run_records_exits_2(tmp_path, capsys):
+    _write_run(tmp_path / "a", hparams=dict(pooling="mean"))
+    with pytest.raises(SystemExit) as info:
+        report.main([str(tmp_path / "a"), "--out", str(tmp_path / "r"),
+                     "--by", "poolin"])
+    assert info.value.code == 2
+    assert ("--by poolin: no run's config.json records a hyperparameter "
+            "'poolin'.") in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("setup, message", [
