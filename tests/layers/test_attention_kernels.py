@@ -196,6 +196,57 @@ def test_windowed_attention_gradients_equal_the_masked_reference():
         np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
 
 
+@pytest.mark.parametrize("implementation", ["reference", "fused", "chunked"])
+@pytest.mark.parametrize("back,forward", [(1, 1), (0, 0), (2, 0), (0, 2)])
+def test_many_windows_are_one_call_equal_to_the_window_mask(
+        implementation, back, forward):
+    # 15 windows of 4, more than LOOPED_WINDOWS: the batched layout
+    assert 60 // 4 > ak.LOOPED_WINDOWS
+    q, k, v, _ = _inputs(length=60, seed=11)
+    mask = np.ones((2, 60), bool)
+    mask[0, 25:31] = False  # padding inside windows, none a whole one
+    mask[1, 57:] = False
+    for m in (mask, None):
+        expected = numpy_windowed(q, k, v, np.ones((2, 60), bool)
+                                  if m is None else m, 4, back, forward)
+        assert_allclose(ak.windowed_attention(
+            q, k, v, 4, back, forward, m, implementation=implementation,
+            block_size=8), expected, atol=2e-6)
+    # a trailing part window: 62 positions, 16 windows
+    q, k, v, _ = _inputs(length=62, seed=12)
+    assert_allclose(ak.windowed_attention(q, k, v, 4, back, forward),
+                    numpy_windowed(q, k, v, np.ones((2, 62), bool), 4,
+                                   back, forward), atol=2e-6)
+
+
+def test_batched_windows_give_the_looped_gradients():
+    q, k, v, _ = _inputs(length=48, seed=13)
+    w = ops.convert_to_tensor(
+        np.random.default_rng(14).normal(size=q.shape).astype("float32"))
+    mask = np.ones((2, 48), bool)
+    mask[0, 18:22] = False
+    mask[1, 45:] = False
+    m = ops.convert_to_tensor(mask)
+
+    def batched(q, k, v):  # 12 windows of 4
+        return ops.sum(ak._windows_batched(
+            q, k, v, 4, 1, 1, m, "chunked", 8, None) * w)
+
+    def looped(q, k, v):  # the same windows, one call each
+        rows = [ak.attention(q[:, i:i + 4], k[:, max(0, i - 4):i + 8],
+                             v[:, max(0, i - 4):i + 8],
+                             m[:, max(0, i - 4):i + 8],
+                             implementation="reference")
+                for i in range(0, 48, 4)]
+        return ops.sum(ops.concatenate(rows, axis=1) * w)
+
+    value, grads = value_and_grads(batched, q, k, v)
+    ref_value, ref_grads = value_and_grads(looped, q, k, v)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+    for name, g, r in zip("qkv", grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+
+
 def test_windowed_attention_of_one_window_and_a_part_window():
     q, k, v, mask = _inputs(length=30, seed=8)
     # at most one window: plain attention
