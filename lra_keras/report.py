@@ -32,7 +32,8 @@ differ in some other hyperparameter (say a preset changed between two
 commits) is reported as one row and named in a note, unless `--by KEY`
 names that hyperparameter: then each of its recorded values is a row of
 its own (`quick, pooling=first` in the preset cell), which compares runs
-of two commits in one table:
+of two commits in one table; `--by backend` (or `commit`, any key of
+config.json itself) splits by the run's record:
 
     python -m lra_keras.report old_runs/ new_runs/ --by pooling
 """
@@ -188,13 +189,20 @@ def read_run(run_dir, by=()):
 
 
 def by_text(config, keys):
-    """`"key=value ..."`: the run's recorded hyperparameters `keys`, in
-    the order given; `UNRECORDED` as the value of a key its config.json
-    lacks."""
+    """`"key=value ..."`: the run's recorded values of `keys`, in the
+    order given: a hyperparameter (config.json's `hparams`), else a key
+    of config.json itself (`backend`, `commit`, `keras_version`);
+    `UNRECORDED` as the value of a key its config.json lacks."""
+    return " ".join(f"{key}={_recorded(config, key)}" for key in keys)
+
+
+def _recorded(config, key):
     hparams = config.get("hparams") or {}
-    return " ".join(
-        f"{key}={_literal(hparams[key]) if key in hparams else UNRECORDED}"
-        for key in keys)
+    if key in hparams:
+        return _literal(hparams[key])
+    if key in config and key != "hparams":
+        return _literal(config[key])
+    return UNRECORDED
 
 
 def _literal(value):
@@ -572,9 +580,10 @@ def plot_accuracy(rows, path):
 def write_report(paths, out_dir, log=print, by=()):
     """Reads the runs at or below `paths`; writes the report to `out_dir`.
 
-    `by`: hyperparameter names (keys of config.json's `hparams`) whose
-    values split the groups. A name no run records is a `ReportError`
-    (a misspelt key would otherwise split nothing).
+    `by`: hyperparameter names (keys of config.json's `hparams`), or
+    keys of config.json itself (`backend`, `commit`), whose values split
+    the groups. A name no run records is a `ReportError` (a misspelt key
+    would otherwise split nothing).
 
     Returns the table's rows (`summarize`) and the files written.
     """
@@ -587,11 +596,10 @@ def write_report(paths, out_dir, log=print, by=()):
         )
     runs = [read_run(run_dir, by) for run_dir in finished]
     for key in by:
-        if not any(key in (run["config"].get("hparams") or {})
-                   for run in runs):
+        if all(_recorded(run["config"], key) == UNRECORDED for run in runs):
             raise ReportError(
-                f"--by {key}: no run's config.json records a "
-                f"hyperparameter {key!r}."
+                f"--by {key}: no run's config.json records {key!r} (a "
+                "hyperparameter, or a key such as backend or commit)."
             )
     for run in runs:
         if run["curves"] is None:
@@ -637,9 +645,10 @@ def main(argv=None):
                         "plots go (default: report/)")
     parser.add_argument(
         "--by", nargs="+", default=[], metavar="KEY",
-        help="hyperparameters (as config.json records them) whose values "
-        "split the groups into rows of their own, e.g. --by pooling to "
-        "compare runs of two commits whose presets differ in it")
+        help="hyperparameters (as config.json records them), or keys of "
+        "config.json such as backend or commit, whose values split the "
+        "groups into rows of their own, e.g. --by pooling to compare runs "
+        "of two commits whose presets differ in it, --by backend")
     args = parser.parse_args(argv)
     try:
         rows, written = write_report(args.run_dirs, args.out, by=args.by)

@@ -311,6 +311,14 @@ def test_by_splits_a_group_by_the_recorded_values(tmp_path, capsys):
     rows, _ = report.write_report([tmp_path / "runs"], tmp_path / "one")
     assert [(r["name"], r["differing"]) for r in rows] == [
         ("listops_transformer_quick", ["pooling"])]
+    # A key of config.json itself: the backend.
+    _write_run(tmp_path / "torch", backend="torch", test=0.6,
+               hparams=dict(pooling="mean", learning_rate=1e-3))
+    rows, _ = report.write_report([tmp_path / "runs", tmp_path / "torch"],
+                                  tmp_path / "backends", by=["backend"])
+    assert [(r["by"], r["seeds"], r["backend"]) for r in rows] == [
+        ("backend=jax", [0, 0, 0, 1], "jax"),
+        ("backend=torch", [0], "torch")]
     # Overrides and --by together; two keys keep the order given.
     assert report.by_text(dict(hparams=dict(pooling="first", epochs=2)),
                           ["epochs", "pooling"]) == "epochs=2 pooling=first"
@@ -324,8 +332,9 @@ def test_by_a_key_no_run_records_exits_2(tmp_path, capsys):
         report.main([str(tmp_path / "a"), "--out", str(tmp_path / "r"),
                      "--by", "poolin"])
     assert info.value.code == 2
-    assert ("--by poolin: no run's config.json records a hyperparameter "
-            "'poolin'.") in capsys.readouterr().err
+    assert ("--by poolin: no run's config.json records 'poolin' (a "
+            "hyperparameter, or a key such as backend or commit).") in (
+                capsys.readouterr().err)
     assert not (tmp_path / "r").exists()
 
 
