@@ -9,9 +9,9 @@ blocks), the number of training samples and the epochs, aiming at 20
 minutes a run on 2 CPU cores (measured under PyTorch, two runs at a time
 on one core each: ListOps 11-16 minutes a seed, Pathfinder 11-18;
 Path-X's S4D 11.4 minutes under JAX on both cores, export included, the
-images generated beforehand, where its convolution's step takes 1.5
-times as long and its Transformer's 18 times under PyTorch, 2.8 hours a
-run: `docs/results/pathx_small_jax/`). Every family of a task gets the
+images generated beforehand, its Transformer 19.6 minutes under PyTorch
+within windows of 256 (below), and its convolution's step 1.5 times
+S4D's: `docs/results/pathx_small/`). Every family of a task gets the
 same data, batch, epochs and schedule, as the LRA comparisons do; only the
 family's own shape (heads, state size, kernel channels) comes from
 `QUICK_FAMILY`, the quick preset's family rows.
@@ -25,8 +25,9 @@ operator alone predicts about 36% of the labels, so that level is what a
 model reaches by reading it, and what is above it needs the tree.
 
 Path-X runs on 2,000 generated images: at that count no family is
-expected to leave chance (S4D: 46.5% on the 200 test images, seed 0);
-the row is there to time the full length on a CPU. Text, Retrieval and
+expected to leave chance (seed 0 on the 200 test images: S4D 46.5%,
+the Transformer 50.5%); the row is there to time the full length on a
+CPU. Text, Retrieval and
 Image need the official files (`--data-dir`); their rows are sized by
 the sequence lengths, not measured on this project's machines.
 """
@@ -65,3 +66,11 @@ SMALL_FAMILY = QUICK_FAMILY
 # reference code bases' batches (`keep_length_buckets`)
 SMALL_TASK_FAMILY = keep_length_buckets(
     {"listops": 256, "text": 256, "retrieval": 256})
+# Path-X's Transformer attends within windows of 256 and their neighbours,
+# where the NTFS row (`presets.ntfs`, `mhfla`) takes 4096: at 4096 a step
+# of this row took 50.9 s under PyTorch (2.8 hours a run), at 512 5.7 s
+# and at 256 4.9 s (`benchmarks/preset_step.py --task pathx --model
+# transformer --preset small --set attention_window=W`, 2 cores; JAX
+# 12.9 s, TensorFlow 6.4 s at 256). Two blocks then see 512-1024
+# positions each way, 4-8 rows of the 128-pixel image.
+SMALL_TASK_FAMILY[("pathx", "transformer")] = dict(attention_window=256)
