@@ -68,6 +68,18 @@ def _report(argv, capsys):
     return code, capsys.readouterr()
 
 
+def _preset_and_test_cells(argv, capsys):
+    """The report's results.md, and each table row's preset and test
+    accuracy cells."""
+    code, _ = _report(argv, capsys)
+    assert code == 0
+    out = argv[argv.index("--out") + 1]
+    markdown = (out / "results.md").read_text()
+    rows = [line for line in markdown.splitlines()[2:]
+            if line.startswith("| ")]
+    return markdown, [line.split(" | ")[4:6] for line in rows]
+
+
 def _csv_rows(path):
     return list(csv.DictReader(io.StringIO(path.read_text())))
 
@@ -216,12 +228,10 @@ def test_runs_with_overrides_are_a_group_of_their_own(tmp_path, capsys):
                      "--set", "learning_rate=0.004"])
     _write_run(tmp_path / "runs" / "long", test=0.3,
                overrides=dict(epochs=5))
-    code, _ = _report([tmp_path / "runs", "--out", tmp_path / "report"],
-                      capsys)
-    assert code == 0
-    markdown = (tmp_path / "report" / "results.md").read_text()
+    markdown, cells = _preset_and_test_cells(
+        [tmp_path / "runs", "--out", tmp_path / "report"], capsys)
     lines = markdown.splitlines()
-    assert [line.split(" | ")[4:6] for line in lines[2:5]] == [
+    assert cells == [
         ["quick", "20.00 ± n/a"],
         ["quick, set A", "30.00 ± n/a"],
         ["quick, set B", "45.00 ± 63.53"],
@@ -289,12 +299,10 @@ def test_by_splits_a_group_by_the_recorded_values(tmp_path, capsys):
             ("older", 0, 0.2, dict(learning_rate=1e-3))):
         _write_run(tmp_path / "runs" / name, seed=seed, test=test,
                    hparams=hparams)
-    code, _ = _report([tmp_path / "runs", "--out", tmp_path / "r", "--by",
-                       "pooling"], capsys)
-    assert code == 0
-    markdown = (tmp_path / "r" / "results.md").read_text()
-    lines = markdown.splitlines()
-    assert [line.split(" | ")[4:6] for line in lines[2:5]] == [
+    markdown, cells = _preset_and_test_cells(
+        [tmp_path / "runs", "--out", tmp_path / "r", "--by", "pooling"],
+        capsys)
+    assert cells == [
         ["quick, pooling=(unrecorded)", "20.00 ± n/a"],
         ["quick, pooling=first", "30.00 ± n/a"],
         ["quick, pooling=mean", "45.00 ± 63.53"],

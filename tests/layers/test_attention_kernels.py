@@ -171,6 +171,15 @@ def test_windowed_attention_is_attention_under_the_window_mask(
                     atol=2e-6)
 
 
+def _assert_same_value_and_grads(f, reference, q, k, v):
+    """f(q, k, v) and its gradients equal those of `reference`."""
+    value, grads = value_and_grads(f, q, k, v)
+    ref_value, ref_grads = value_and_grads(reference, q, k, v)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+    for name, g, r in zip("qkv", grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+
+
 def test_windowed_attention_gradients_equal_the_masked_reference():
     q, k, v, mask = _inputs(length=48, seed=6)
     w = ops.convert_to_tensor(
@@ -189,11 +198,7 @@ def test_windowed_attention_gradients_equal_the_masked_reference():
             implementation="reference") for i in range(48)]
         return ops.sum(ops.concatenate(rows, axis=1) * w)
 
-    value, grads = value_and_grads(windowed, q, k, v)
-    ref_value, ref_grads = value_and_grads(masked, q, k, v)
-    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
-    for name, g, r in zip("qkv", grads, ref_grads):
-        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+    _assert_same_value_and_grads(windowed, masked, q, k, v)
 
 
 @pytest.mark.parametrize("implementation", ["reference", "fused", "chunked"])
@@ -240,11 +245,7 @@ def test_batched_windows_give_the_looped_gradients():
                 for i in range(0, 48, 4)]
         return ops.sum(ops.concatenate(rows, axis=1) * w)
 
-    value, grads = value_and_grads(batched, q, k, v)
-    ref_value, ref_grads = value_and_grads(looped, q, k, v)
-    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
-    for name, g, r in zip("qkv", grads, ref_grads):
-        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+    _assert_same_value_and_grads(batched, looped, q, k, v)
 
 
 def test_windowed_attention_of_one_window_and_a_part_window():
