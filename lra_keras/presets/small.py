@@ -7,11 +7,13 @@ Image and Pathfinder 1024, Path-X 16384; hard Pathfinder, contour length
 14) and scales down what costs compute: the width (64), the depth (2
 blocks), the number of training samples and the epochs, aiming at 20
 minutes a run on 2 CPU cores (measured under PyTorch, two runs at a time
-on one core each: ListOps 11-16 minutes a seed, Pathfinder 11-18;
+on one core each: ListOps 11-16 minutes a seed, Pathfinder 11-18; the
+ListOps Transformer alone on both cores 13.8 minutes, with multitask and
+augmentation 12.2, with SPT 19.2;
 Path-X's S4D 11.4 minutes under JAX on both cores, export included, the
 images generated beforehand, its Transformer 19.6 minutes under PyTorch
-within windows of 256 (below), and its convolution's step 1.5 times
-S4D's: `docs/results/pathx_small/`). Every family of a task gets the
+within windows of 256 (below), its convolution 8.1 minutes under JAX:
+`docs/results/pathx_small/`). Every family of a task gets the
 same data, batch, epochs and schedule, as the LRA comparisons do; only the
 family's own shape (heads, state size, kernel channels) comes from
 `QUICK_FAMILY`, the quick preset's family rows.
@@ -26,10 +28,10 @@ model reaches by reading it, and what is above it needs the tree.
 
 Path-X runs on 2,000 generated images: at that count no family is
 expected to leave chance (seed 0 on the 200 test images: S4D 46.5%,
-the Transformer 50.5%); the row is there to time the full length on a
-CPU. Text, Retrieval and
-Image need the official files (`--data-dir`); their rows are sized by
-the sequence lengths, not measured on this project's machines.
+the Transformer 50.5%, the convolution 50.0%); the row is there to
+time the full length on a CPU. Text, Retrieval and Image need the
+official files (`--data-dir`); their rows are sized by the sequence
+lengths, not measured on this project's machines.
 """
 
 from lra_keras.presets.quick import QUICK
