@@ -6,10 +6,11 @@ lengths of the task: ListOps 2000, Text 4096, Retrieval 2 x 4000,
 Image and Pathfinder 1024, Path-X 16384; hard Pathfinder, contour length
 14) and scales down what costs compute: the width (64), the depth (2
 blocks), the number of training samples and the epochs, aiming at 20
-minutes a run on 2 CPU cores (measured under PyTorch, two runs at a time
-on one core each: ListOps 11-16 minutes a seed, Pathfinder 11-18; the
-ListOps Transformer alone on both cores 13.8 minutes, with multitask and
-augmentation 12.2, with SPT 19.2;
+minutes a run on 2 CPU cores (measured under PyTorch, each command
+alone on both cores, minutes a seed with data loading: ListOps S4D 2.4,
+convolution 6.1, Transformer 13.8, with multitask and augmentation 12.2,
+with SPT 19.2; Pathfinder S4D 2.9, convolution 3.3, Transformer 11.9,
+`docs/results/small_*_torch/`;
 Path-X's S4D 11.4 minutes under JAX on both cores, export included, the
 images generated beforehand, its Transformer 19.6 minutes under PyTorch
 within windows of 256 (below), its convolution 8.1 minutes under JAX:
