@@ -17,8 +17,8 @@
 #
 # 1. reference_speed.py: REF_MODELS at LENGTHS, TOKENS a batch, DTYPE
 #    (float32 or mixed_bfloat16), JIT (our `jit_compile`: auto, true,
-#    false), the reference and ours under JAX and
-#    PyTorch, one child per side, model and backend; children not started
+#    false), the reference and ours under REF_BACKENDS (JAX and PyTorch
+#    unless told), one child per side, model and backend; children not started
 #    by REF_SECONDS are reported as not run.
 # 2. mixers.py: MIX_MODELS (the transformer first: the ratios' baseline)
 #    at the same sizes, MIX_BACKENDS in turn (PyTorch: one child for all;
@@ -41,7 +41,12 @@ MIX_MODELS=${MIX_MODELS:-transformer lru rtf megalodon local \
 sparse_transformer longformer linformer reformer sinkhorn synthesizer \
 bigbird linear_transformer performer}
 MIX_BACKENDS=${MIX_BACKENDS-torch jax}
+# our side of reference_speed: these backends
+REF_BACKENDS=${REF_BACKENDS:-jax torch}
 STEPS=${STEPS:-3}
+# seconds for each of reference_speed's children (a torch.compile child
+# compiles once per length)
+CHILD_SECONDS=${CHILD_SECONDS:-120}
 # auto, true (our steps under torch.compile / XLA) or false
 JIT=${JIT:-auto}
 mkdir -p "$OUT" || exit 1
@@ -68,7 +73,8 @@ if [ "$budget" -gt 0 ] && [ -n "$REF_MODELS" ]; then
   timeout "$budget" python3 benchmarks/reference_speed.py \
     --s4-repo "$REFS/s4" "${mega[@]}" --models $REF_MODELS \
     --lengths $LENGTHS --tokens "$TOKENS" --dtype-policy "$DTYPE" \
-    --backends jax torch --steps "$STEPS" --timeout 120 --one-process \
+    --backends $REF_BACKENDS --steps "$STEPS" --timeout "$CHILD_SECONDS" \
+    --one-process \
     --jit-compile "$JIT" \
     --deadline "$REF_SECONDS" --json-out "$OUT/results.jsonl" 2>&1 \
     | tee "$OUT/reference_speed.txt"
