@@ -70,6 +70,7 @@ def child(impl, length, batch, hidden, heads, repeats,
     import numpy as np
 
     from lra_keras.layers import RotaryMultiHeadAttention
+    from lra_keras.layers.attention_kernels import flash_eligible
     from lra_keras.layers.attention_kernels import resolve_implementation
 
     backend = keras.backend.backend()
@@ -140,7 +141,10 @@ def child(impl, length, batch, hidden, heads, repeats,
     return dict(
         backend=backend,
         impl=impl,
-        resolved=impl if impl in EFFICIENT else resolve_implementation(impl),
+        resolved=impl if impl in EFFICIENT else resolve_implementation(
+            impl, length, scores=batch * heads * length * length,
+            flash=flash_eligible(keras.ops.zeros(
+                (1, 1, 1, hidden // heads), layer.compute_dtype), mask)),
         length=length,
         seconds=seconds,
         gflops=None if impl in EFFICIENT else flops / seconds / 1e9,

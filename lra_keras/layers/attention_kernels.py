@@ -50,14 +50,53 @@ _MIN_BLOCK = 64
 # and takes the chunked path from it on (see `resolve_implementation`).
 TENSORFLOW_CHUNKED_FROM = 4096
 
+# Under JAX on an accelerator, "auto" takes the chunked path when the fused
+# call gets no flash kernel and its (batch, heads, Lq, Lk) scores would
+# hold this many elements or more (see `resolve_implementation`).
+JAX_ACCELERATOR_CHUNKED_FROM = 2**31
 
-def resolve_implementation(implementation="auto", key_length=None):
+
+def flash_eligible(query, padding_mask=None):
+    """Whether `keras.ops.dot_product_attention` can give these inputs a
+    flash kernel: half-precision queries (float16 or bfloat16), a head
+    size that is a multiple of 8, and no mask.
+
+    These are the conditions of cuDNN's fused attention as Keras calls it
+    under JAX (`keras.src.backend.jax.nn._can_use_flash_attention`; on an
+    Ampere or newer GPU) and of PyTorch's FLASH backend. A mask, even an
+    all-ones one, keeps both off it: on an H200, bf16, 4 heads of 32,
+    65,536 tokens, JAX then ran XLA's path (16K: 51.0 ms and 40 GiB of
+    temporaries a step against 8.6 ms and 0.06 GiB; 64K: its autotuning
+    ran out of memory), PyTorch cuDNN's masked kernel (13.7 ms against
+    9.3 ms) (`benchmarks/attention_dispatch.py`,
+    docs/results/gpu_h200_dispatch).
+    """
+    dtype = keras.backend.standardize_dtype(query.dtype)
+    return (padding_mask is None and dtype in ("float16", "bfloat16")
+            and query.shape[-1] is not None and query.shape[-1] % 8 == 0)
+
+
+def resolve_implementation(implementation="auto", key_length=None, *,
+                           scores=None, flash=False):
     """Picks the attention path used by `attention` on this backend.
 
     `"auto"` is the fastest exact path that fits in memory, measured on
     2 CPU cores (`benchmarks/attention.py`, and a training step of the
-    quick Transformer: batch 32, width 64, 4 heads, 2 blocks):
-    - torch, and any accelerator: `"fused"` (PyTorch's fused kernel, cuDNN);
+    quick Transformer: batch 32, width 64, 4 heads, 2 blocks) and on an
+    H200 (`benchmarks/attention_dispatch.py`):
+    - torch: `"fused"` (PyTorch's fused kernels stream their scores on
+      CPU and GPU: flash, memory-efficient or cuDNN); TensorFlow on an
+      accelerator too (not measured);
+    - jax on an accelerator: `"fused"` when it gets cuDNN's flash kernel
+      (`flash`, see `flash_eligible`) or its `scores` (batch x heads x
+      Lq x Lk) stay under `JAX_ACCELERATOR_CHUNKED_FROM`; `"chunked"`
+      otherwise. XLA's fused path materialises the scores: on an H200 at
+      L = 4096, batch 16, 4 heads of 32 (2**30 scores), float32, it took
+      12.9 ms and 12 GiB of temporaries a step against the chunked path's
+      23.0 ms and 0.28 GiB; at L = 16384, batch 4 (2**32 scores) it asked
+      for 48 GiB and ran out of memory alone, and inside a 4-block model
+      it returned in 5.7 ms, faster than the arithmetic allows, i.e. not a
+      valid step; chunked: 90.5 ms, 0.28 GiB, its error 0;
     - jax on CPU: `"chunked"`: 1.5 s a step at L = 1024 against 2.7 s for
       `"reference"` and 7.1 s for `"fused"` (XLA's CPU path materialises
       and re-reads L x L scores);
@@ -68,6 +107,16 @@ def resolve_implementation(implementation="auto", key_length=None):
       `"chunked"` from it on, whose memory is linear in L: plain attention
       keeps several (batch, heads, L, L) tensors per layer, over 20 GB for
       four layers at L = 4096, batch 16.
+
+    Args:
+        implementation: one of `IMPLEMENTATIONS`; any but `"auto"` is
+            returned as it is.
+        key_length: int or None. Keys per sequence (None: unknown while
+            tracing).
+        scores: int or None. Elements of the (batch, heads, Lq, Lk) score
+            tensor (None: unknown).
+        flash: bool. Whether the fused call can take a flash kernel
+            (`flash_eligible`).
     """
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(
@@ -77,6 +126,11 @@ def resolve_implementation(implementation="auto", key_length=None):
     if implementation != "auto":
         return implementation
     backend = keras.backend.backend()
+    if backend == "jax" and on_accelerator():
+        if flash or (scores is not None
+                     and scores < JAX_ACCELERATOR_CHUNKED_FROM):
+            return "fused"
+        return "chunked"
     if backend == "torch" or on_accelerator():
         return "fused"
     if backend == "tensorflow" and (key_length is None
@@ -360,8 +414,14 @@ def attention(
     Returns:
         Tensor (batch, Lq, heads, head_dim).
     """
+    scores = None
+    if None not in (query.shape[:3] + key.shape[1:2]):
+        scores = (query.shape[0] * query.shape[2] * query.shape[1]
+                  * key.shape[1])
     impl = ("reference" if weights_dropout is not None
-            else resolve_implementation(implementation, key.shape[1]))
+            else resolve_implementation(
+                implementation, key.shape[1], scores=scores,
+                flash=flash_eligible(query, padding_mask)))
     if impl == "chunked" and None in (query.shape[1], key.shape[1]):
         # Lengths unknown while tracing (TensorFlow relaxes shapes after
         # retracing for several lengths): blocks cannot be laid out.

@@ -116,6 +116,75 @@ def test_auto_takes_a_linear_memory_path_at_long_lengths():
         assert ak.resolve_implementation("auto", length) == expected
 
 
+def test_auto_on_an_accelerator(monkeypatch):
+    # What "auto" picks on a GPU, tested here by pretending to be on one.
+    # JAX: the fused call while it gets cuDNN's flash kernel or its scores
+    # stay under JAX_ACCELERATOR_CHUNKED_FROM, else the chunked path (XLA
+    # materialises the scores). PyTorch and TensorFlow: the fused call.
+    import keras
+
+    monkeypatch.setattr(ak, "on_accelerator", lambda: True)
+    backend = keras.backend.backend()
+    limit = ak.JAX_ACCELERATOR_CHUNKED_FROM
+    for scores, flash, jax_pick in ((limit - 1, False, "fused"),
+                                    (limit, False, "chunked"),
+                                    (None, False, "chunked"),
+                                    (limit, True, "fused"),
+                                    (None, True, "fused")):
+        expected = jax_pick if backend == "jax" else "fused"
+        assert ak.resolve_implementation(
+            "auto", 16384, scores=scores, flash=flash) == expected
+        assert ak.resolve_implementation(
+            "reference", 16384, scores=scores, flash=flash) == "reference"
+
+
+def test_flash_eligible():
+    # Half precision, head size a multiple of 8, no mask: all three needed.
+    def query(dtype, depth=32):
+        return ops.zeros((1, 4, 2, depth), dtype=dtype)
+
+    ones = ops.ones((1, 4), dtype="bool")
+    assert ak.flash_eligible(query("bfloat16"))
+    assert ak.flash_eligible(query("float16", depth=64))
+    assert not ak.flash_eligible(query("float32"))
+    assert not ak.flash_eligible(query("bfloat16"), ones)
+    assert not ak.flash_eligible(query("bfloat16", depth=12))
+
+
+@pytest.mark.parametrize("dtype, masked, expected", [
+    ("bfloat16", False, "fused"),
+    ("bfloat16", True, "chunked"),
+    ("float32", False, "chunked"),
+])
+def test_attention_dispatches_on_the_scores_and_flash(
+        monkeypatch, dtype, masked, expected):
+    # `attention` counts the scores from its inputs' shapes and asks
+    # whether they can take flash: with the limit lowered under this
+    # input's 2 x 3 x 70 x 70 scores, a bf16 input without a mask stays
+    # fused under JAX on an "accelerator", a masked or float32 one goes
+    # chunked. Each path's result still equals the numpy attention.
+    import keras
+
+    monkeypatch.setattr(ak, "on_accelerator", lambda: True)
+    monkeypatch.setattr(ak, "JAX_ACCELERATOR_CHUNKED_FROM", 2 * 3 * 70 * 70)
+    calls = []
+    chunked = ak.chunked_attention
+    monkeypatch.setattr(ak, "chunked_attention",
+                        lambda *a, **k: calls.append("chunked")
+                        or chunked(*a, **k))
+    q, k, v, mask = _inputs()
+    mask = mask if masked else None
+    out = ak.attention(*(ops.cast(x, dtype) for x in (q, k, v)), mask)
+    if keras.backend.backend() != "jax":
+        expected = "fused"
+    assert calls == (["chunked"] if expected == "chunked" else [])
+    want = numpy_attention(*(to_numpy(ops.cast(ops.cast(x, dtype),
+                                               "float32"))
+                             for x in (q, k, v)), mask)
+    assert_allclose(ops.cast(out, "float32"), want,
+                    atol=3e-2 if dtype == "bfloat16" else 1e-5)
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_chunked_attention_gradients_with_a_ragged_last_block(causal):
     # 37 queries in blocks of 8: the last block is padded with zero queries,
