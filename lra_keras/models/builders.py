@@ -134,9 +134,11 @@ def classifier_kwargs(hp):
 def _at_input_length(hp, kwargs):
     """`kwargs` with `sequence_length` the length of the run's inputs
     (`padded_length` where set: the weights sized by the length take
-    every position the batches hold)."""
+    every position the batches hold), and `padded` False for a row whose
+    task has no padding (`padding_id` None: the pixel tasks)."""
     if "sequence_length" in kwargs:
         kwargs["sequence_length"] = input_length(hp)
+    kwargs["padded"] = hp.get("padding_id", 0) is not None
     return kwargs
 
 
@@ -160,7 +162,7 @@ def pixel_padding_mask(token_ids, padding_mask):
 
 
 def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
-                  **arch):
+                  padded=True, **arch):
     """Encoder: token ids -> contextual vectors (batch, length, hidden_dim).
 
     Token embedding (initialised per `embedding_init`; for pixels with
@@ -185,6 +187,13 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
         model: a key of `FAMILIES`.
         vocabulary_size: int. Rows of the token embedding.
         name: model name.
+        padded: bool. Whether the task's sequences can hold padding (it
+            has a `padding_id`). False (the pixel tasks, whose every
+            position is real): the blocks get no mask, which is what lets
+            the attention take a flash kernel (cuDNN under JAX, PyTorch's
+            FLASH backend; `attention_kernels.flash_eligible`), and the
+            `padding_mask` input is read by the pooling alone. Not with
+            `pixel_padding`, whose mask the blocks need. Defaults to True.
         **arch: the family's architecture keys (`Family.keys`, defaults
             for the others) and `sequence_length` (the task's length, read
             by the families whose weights depend on it). Any other key is
@@ -231,13 +240,17 @@ def build_encoder(model="transformer", *, vocabulary_size, name="encoder",
     mask = inputs["padding_mask"]
     if arch.get("pixel_padding"):
         mask = pixel_padding_mask(inputs["token_ids"], mask)
+    elif not padded:
+        mask = None  # every position real
     x = embedding(inputs["token_ids"])  # (batch, length, hidden_dim)
     if cls_token is not None:
         x, with_cls = cls_token(x, padding_mask=mask)  # length + 1
         # LRA gives the CLS token the first pixel's mask (transformer.py
         # lines 166-167); real otherwise.
-        mask = (keras.ops.concatenate([mask[:, :1], mask], axis=1)
-                if arch.get("pixel_padding") else with_cls)
+        if arch.get("pixel_padding"):
+            mask = keras.ops.concatenate([mask[:, :1], mask], axis=1)
+        elif mask is not None:
+            mask = with_cls
     if positions is not None:
         x = positions(x)
     x = keras.layers.Dropout(embedding_dropout, name="embedding_dropout")(x)
@@ -260,7 +273,8 @@ def build_classifier(task, model="transformer", *, num_classes,
                      head_hidden_dim=None, head_activation="gelu",
                      head_dropout=0.0, logits_bias=True,
                      binary_logit=False, pair_features="nli", towers=1,
-                     token_head=False, head_dense_init=None, **arch):
+                     token_head=False, head_dense_init=None, padded=True,
+                     **arch):
     """Sequence classifier: encoder -> padding-aware pooling -> head.
 
     With `towers=2` (retrieval) both sequences of a pair go through the
@@ -310,6 +324,9 @@ def build_classifier(task, model="transformer", *, num_classes,
             masked-token loss of the multitask technique). The classifier
             alone is `keras.Model(model.input, model.output["logits"])`,
             which shares every layer. Defaults to False.
+        padded: bool. Whether the task's sequences can hold padding
+            (`build_encoder`); False: the encoder's blocks get no mask.
+            Defaults to True.
         **arch: the family's architecture keys and `sequence_length`
             (see `build_encoder`; any other key is an error).
             `classifier_kwargs(hp)` picks all of these from a resolved
@@ -336,7 +353,8 @@ def build_classifier(task, model="transformer", *, num_classes,
             f"this task has {num_classes} classes. Received: "
             f"binary_logit=True, num_classes={num_classes}"
         )
-    encoder = build_encoder(model, vocabulary_size=vocabulary_size, **arch)
+    encoder = build_encoder(model, vocabulary_size=vocabulary_size,
+                            padded=padded, **arch)
     cls_token = arch.get("cls_token", False)
     hidden_dim = encoder.output.shape[-1]
     inputs = model_inputs(encoder.input["token_ids"].shape[1], towers)
@@ -420,7 +438,7 @@ def build_classifier(task, model="transformer", *, num_classes,
 
 
 def build_pretrainer(task, model="transformer", *, vocabulary_size,
-                     pretrain_loss="ce", **arch):
+                     pretrain_loss="ce", padded=True, **arch):
     """Self-pretraining model: the classifier's encoder and a token head.
 
     The encoder is built by `build_encoder`, named `"encoder"` as inside
@@ -439,6 +457,7 @@ def build_pretrainer(task, model="transformer", *, vocabulary_size,
         vocabulary_size: int. Rows of the token embedding (and outputs of
             the CE head).
         pretrain_loss: `"ce"` or `"l1"`.
+        padded: bool. As for `build_encoder`. Defaults to True.
         **arch: as for `build_encoder`; `pretrainer_kwargs(hp)` picks
             them from a resolved hyperparameter row.
 
@@ -451,7 +470,8 @@ def build_pretrainer(task, model="transformer", *, vocabulary_size,
             "`pretrain_loss` must be 'ce' or 'l1'. "
             f"Received: pretrain_loss={pretrain_loss!r}"
         )
-    encoder = build_encoder(model, vocabulary_size=vocabulary_size, **arch)
+    encoder = build_encoder(model, vocabulary_size=vocabulary_size,
+                            padded=padded, **arch)
     inputs = model_inputs(encoder.input["token_ids"].shape[1])
     initializers = dense_initializers(arch.get("dense_init", "keras"),
                                       encoder.output.shape[-1])

@@ -123,6 +123,36 @@ def test_padded_tokens_do_not_change_logits(task, model):
 
 
 @pytest.mark.one_backend
+@pytest.mark.parametrize("model", list(FAMILIES))
+def test_unpadded_task_gives_the_blocks_no_mask(model, monkeypatch):
+    # On a task without padding (padding_id None) the blocks get no mask,
+    # so the attention can take a flash kernel; with every position real
+    # that changes no logit. The pixel-padding rows keep their mask.
+    hp = tiny_hparams("image", model)
+    kwargs = classifier_kwargs(hp)
+    assert kwargs["padded"] is False
+    assert classifier_kwargs(tiny_hparams("listops", model))["padded"]
+    unpadded = build_classifier(**kwargs)
+    masked = build_classifier(**dict(kwargs, padded=True))
+    masked.set_weights(unpadded.get_weights())
+    rng = np.random.default_rng(0)
+    x = {"token_ids": rng.integers(0, 256, size=(3, 32)),
+         "padding_mask": np.ones((3, 32), bool)}
+    assert_allclose(unpadded(x), masked(x), atol=1e-5)
+    if model == "transformer":  # its softmax attention gets no mask
+        from lra_keras.layers import rotary_attention
+        attend, masks = rotary_attention.attention, []
+
+        def spy(*args, padding_mask=None, **options):
+            masks.append(padding_mask)
+            return attend(*args, padding_mask=padding_mask, **options)
+
+        monkeypatch.setattr(rotary_attention, "attention", spy)
+        unpadded(x)
+        assert masks and all(mask is None for mask in masks)
+
+
+@pytest.mark.one_backend
 @pytest.mark.parametrize("task, model", FAMILY_ROWS)
 def test_keras_file_round_trip(task, model, tmp_path):
     hp = tiny_hparams(task, model)
