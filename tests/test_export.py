@@ -69,6 +69,20 @@ def test_export_saved_model_takes_a_model_object(tmp_path):
                                rtol=1e-5, atol=1e-5)
 
 
+def test_pixel_task_model_exports(tmp_path):
+    # A Pathfinder Transformer's blocks are built without a mask
+    # (`build_classifier(padded=False)`), so its encoder has an input that
+    # only the pooling reads: it still exports and serves what it computes.
+    model = build_classifier(
+        task="pathfinder", model="transformer", num_classes=2,
+        hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
+        vocabulary_size=257, sequence_length=32, padded=False)
+    out = export.export_saved_model(model, tmp_path / "pathfinder")
+    inputs = export.probe_inputs(model)
+    np.testing.assert_allclose(_serve(out, inputs), to_numpy(model(inputs)),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_readme_serving_snippet_runs(tmp_path):
     import tensorflow as tf
 
