@@ -17,7 +17,8 @@
 #
 # 1. reference_speed.py: REF_MODELS at LENGTHS, TOKENS a batch, DTYPE
 #    (float32 or mixed_bfloat16), JIT (our `jit_compile`: auto, true,
-#    false), the reference and ours under REF_BACKENDS (JAX and PyTorch
+#    false), UNPADDED (1: our blocks without a padding mask), the
+#    reference and ours under REF_BACKENDS (JAX and PyTorch
 #    unless told), one child per side, model and backend; children not started
 #    by REF_SECONDS are reported as not run.
 # 2. mixers.py: MIX_MODELS (the transformer first: the ratios' baseline)
@@ -49,6 +50,11 @@ STEPS=${STEPS:-3}
 CHILD_SECONDS=${CHILD_SECONDS:-120}
 # auto, true (our steps under torch.compile / XLA) or false
 JIT=${JIT:-auto}
+# 1: our blocks get no padding mask (`--unpadded`, as on the pixel tasks;
+# the reference Transformer has none); else an all-ones one (ListOps)
+UNPADDED=${UNPADDED:-}
+unpadded=()
+[ -n "$UNPADDED" ] && unpadded=(--unpadded)
 mkdir -p "$OUT" || exit 1
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -75,7 +81,7 @@ if [ "$budget" -gt 0 ] && [ -n "$REF_MODELS" ]; then
     --lengths $LENGTHS --tokens "$TOKENS" --dtype-policy "$DTYPE" \
     --backends $REF_BACKENDS --steps "$STEPS" --timeout "$CHILD_SECONDS" \
     --one-process \
-    --jit-compile "$JIT" \
+    --jit-compile "$JIT" "${unpadded[@]}" \
     --deadline "$REF_SECONDS" --json-out "$OUT/results.jsonl" 2>&1 \
     | tee "$OUT/reference_speed.txt"
 fi
@@ -88,7 +94,7 @@ for backend in $MIX_BACKENDS; do
   timeout "$budget" python3 benchmarks/mixers.py --backends "$backend" \
     --models $MIX_MODELS --lengths $LENGTHS --tokens "$TOKENS" \
     --dtype-policy "$DTYPE" --steps "$STEPS" --timeout 90 --one-process \
-    --jit-compile "$JIT" \
+    --jit-compile "$JIT" "${unpadded[@]}" \
     --deadline $((budget - 60)) --json-out "$OUT/results.jsonl" 2>&1 \
     | tee -a "$OUT/mixers.txt"
 done

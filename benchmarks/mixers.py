@@ -141,13 +141,15 @@ def _accelerator():
 
 
 def child_model(model, length, tokens, hidden, layers, steps,
-                dtype_policy="float32", jit_compile="auto"):
-    """One training step's time and memory, as a dict."""
+                dtype_policy="float32", jit_compile="auto", padded=True):
+    """One training step's time and memory, as a dict. `padded=False`:
+    the blocks get no padding mask, as on the tasks without padding
+    (`build_classifier(padded=False)`)."""
     from lra_keras.models import dtype_policy_scope
 
     with dtype_policy_scope(dtype_policy):
         return _child_model(model, length, tokens, hidden, layers, steps,
-                            jit_compile)
+                            jit_compile, padded)
 
 
 def child_models(models, lengths, *args):
@@ -190,7 +192,7 @@ def stack_hparams(model, length, hidden, layers):
 
 
 def _child_model(model, length, tokens, hidden, layers, steps,
-                 jit_compile="auto"):
+                 jit_compile="auto", padded=True):
     import keras
     import numpy as np
 
@@ -199,7 +201,7 @@ def _child_model(model, length, tokens, hidden, layers, steps,
 
     batch = max(1, tokens // length)
     hp = stack_hparams(model, length, hidden, layers)
-    net = build_classifier(**classifier_kwargs(hp))
+    net = build_classifier(**dict(classifier_kwargs(hp), padded=padded))
     net.compile(
         optimizer=keras.optimizers.AdamW(1e-4),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -381,7 +383,8 @@ def _fmt_ratio(value, base):
 def models_table(args):
     print(f"Training step of a {args.layers}-block stack, width "
           f"{args.hidden}, {args.tokens} tokens per batch, "
-          f"{args.dtype_policy}{_jit_note(args)}; ratios vs. the "
+          f"{args.dtype_policy}{_jit_note(args)}{_mask_note(args)}; "
+          "ratios vs. the "
           "rotary Transformer (same backend, same L). Memory: on a CPU "
           "the growth of the process's peak resident set, on a GPU the "
           "device's peak allocation (weights included"
@@ -405,7 +408,8 @@ def models_table(args):
                      str(args.tokens), "--hidden", str(args.hidden),
                      "--layers", str(args.layers), "--steps",
                      str(args.steps), "--dtype-policy", args.dtype_policy,
-                     "--jit-compile", args.jit_compile]
+                     "--jit-compile", args.jit_compile,
+                     *(["--unpadded"] if args.unpadded else [])]
             timeout = args.timeout * len(lengths) * len(models)
             if left is not None and len(models) > 1:
                 # a child of many models stops at the deadline (with a
@@ -498,7 +502,8 @@ def record_json(args, result, **where):
         with open(args.json_out, "a") as f:
             f.write(json.dumps(dict(
                 result, **where, dtype_policy=args.dtype_policy,
-                jit_compile=args.jit_compile)) + "\n")
+                jit_compile=args.jit_compile,
+                padded=not args.unpadded)) + "\n")
 
 
 def jit_value(flag):
@@ -510,6 +515,11 @@ def jit_value(flag):
 def _jit_note(args):
     return ("" if args.jit_compile == "auto"
             else f", jit_compile={args.jit_compile}")
+
+
+def _mask_note(args):
+    return (", the blocks without a padding mask (--unpadded)"
+            if args.unpadded else "")
 
 
 def add_session_options(parser, one_process_help):
@@ -527,6 +537,11 @@ def add_session_options(parser, one_process_help):
                         "reported as not run")
     parser.add_argument("--json-out", default=None,
                         help="append every result as a JSON line here")
+    parser.add_argument("--unpadded", action="store_true",
+                        help="our blocks get no padding mask, as on the "
+                        "tasks without padding (Image, Pathfinder, "
+                        "Path-X); by default they get an all-ones one, as "
+                        "on ListOps")
 
 
 def main(argv=None):
@@ -561,7 +576,8 @@ def main(argv=None):
         if args.mode == "model":
             child_models(args.model, args.lengths, args.tokens,
                          args.hidden, args.layers, args.steps,
-                         args.dtype_policy, jit_value(args.jit_compile))
+                         args.dtype_policy, jit_value(args.jit_compile),
+                         not args.unpadded)
             return
         result = child_kernel(args.length, args.block_size or None, 128,
                               64, args.steps)

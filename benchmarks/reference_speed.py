@@ -273,7 +273,8 @@ def measure(args, side, model, lengths, backend):
              "--layers", str(args.layers), "--steps", str(args.steps),
              "--s4-repo", str(args.s4_repo),
              "--dtype-policy", args.dtype_policy,
-             "--jit-compile", args.jit_compile]
+             "--jit-compile", args.jit_compile,
+             *(["--unpadded"] if args.unpadded else [])]
     if args.tokens:
         extra += ["--tokens", str(args.tokens)]
     if args.mega_repo:
@@ -290,7 +291,8 @@ def table(args):
     size = (f"{args.tokens} tokens a batch (batch = tokens // L)"
             if args.tokens else f"batch {args.batch}")
     print(f"Training step, {args.layers} blocks of width {args.hidden}, "
-          f"{size}, {args.dtype_policy}{mixers._jit_note(args)}, "
+          f"{size}, {args.dtype_policy}{mixers._jit_note(args)}"
+          f"{mixers._mask_note(args)}, "
           f"{os.cpu_count()} CPUs visible; "
           "ratios: ours / reference (tokens/s: > 1 is faster; memory: "
           "< 1 is leaner). Memory: on a CPU the growth of the peak "
@@ -414,7 +416,7 @@ def main(argv=None):
             result = mixers.child_model(
                 args.model, length, _batch(args, length) * length,
                 args.hidden, args.layers, args.steps, args.dtype_policy,
-                mixers.jit_value(args.jit_compile))
+                mixers.jit_value(args.jit_compile), not args.unpadded)
         print("RESULT " + json.dumps(dict(result, length=length)),
               flush=True)
 

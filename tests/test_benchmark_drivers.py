@@ -85,7 +85,7 @@ def _table_args(tmp_path, **kwargs):
         dict(models=["s4d", "transformer"], mega_repo=None,
              backends=["jax", "torch"], lengths=[1024, 4096], tokens=8192,
              batch=16, layers=4, hidden=128, dtype_policy="float32",
-             jit_compile="auto",
+             jit_compile="auto", unpadded=False,
              one_process=True, deadline=None,
              json_out=str(tmp_path / "rows.jsonl")), **kwargs))
 
@@ -128,7 +128,7 @@ def test_reference_speed_table_ratios_and_json(tmp_path, monkeypatch,
     assert lines[0] == dict(_fake_result("reference", "s4d", 1024, "torch"),
                             side="reference", model="s4d", length=1024,
                             backend="torch", dtype_policy="float32",
-                            jit_compile="auto")
+                            jit_compile="auto", padded=True)
 
 
 def test_reference_speed_deadline_and_sigterm(tmp_path, monkeypatch,
@@ -163,6 +163,46 @@ def test_jit_compile_flag_reaches_model_compile():
     assert parser.parse_args([]).jit_compile == "auto"
     with pytest.raises(SystemExit):
         parser.parse_args(["--jit-compile", "yes"])
+
+
+def test_unpadded_reaches_the_children_and_the_model(monkeypatch,
+                                                      tmp_path):
+    # `--unpadded`: each child is told, and builds the stack with
+    # padded=False (its blocks get no mask, as on the pixel tasks).
+    extras = []
+
+    def run_child_results(args, backend, extra, timeout, script=None):
+        extras.append(extra)
+        return [{"error": "not measured here"}]
+
+    monkeypatch.setattr(mixers, "run_child_results", run_child_results)
+    parser = argparse.ArgumentParser()
+    mixers.add_session_options(parser, "")
+    assert parser.parse_args([]).unpadded is False
+    args = _table_args(tmp_path, unpadded=True, s4_repo=tmp_path,
+                       steps=1, timeout=1)
+    reference_speed.measure(args, "ours", "transformer", [1024], "jax")
+    assert "--unpadded" in extras[-1]
+    reference_speed.measure(_table_args(tmp_path, s4_repo=tmp_path,
+                                        steps=1, timeout=1),
+                            "ours", "transformer", [1024], "jax")
+    assert "--unpadded" not in extras[-1]
+
+    import lra_keras.models
+
+    built = []
+
+    def build_classifier(**kwargs):
+        built.append(kwargs["padded"])
+        raise RuntimeError("built")
+
+    monkeypatch.setattr(lra_keras.models, "build_classifier",
+                        build_classifier)
+    for padded in (False, True):
+        with pytest.raises(RuntimeError, match="built"):
+            mixers.child_model("transformer", 256, 512, 8, 1, 1,
+                               padded=padded)
+    assert built == [False, True]
 
 
 def test_preset_step_splits_steps_from_compilation():
