@@ -32,12 +32,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import mixers  # noqa: E402
 
 HEADS, HEAD_DIM = 4, 32
 
@@ -181,7 +183,7 @@ def child(args):
                     except Exception as error:  # noqa: BLE001 - reported
                         row["failed"] = f"{type(error).__name__}: " \
                             f"{str(error).splitlines()[0][:120]}"
-                    print("ROW " + json.dumps(row), flush=True)
+                    print("RESULT " + json.dumps(row), flush=True)
 
 
 def _format(row):
@@ -218,22 +220,11 @@ def main(argv=None):
         return child(args)
     rows = []
     for backend in args.backends:
-        env = dict(os.environ, KERAS_BACKEND=backend)
-        command = [sys.executable, __file__, "--child", *argv]
-        try:
-            done = subprocess.run(command, env=env, capture_output=True,
-                                  text=True, timeout=args.timeout)
-            output, code = done.stdout, done.returncode
-        except subprocess.TimeoutExpired as error:
-            output = error.stdout or ""
-            output = output.decode() if isinstance(output, bytes) else output
-            code = "timeout"
-        got = [json.loads(line[4:]) for line in output.splitlines()
-               if line.startswith("ROW ")]
-        if code != 0:
-            tail = (done.stderr if code != "timeout" else "")[-600:]
-            print(f"{backend}: child ended with {code} after {len(got)} "
-                  f"rows\n{tail}", flush=True)
+        got = mixers.run_child_results(args, backend, ["--child", *argv],
+                                       args.timeout, script=__file__)
+        if set(got[-1]) == {"error"}:  # the child's end, not a row
+            print(f"{backend}: the child ended after {len(got) - 1} rows: "
+                  f"{got.pop()['error']}", flush=True)
         rows += got
         for row in got:
             print(f"{row['backend']:5} L={row['length']:6} B={row['batch']:3}"
