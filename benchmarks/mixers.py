@@ -407,9 +407,7 @@ def models_table(args):
                      "--lengths", *map(str, lengths), "--tokens",
                      str(args.tokens), "--hidden", str(args.hidden),
                      "--layers", str(args.layers), "--steps",
-                     str(args.steps), "--dtype-policy", args.dtype_policy,
-                     "--jit-compile", args.jit_compile,
-                     *(["--unpadded"] if args.unpadded else [])]
+                     str(args.steps), *model_flags(args)]
             timeout = args.timeout * len(lengths) * len(models)
             if left is not None and len(models) > 1:
                 # a child of many models stops at the deadline (with a
@@ -515,6 +513,14 @@ def jit_value(flag):
 def _jit_note(args):
     return ("" if args.jit_compile == "auto"
             else f", jit_compile={args.jit_compile}")
+
+
+def model_flags(args):
+    """The child's flags of how our model is built and compiled:
+    `--dtype-policy`, `--jit-compile` and `--unpadded`."""
+    return ["--dtype-policy", args.dtype_policy,
+            "--jit-compile", args.jit_compile,
+            *(["--unpadded"] if args.unpadded else [])]
 
 
 def _mask_note(args):

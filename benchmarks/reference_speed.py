@@ -271,10 +271,7 @@ def measure(args, side, model, lengths, backend):
              "--child-lengths", *map(str, lengths),
              "--batch", str(args.batch), "--hidden", str(args.hidden),
              "--layers", str(args.layers), "--steps", str(args.steps),
-             "--s4-repo", str(args.s4_repo),
-             "--dtype-policy", args.dtype_policy,
-             "--jit-compile", args.jit_compile,
-             *(["--unpadded"] if args.unpadded else [])]
+             "--s4-repo", str(args.s4_repo), *mixers.model_flags(args)]
     if args.tokens:
         extra += ["--tokens", str(args.tokens)]
     if args.mega_repo:
