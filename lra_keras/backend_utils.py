@@ -48,6 +48,23 @@ def on_accelerator():
     return any(not d.lower().startswith("cpu") for d in list_devices())
 
 
+def xla_compiled():
+    """Whether the code being traced now is compiled by XLA as a whole:
+    always under JAX; under TensorFlow inside a `jit_compile=True`
+    function (Keras's `jit_compile="auto"` turns XLA off on a machine
+    with only CPUs); never under PyTorch. The TensorFlow check reads
+    `control_flow_util.GraphOrParentsInXlaContext`, TensorFlow's own
+    test of it (in `tensorflow.python`, outside its public API)."""
+    backend = keras.backend.backend()
+    if backend != "tensorflow":
+        return backend == "jax"
+    from tensorflow.python.framework import ops as tf_ops
+    from tensorflow.python.ops import control_flow_util
+
+    return bool(control_flow_util.GraphOrParentsInXlaContext(
+        tf_ops.get_default_graph()))
+
+
 def add_shared(x, shared):
     """`x + shared`, for `shared` the same for every row of `x`.
 

@@ -24,6 +24,7 @@ import keras
 from keras import ops
 
 from lra_keras.backend_utils import on_accelerator
+from lra_keras.backend_utils import xla_compiled
 
 IMPLEMENTATIONS = ("auto", "fused", "chunked", "reference")
 
@@ -40,14 +41,30 @@ def _mask_bias(dtype):
         return -32752.0
     return _MASK_BIAS
 
-# Target number of float32 score elements materialised per query block
-# (2**22 floats = 16 MiB). Blocks of fewer than 64 queries waste the matmul.
+# Block layout of the chunked path. Where each loop step costs a kernel
+# launch or a copy of the loop's buffers (an accelerator; TensorFlow
+# without XLA, whose while loop copies the output blocks it updates; a
+# Python loop under PyTorch) a block holds every (batch, head) row and as
+# many queries as keep its float32 scores near `_BLOCK_ELEMENTS`
+# (2**22 = 16 MiB), at least `_MIN_BLOCK`: few, large blocks. Under XLA on
+# a CPU a block holds `_CPU_BLOCK_QUERIES` queries of as many rows as keep
+# its scores near `_CPU_BLOCK_ELEMENTS` (2**20 = 4 MiB), so that they stay
+# in cache between the products and the exponentials that read them:
+# under JAX on 2 cores (32 MiB of L3), batch 32, 4 heads of 16, L = 1024,
+# one forward + backward of the attention alone took 148 ms in blocks of
+# 4 rows x 256 queries against 482-905 ms in blocks of all 128 rows x 64
+# queries; at L = 4096 (batch 16, 4 heads of 32) 2.07 s in blocks of
+# 1 x 256 against 4.85 s. TensorFlow without XLA at that 4K shape took
+# 8.9 s in blocks of 1 x 256 and 3.8 s in blocks of 64 x 64.
 _BLOCK_ELEMENTS = 2**22
 _MIN_BLOCK = 64
+_CPU_BLOCK_ELEMENTS = 2**20
+_CPU_BLOCK_QUERIES = 256
 
 
-# Under TensorFlow on CPU, "auto" keeps plain attention below this many keys
-# and takes the chunked path from it on (see `resolve_implementation`).
+# Under TensorFlow on CPU without XLA, "auto" keeps plain attention below
+# this many keys and takes the chunked path from it on (see
+# `resolve_implementation`).
 TENSORFLOW_CHUNKED_FROM = 4096
 
 # Under JAX on an accelerator, "auto" takes the chunked path when the fused
@@ -97,16 +114,23 @@ def resolve_implementation(implementation="auto", key_length=None, *,
       for 48 GiB and ran out of memory alone, and inside a 4-block model
       it returned in 5.7 ms, faster than the arithmetic allows, i.e. not a
       valid step; chunked: 90.5 ms, 0.28 GiB, its error 0;
-    - jax on CPU: `"chunked"`: 1.5 s a step at L = 1024 against 2.7 s for
-      `"reference"` and 7.1 s for `"fused"` (XLA's CPU path materialises
-      and re-reads L x L scores);
-    - tensorflow on CPU: `"reference"` below `TENSORFLOW_CHUNKED_FROM`
-      keys (1.1 s a step at L = 1024 and 4.1 s at 2048, against 1.8 s and
-      7.1 s chunked: XLA compiles TensorFlow's while loop over small
-      blocks poorly) and when the length is unknown while tracing;
-      `"chunked"` from it on, whose memory is linear in L: plain attention
-      keeps several (batch, heads, L, L) tensors per layer, over 20 GB for
-      four layers at L = 4096, batch 16.
+    - jax on CPU, and tensorflow on CPU under XLA (`jit_compile=True`):
+      `"chunked"`, in cache-sized blocks (`_CPU_BLOCK_ELEMENTS`), faster
+      than either plain path there and linear in L in memory. One
+      forward + backward of the attention layer (`benchmarks/attention.py
+      --batch 32 --hidden 64 --heads 4`) at L = 256 / 1024 / 2048: JAX
+      24 / 213 / - ms chunked against 64 / 1150 / - reference and
+      103 / 2037 / - fused; TensorFlow 19 / 183 / 704 ms chunked against
+      36 / 465 / 1689 reference and 38 / 496 / 1819 fused; PyTorch's fused
+      kernel, for comparison, 27 / 286 / 1065 ms;
+    - tensorflow on CPU without XLA (Keras's `jit_compile="auto"` there):
+      `"reference"` below `TENSORFLOW_CHUNKED_FROM` keys and when the
+      length is unknown while tracing, `"chunked"` from it on, whose
+      memory is linear in L (plain attention keeps several (batch, heads,
+      L, L) tensors per layer, over 20 GB for four layers at L = 4096,
+      batch 16). Its graph runs the loop's steps op by op: at L = 1024,
+      batch 32, 4 heads of 16, 244 ms reference against 322-424 ms
+      chunked.
 
     Args:
         implementation: one of `IMPLEMENTATIONS`; any but `"auto"` is
@@ -133,8 +157,9 @@ def resolve_implementation(implementation="auto", key_length=None, *,
         return "chunked"
     if backend == "torch" or on_accelerator():
         return "fused"
-    if backend == "tensorflow" and (key_length is None
-                                    or key_length < TENSORFLOW_CHUNKED_FROM):
+    if backend == "tensorflow" and (
+            key_length is None or (key_length < TENSORFLOW_CHUNKED_FROM
+                                   and not xla_compiled())):
         return "reference"
     return "chunked"
 
@@ -247,104 +272,165 @@ def reference_attention(query, key, value, padding_mask=None, causal=False,
     return ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3))
 
 
-def _block_size(batch, heads, length, block_size):
-    if block_size is not None:
-        return int(block_size)
-    per_query = max(1, batch * heads * length)
-    return max(_MIN_BLOCK, _BLOCK_ELEMENTS // per_query)
+def _block_layout(rows, heads, q_len, k_len, block_size, block_rows):
+    """(rows per block, queries per block) of the chunked path.
+
+    `rows` is batch x heads, None when the batch is unknown while tracing
+    (TensorFlow's `fit`); then a block's rows divide `heads`, or where
+    blocks are few and large it holds every row (rows per block None).
+    See `_CPU_BLOCK_ELEMENTS`. `block_size` and
+    `block_rows`, when given, fix the queries and the rows of a block; the
+    rows must divide batch x heads.
+    """
+    if block_rows is not None:
+        if int(block_rows) < 1 or (rows or heads) % int(block_rows):
+            raise ValueError(
+                "`block_rows` must divide batch x heads (heads while the "
+                f"batch is unknown). Received: block_rows={block_rows}, "
+                f"batch x heads={rows}, heads={heads}")
+        block_rows = int(block_rows)
+    if on_accelerator() or not xla_compiled():
+        if block_rows is None:
+            block_rows = rows
+        size = (int(block_size) if block_size is not None else max(
+            _MIN_BLOCK, _BLOCK_ELEMENTS // ((block_rows or 1) * k_len)))
+        return block_rows, min(size, q_len)
+    size = min(int(block_size or _CPU_BLOCK_QUERIES), q_len)
+    if block_rows is None:
+        # The most rows that divide `rows` and keep the block near
+        # _CPU_BLOCK_ELEMENTS scores (at least one row).
+        most = max(1, _CPU_BLOCK_ELEMENTS // (size * k_len))
+        block_rows = max(r for r in range(1, min(most, rows or heads) + 1)
+                         if (rows or heads) % r == 0)
+    return block_rows, size
 
 
-def _split_blocks(x, num_blocks, size):
-    """(B, H, num_blocks * size, D) -> (num_blocks, B, H, size, D)."""
-    heads, depth = x.shape[1], x.shape[3]
-    x = ops.reshape(x, (-1, heads, num_blocks, size, depth))
-    return ops.transpose(x, (2, 0, 1, 3, 4))
+def _groups(block_rows):
+    """Leading (groups, rows) of a reshape into groups of `block_rows`
+    (batch, head) rows; one group of every row when it is None."""
+    return (1, -1) if block_rows is None else (-1, block_rows)
 
 
-def _merge_blocks(x):
-    """(num_blocks, B, H, size, D) -> (B, H, num_blocks * size, D)."""
-    num_blocks, _, heads, size, depth = x.shape
-    x = ops.transpose(x, (1, 2, 0, 3, 4))
+def _grouped(x, block_rows):
+    """(batch, heads, ...) -> (groups, block_rows, ...)."""
+    return ops.reshape(x, _groups(block_rows) + tuple(x.shape[2:]))
+
+
+def _to_blocks(x, block_rows, num_blocks, size):
+    """(batch, heads, num_blocks * size, D) -> (groups * num_blocks,
+    block_rows, size, D): block g * num_blocks + j holds queries
+    j * size .. of the g-th group of rows."""
+    depth = x.shape[-1]
+    x = ops.reshape(x, _groups(block_rows) + (num_blocks, size, depth))
+    x = ops.transpose(x, (0, 2, 1, 3, 4))
+    if block_rows is None:
+        return ops.reshape(x, (num_blocks, -1, size, depth))
+    return ops.reshape(x, (-1, block_rows, size, depth))
+
+
+def _from_blocks(x, heads, num_blocks):
+    """Inverse of `_to_blocks`."""
+    _, rows, size, depth = x.shape
+    x = ops.reshape(x, (_groups(rows)[0], num_blocks, rows or -1, size,
+                        depth))
+    x = ops.transpose(x, (0, 2, 1, 3, 4))
     return ops.reshape(x, (-1, heads, num_blocks * size, depth))
 
 
 def _make_chunked(num_blocks, size, causal, length):
     """Builds the custom-gradient attention for a fixed block layout.
 
-    Inputs are in (batch, heads, L, D) layout with the query already scaled
-    and padded to `num_blocks * size` rows; `bias` is an additive
-    (batch, 1, 1, Lk) key bias (zeros when unmasked). Both passes walk the
-    query blocks with `keras.ops.fori_loop` (`lax.fori_loop`,
+    Keys and values are in (groups, rows, Lk, D) layout (`_grouped`), the
+    query already scaled, padded to `num_blocks * size` and cut by
+    `_to_blocks`; `bias` is an additive (groups, rows, 1, Lk) key bias
+    (zeros when unmasked). Both
+    passes walk the blocks with `keras.ops.fori_loop` (`lax.fori_loop`,
     `tf.while_loop`, a Python loop under PyTorch), so one block's scores
     exist at a time: an unrolled loop lets XLA schedule every block at once
     (measured: 23 GB for two layers at L = 16K under JAX).
+
+    Every product is one whose contraction runs over its left operand's
+    last axis or its right operand's second-last: dK and dV accumulate
+    transposed, (rows, D, Lk) = (rows, D, C) @ (rows, C, Lk). XLA's CPU
+    backend runs a product that contracts the scores' query axis in place,
+    P^T @ dO, 5x slower (188 against 36 ms a layer at L = 1024, batch 32,
+    4 heads of 16, in blocks of 2 x 512).
     """
 
     def scores(q_b, k_t, bias, start):
-        s = ops.matmul(q_b, k_t)  # (B, H, C, Lk)
+        s = ops.matmul(q_b, k_t)  # (rows, C, Lk)
         return s + _block_bias(bias, causal, start, size, length, s.dtype)
 
     def put(blocks, i, block):
-        return ops.slice_update(blocks, (i, 0, 0, 0, 0), block[None])
+        return ops.slice_update(blocks, (i, 0, 0, 0), block[None])
+
+    def add(blocks, g, block):
+        return put(blocks, g, blocks[g] + block)
 
     @ops.custom_gradient
-    def attend(q, k, v, bias):
-        k_t = ops.transpose(k, (0, 1, 3, 2))  # (B, H, D, Lk)
-        q_blocks = _split_blocks(q, num_blocks, size)  # (n, B, H, C, D)
+    def attend(q_blocks, k, v, bias):
+        k_t = ops.transpose(k, (0, 1, 3, 2))  # (groups, rows, D, Lk)
 
         def forward_block(i, carry):
             out_blocks, lse_blocks = carry
-            s = scores(q_blocks[i], k_t, bias, i * size)
-            m = ops.max(s, axis=-1, keepdims=True)  # (B, H, C, 1)
+            g = i // num_blocks
+            s = scores(q_blocks[i], k_t[g], bias[g], (i % num_blocks) * size)
+            m = ops.max(s, axis=-1, keepdims=True)  # (rows, C, 1)
             p = ops.exp(s - m)
             denom = ops.sum(p, axis=-1, keepdims=True)
-            return (put(out_blocks, i, ops.matmul(p, v) / denom),
+            return (put(out_blocks, i, ops.matmul(p, v[g]) / denom),
                     put(lse_blocks, i, m + ops.log(denom)))
 
+        steps = ops.shape(q_blocks)[0]  # groups x num_blocks
         out_blocks, lse_blocks = ops.fori_loop(
-            0, num_blocks, forward_block,
+            0, steps, forward_block,
             (ops.zeros_like(q_blocks), ops.zeros_like(q_blocks[..., :1])),
         )
-        out = _merge_blocks(out_blocks)  # (B, H, Lq, D)
 
         def grad(*args, upstream=None):
-            d_out = args[0] if upstream is None else upstream  # (B,H,Lq,D)
-            do_blocks = _split_blocks(d_out, num_blocks, size)
+            do_blocks = args[0] if upstream is None else upstream
             # delta_i = sum_j P_ij dP_ij = <dO_i, O_i>
             delta_blocks = ops.sum(do_blocks * out_blocks, axis=-1,
                                    keepdims=True)
-            v_t = ops.transpose(v, (0, 1, 3, 2))  # (B, H, D, Lk)
+            v_t = ops.transpose(v, (0, 1, 3, 2))  # (groups, rows, D, Lk)
 
             def backward_block(i, carry):
-                dq_blocks, dk, dv = carry
+                dq_blocks, dk_t, dv_t = carry
+                g = i // num_blocks
                 q_b, do_b = q_blocks[i], do_blocks[i]
-                s = scores(q_b, k_t, bias, i * size)
-                p = ops.exp(s - lse_blocks[i])  # (B, H, C, Lk)
-                dv = dv + ops.matmul(ops.transpose(p, (0, 1, 3, 2)), do_b)
-                ds = p * (ops.matmul(do_b, v_t) - delta_blocks[i])
-                dk = dk + ops.matmul(ops.transpose(ds, (0, 1, 3, 2)), q_b)
-                return put(dq_blocks, i, ops.matmul(ds, k)), dk, dv
+                s = scores(q_b, k_t[g], bias[g], (i % num_blocks) * size)
+                p = ops.exp(s - lse_blocks[i])  # (rows, C, Lk)
+                dv_t = add(dv_t, g, ops.matmul(
+                    ops.transpose(do_b, (0, 2, 1)), p))
+                ds = p * (ops.matmul(do_b, v_t[g]) - delta_blocks[i])
+                dk_t = add(dk_t, g, ops.matmul(
+                    ops.transpose(q_b, (0, 2, 1)), ds))
+                return put(dq_blocks, i, ops.matmul(ds, k[g])), dk_t, dv_t
 
-            dq_blocks, dk, dv = ops.fori_loop(
-                0, num_blocks, backward_block,
-                (ops.zeros_like(q_blocks), ops.zeros_like(k),
-                 ops.zeros_like(v)),
+            dq_blocks, dk_t, dv_t = ops.fori_loop(
+                0, steps, backward_block,
+                (ops.zeros_like(q_blocks), ops.zeros_like(k_t),
+                 ops.zeros_like(v_t)),
             )
-            return _merge_blocks(dq_blocks), dk, dv, ops.zeros_like(bias)
+            return (dq_blocks, ops.transpose(dk_t, (0, 1, 3, 2)),
+                    ops.transpose(dv_t, (0, 1, 3, 2)), ops.zeros_like(bias))
 
-        return out, grad
+        return out_blocks, grad
 
     return attend
 
 
 def chunked_attention(
-    query, key, value, padding_mask=None, causal=False, block_size=None
+    query, key, value, padding_mask=None, causal=False, block_size=None,
+    block_rows=None,
 ):
-    """Exact softmax attention in query blocks with a recomputing backward.
+    """Exact softmax attention in blocks with a recomputing backward.
 
-    Same contract as `reference_attention`; `block_size` is the number of
-    queries per block (default: as many as keep one block of scores near
-    16 MiB, at least 64).
+    Same contract as `reference_attention`. A block is `block_rows` of the
+    batch x heads rows (a divisor of it) by `block_size` queries, against
+    every key; by default under XLA on a CPU 256 queries of as many rows
+    as keep its scores near 4 MiB, elsewhere every row and as many queries
+    as keep them near 16 MiB, at least 64 (see `_CPU_BLOCK_ELEMENTS`).
     """
     batch, q_len, heads, depth = query.shape
     k_len = key.shape[1]
@@ -358,7 +444,9 @@ def chunked_attention(
             "causal attention needs equal query and key lengths. "
             f"Received: query.shape={query.shape}, key.shape={key.shape}"
         )
-    size = min(_block_size(batch or 1, heads, k_len, block_size), q_len)
+    rows = None if batch is None else batch * heads
+    block_rows, size = _block_layout(rows, heads, q_len, k_len, block_size,
+                                     block_rows)
     num_blocks = -(-q_len // size)
     attend = _make_chunked(num_blocks, size, causal, k_len)
     scale = 1.0 / math.sqrt(depth)
@@ -368,12 +456,15 @@ def chunked_attention(
         # their zero upstream gradient adds nothing to dK or dV.
         q = ops.pad(q, ((0, 0), (0, 0), (0, num_blocks * size - q_len),
                         (0, 0)))
-    k = ops.transpose(key, (0, 2, 1, 3))  # (B, H, Lk, D)
-    v = ops.transpose(value, (0, 2, 1, 3))
-    bias = _key_bias(padding_mask, q.dtype)
+    k, v = (_grouped(ops.transpose(x, (0, 2, 1, 3)), block_rows)
+            for x in (key, value))  # (groups, rows, Lk, D)
+    bias = _key_bias(padding_mask, q.dtype)  # (B, 1, 1, Lk)
     if bias is None:
-        bias = ops.zeros_like(k[:, :1, None, :, 0])  # (B, 1, 1, Lk)
-    out = attend(q, k, v, bias)[:, :, :q_len]
+        bias = ops.zeros_like(k[:, :, None, :, 0])  # (groups, rows, 1, Lk)
+    else:  # (B, 1, 1, Lk) -> (B, H, 1, Lk) -> (groups, rows, 1, Lk)
+        bias = _grouped(bias + ops.zeros_like(q[:, :, :1, :1]), block_rows)
+    out = attend(_to_blocks(q, block_rows, num_blocks, size), k, v, bias)
+    out = _from_blocks(out, heads, num_blocks)[:, :, :q_len]
     return ops.transpose(out, (0, 2, 1, 3))  # (B, Lq, H, D)
 
 

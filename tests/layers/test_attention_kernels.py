@@ -51,6 +51,97 @@ def test_chunked_attention_block_size_does_not_change_result(block_size):
 
 
 @pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("block_rows", [1, 2, 3, 6])
+def test_chunked_attention_block_rows_do_not_change_result(block_rows,
+                                                           causal):
+    # Blocks of 1, 2, 3 or all 6 of the batch x heads rows, 16 queries each
+    # (the last block ragged), with a padded sequence in the batch.
+    q, k, v, mask = _inputs(seed=8)
+    out = ak.chunked_attention(q, k, v, mask, causal, block_size=16,
+                               block_rows=block_rows)
+    assert_allclose(out, numpy_attention(q, k, v, mask, causal), atol=2e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_chunked_attention_gradients_in_groups_of_rows(causal):
+    # Two rows of the six a block (three groups): each group's dK and dV
+    # accumulate over its own query blocks only.
+    q, k, v, mask = _inputs(length=37, seed=9)
+    m = ops.convert_to_tensor(mask)
+    w = ops.convert_to_tensor(
+        np.random.default_rng(10).normal(size=q.shape).astype("float32"))
+
+    def loss(chunked):
+        return lambda q, k, v: ops.sum(w * (
+            ak.chunked_attention(q, k, v, m, causal, block_size=8,
+                                 block_rows=2) if chunked else
+            ak.reference_attention(q, k, v, m, causal)))
+
+    _, ref_grads = value_and_grads(loss(False), q, k, v)
+    _, grads = value_and_grads(loss(True), q, k, v)
+    for name, g, r in zip("qkv", grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+
+
+def test_block_rows_must_divide_the_rows():
+    q, k, v, mask = _inputs()
+    for block_rows in (4, 0):
+        with pytest.raises(ValueError, match="block_rows"):
+            ak.chunked_attention(q, k, v, mask, block_rows=block_rows)
+
+
+def test_block_layout(monkeypatch):
+    # Under XLA on a CPU: 256 queries of as many rows (a divisor of batch x
+    # heads, of the heads while the batch is unknown) as keep a block near
+    # 2**20 scores. On an accelerator or without XLA: every row, as many
+    # queries as keep 2**22 scores, at least 64.
+    layout = ak._block_layout
+    monkeypatch.setattr(ak, "on_accelerator", lambda: False)
+    monkeypatch.setattr(ak, "xla_compiled", lambda: True)
+    assert layout(128, 4, 1024, 1024, None, None) == (4, 256)
+    assert layout(96, 4, 1024, 1024, None, None) == (4, 256)
+    assert layout(6, 3, 1024, 1024, None, None) == (3, 256)
+    assert layout(64, 4, 4096, 4096, None, None) == (1, 256)
+    assert layout(64, 4, 100, 100, None, None) == (64, 100)
+    assert layout(7, 7, 1024, 1024, 16, None) == (7, 16)
+    assert layout(None, 4, 1024, 1024, None, None) == (4, 256)
+    assert layout(None, 3, 1024, 1024, None, None) == (3, 256)
+    assert layout(None, 8, 1024, 1024, None, 2) == (2, 256)
+    for accelerator, xla in ((True, True), (False, False)):
+        monkeypatch.setattr(ak, "on_accelerator", lambda: accelerator)
+        monkeypatch.setattr(ak, "xla_compiled", lambda: xla)
+        assert layout(128, 4, 1024, 1024, None, None) == (128, 64)
+        assert layout(16, 4, 1024, 1024, None, None) == (16, 256)
+        assert layout(16, 4, 1024, 1024, None, 4) == (4, 1024)
+        assert layout(None, 4, 1024, 1024, None, None) == (None, 1024)
+
+
+@pytest.mark.parametrize("small_blocks,block_rows", [(True, 2),
+                                                     (True, None),
+                                                     (False, None)])
+def test_chunked_attention_with_an_unknown_batch(monkeypatch, small_blocks,
+                                                 block_rows):
+    # TensorFlow's `fit` traces with the batch unknown: under XLA on a CPU
+    # a block's rows then divide the heads (2 of 4 given, all 4 by
+    # default), and the loop runs for as many groups as the batch turns
+    # out to hold; elsewhere one group holds every row.
+    import keras
+
+    monkeypatch.setattr(ak, "on_accelerator", lambda: False)
+    monkeypatch.setattr(ak, "xla_compiled", lambda: small_blocks)
+    q, k, v, mask = _inputs(batch=3, length=40, heads=4, seed=11)
+    expected = numpy_attention(q, k, v, mask, causal=True)
+    inputs = [keras.Input((40, 4, 8)) for _ in range(3)]
+    keys = keras.Input((40,), dtype="bool")
+    out = keras.layers.Lambda(lambda t: ak.chunked_attention(
+        *t[:3], t[3], True, block_size=16, block_rows=block_rows),
+        output_shape=(40, 4, 8))(inputs + [keys])
+    model = keras.Model(inputs + [keys], out)
+    assert_allclose(model.predict([q, k, v, mask], batch_size=2, verbose=0),
+                    expected, atol=2e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
 def test_chunked_attention_gradients_equal_reference(causal):
     q, k, v, mask = _inputs(length=40, seed=2)
     w = ops.convert_to_tensor(
@@ -100,20 +191,44 @@ def test_bad_implementation_is_rejected():
         ak.attention(q, k, v, implementation="magic")
 
 
-def test_auto_takes_a_linear_memory_path_at_long_lengths():
+@pytest.mark.parametrize("xla", [False, True])
+def test_auto_takes_a_linear_memory_path_at_long_lengths(monkeypatch, xla):
     # The fused kernel under PyTorch streams its scores; under JAX and
-    # TensorFlow on CPU only the chunked path does. TensorFlow keeps plain
-    # attention, faster there, below TENSORFLOW_CHUNKED_FROM keys.
+    # TensorFlow on CPU only the chunked path does. Under XLA it is the
+    # faster at every length; TensorFlow without XLA keeps plain attention,
+    # faster there, below TENSORFLOW_CHUNKED_FROM keys, and when the length
+    # is unknown while tracing.
     import keras
 
+    monkeypatch.setattr(ak, "xla_compiled", lambda: xla)
     backend = keras.backend.backend()
     long = ak.TENSORFLOW_CHUNKED_FROM
-    for length in (1024, long - 1, long, 16384, None):
-        expected = ("fused" if backend == "torch" else
-                    "reference" if backend == "tensorflow"
-                    and (length is None or length < long) else
-                    "chunked")
+    for length in (16, 1024, long - 1, long, 16384, None):
+        expected = (
+            "fused" if backend == "torch" else
+            "reference" if backend == "tensorflow" and (
+                length is None or (length < long and not xla)) else
+            "chunked")
         assert ak.resolve_implementation("auto", length) == expected
+
+
+def test_xla_compiled():
+    # Always under JAX, never under PyTorch; under TensorFlow only inside
+    # a `jit_compile=True` function.
+    import keras
+
+    from lra_keras.backend_utils import xla_compiled
+
+    backend = keras.backend.backend()
+    assert xla_compiled() == (backend == "jax")
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        seen = []
+        for jit in (True, False):
+            tf.function(lambda: seen.append(xla_compiled()) or tf.zeros(()),
+                        jit_compile=jit)()
+        assert seen == [True, False]
 
 
 def test_auto_on_an_accelerator(monkeypatch):
