@@ -6,6 +6,7 @@
     python benchmarks/attention.py --backends jax torch --implementations \\
         fused chunked --lengths 4096 16384 --batch 4 \\
         --dtype-policy mixed_bfloat16 [--no-mask]
+    python benchmarks/attention.py --backends tensorflow --no-xla
 
 Times one training step (forward + backward) of `RotaryMultiHeadAttention`
 (hidden 128, 4 heads) and records the peak resident memory of the process,
@@ -35,6 +36,11 @@ JAX, PyTorch's FLASH backend, neither of which takes a boolean mask
 as such). On a GPU each step is synchronised and the memory column is the
 device's peak allocation (`benchmarks/mixers.py`'s) rather than the
 growth of the process's resident set.
+
+TensorFlow's step is a `tf.function(jit_compile=True)`; `--no-xla` runs
+it without XLA, as a recipe's `fit` does on a machine with only CPUs
+(Keras's `jit_compile="auto"`), where `auto` picks its path differently
+(`attention_kernels.resolve_implementation`).
 """
 
 import argparse
@@ -64,7 +70,7 @@ def _peak_mib():
 
 
 def child(impl, length, batch, hidden, heads, repeats,
-          dtype_policy="float32", masked=True, options=None):
+          dtype_policy="float32", masked=True, options=None, xla=True):
     import keras
     import mixers
     import numpy as np
@@ -108,7 +114,7 @@ def child(impl, length, batch, hidden, heads, repeats,
     elif backend == "tensorflow":
         import tensorflow as tf
 
-        @tf.function(jit_compile=True)
+        @tf.function(jit_compile=xla)
         def step(x):
             with tf.GradientTape() as tape:
                 tape.watch(weights)
@@ -138,13 +144,21 @@ def child(impl, length, batch, hidden, heads, repeats,
         times.append(time.perf_counter() - start)
     seconds = min(times)
     flops = 3 * 4 * batch * length * length * hidden  # QK^T and PV, x3
+
+    def resolve():
+        return impl if impl in EFFICIENT else resolve_implementation(
+            impl, length, scores=batch * heads * length * length,
+            flash=flash_eligible(keras.ops.zeros(
+                (1, 1, 1, hidden // heads), layer.compute_dtype), mask))
+
+    resolved = [resolve()]
+    if backend == "tensorflow":  # what `auto` picks inside the step
+        tf.function(lambda: resolved.append(resolve()) or tf.zeros(()),
+                    jit_compile=xla)()
     return dict(
         backend=backend,
         impl=impl,
-        resolved=impl if impl in EFFICIENT else resolve_implementation(
-            impl, length, scores=batch * heads * length * length,
-            flash=flash_eligible(keras.ops.zeros(
-                (1, 1, 1, hidden // heads), layer.compute_dtype), mask)),
+        resolved=resolved[-1],
         length=length,
         seconds=seconds,
         gflops=None if impl in EFFICIENT else flops / seconds / 1e9,
@@ -155,6 +169,7 @@ def child(impl, length, batch, hidden, heads, repeats,
         dtype_policy=dtype_policy,
         masked=masked,
         options=options or {},
+        xla=xla if backend == "tensorflow" else None,
     )
 
 
@@ -175,6 +190,9 @@ def main():
                                  "mixed_float16"))
     parser.add_argument("--no-mask", action="store_true",
                         help="pass no padding mask (default: all ones)")
+    parser.add_argument("--no-xla", action="store_true",
+                        help="TensorFlow: the step without XLA, as fit "
+                        "runs it on a CPU (default: jit_compile=True)")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                         help="options of the efficient attentions' layer, "
                         "e.g. sparse_pattern=strided reformer_chunk_size=64")
@@ -185,12 +203,13 @@ def main():
         result = child(args.child[0], int(args.child[1]), args.batch,
                        args.hidden, args.heads, args.repeats,
                        args.dtype_policy, not args.no_mask,
-                       parse_overrides(args.set))
+                       parse_overrides(args.set), not args.no_xla)
         print("RESULT " + json.dumps(result))
         return
     print(f"batch {args.batch}, hidden {args.hidden}, heads {args.heads}, "
           f"{args.dtype_policy}, "
-          f"{'no padding mask' if args.no_mask else 'an all-ones mask'}; "
+          f"{'no padding mask' if args.no_mask else 'an all-ones mask'}"
+          f"{'; TensorFlow without XLA' if args.no_xla else ''}; "
           "one forward+backward step of RotaryMultiHeadAttention")
     print(f"{'backend':<11}{'L':>6} {'path':<10}{'ms':>9}{'GFLOP/s':>9}"
           f"{'peak MiB':>10}{'x fused time':>14}{'x fused mem':>13}")
@@ -205,6 +224,7 @@ def main():
                        "--repeats", str(args.repeats), "--dtype-policy",
                        args.dtype_policy, *(["--no-mask"] if args.no_mask
                                             else []),
+                       *(["--no-xla"] if args.no_xla else []),
                        *(["--set", *args.set] if args.set else [])]
                 env = {**os.environ, "KERAS_BACKEND": backend,
                        "TF_CPP_MIN_LOG_LEVEL": "3"}

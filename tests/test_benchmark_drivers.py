@@ -314,3 +314,18 @@ def test_attention_child_passes_layer_options():
         attention.child("sparse_transformer", 32, 1, 16, 2, 1,
                         options=dict(sparse_pattern="strided",
                                      sparse_cls_token=True))
+
+
+@pytest.mark.parametrize("xla", [True, False])
+def test_attention_child_reports_the_path_auto_takes_in_its_step(xla):
+    # TensorFlow's step with and without XLA takes different paths at
+    # L = 32 (chunked, plain); the `resolved` column says which, as
+    # decided inside the step. JAX always chunked, PyTorch fused.
+    import keras
+
+    result = attention.child("auto", 32, 2, 16, 2, 1, xla=xla)
+    backend = keras.backend.backend()
+    expected = {"jax": "chunked", "torch": "fused",
+                "tensorflow": "chunked" if xla else "reference"}[backend]
+    assert result["resolved"] == expected
+    assert result["xla"] == (xla if backend == "tensorflow" else None)

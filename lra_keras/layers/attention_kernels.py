@@ -55,7 +55,8 @@ def _mask_bias(dtype):
 # 4 rows x 256 queries against 482-905 ms in blocks of all 128 rows x 64
 # queries; at L = 4096 (batch 16, 4 heads of 32) 2.07 s in blocks of
 # 1 x 256 against 4.85 s. TensorFlow without XLA at that 4K shape took
-# 8.9 s in blocks of 1 x 256 and 3.8 s in blocks of 64 x 64.
+# 8.9 s in blocks of 1 x 256 and 3.8 s in blocks of 64 x 64 (a
+# `tf.function` of the attention alone, 2026-12-04).
 _BLOCK_ELEMENTS = 2**22
 _MIN_BLOCK = 64
 _CPU_BLOCK_ELEMENTS = 2**20
@@ -118,19 +119,21 @@ def resolve_implementation(implementation="auto", key_length=None, *,
       `"chunked"`, in cache-sized blocks (`_CPU_BLOCK_ELEMENTS`), faster
       than either plain path there and linear in L in memory. One
       forward + backward of the attention layer (`benchmarks/attention.py
-      --batch 32 --hidden 64 --heads 4`) at L = 256 / 1024 / 2048: JAX
-      24 / 213 / - ms chunked against 64 / 1150 / - reference and
-      103 / 2037 / - fused; TensorFlow 19 / 183 / 704 ms chunked against
-      36 / 465 / 1689 reference and 38 / 496 / 1819 fused; PyTorch's fused
-      kernel, for comparison, 27 / 286 / 1065 ms;
+      --batch 32 --hidden 64 --heads 4`, docs/results/attention_cpu_blocks)
+      at L = 256 / 1024 / 2048: JAX 28 / 231 / 826 ms chunked against
+      66 / 1155 / 4929 reference and 82 / 2152 / 10444 fused; TensorFlow
+      under XLA 22 / 203 / 733 ms against 30 / 484 / 1736 and
+      38 / 478 / 1822; PyTorch's fused kernel, for comparison,
+      27 / 299 / 1090 ms;
     - tensorflow on CPU without XLA (Keras's `jit_compile="auto"` there):
       `"reference"` below `TENSORFLOW_CHUNKED_FROM` keys and when the
       length is unknown while tracing, `"chunked"` from it on, whose
       memory is linear in L (plain attention keeps several (batch, heads,
       L, L) tensors per layer, over 20 GB for four layers at L = 4096,
       batch 16). Its graph runs the loop's steps op by op: at L = 1024,
-      batch 32, 4 heads of 16, 244 ms reference against 322-424 ms
-      chunked.
+      batch 16, 4 heads of 16, 140 ms reference against 223 ms chunked;
+      at 4096 1.98 s and 12.9 GB against 3.18 s and 1.8 GB
+      (`benchmarks/attention.py --no-xla`).
 
     Args:
         implementation: one of `IMPLEMENTATIONS`; any but `"auto"` is
