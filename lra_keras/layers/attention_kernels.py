@@ -5,13 +5,14 @@ backend has one (PyTorch's `scaled_dot_product_attention` on CPU and GPU,
 cuDNN under JAX on GPU). Under JAX and TensorFlow on CPU it materialises the
 full (batch, heads, L, L) score tensor, and the autodiff keeps several of them
 per layer for the backward pass: ~19 GB for a 4-layer model at L=2048, batch
-16. `chunked_attention` below computes exactly the same function in blocks of
-queries with a hand-written backward pass (the FlashAttention recurrences,
-Dao et al. 2022, https://arxiv.org/abs/2205.14135, at query-block
-granularity): the forward pass keeps only the output and the per-row
-log-sum-exp, and the backward pass recomputes one block of probabilities at a
-time. Peak memory is O(batch · heads · block · L) instead of
-O(layers · batch · heads · L²).
+16. `chunked_attention` below computes exactly the same function in blocks
+of (batch, head) rows x queries, against every key, with a hand-written
+backward pass (the FlashAttention recurrences, Dao et al. 2022,
+https://arxiv.org/abs/2205.14135, at query-block granularity): the forward
+pass keeps only the output and the per-row log-sum-exp, and the backward
+pass recomputes one block of probabilities at a time. Peak memory is
+O(batch · heads · L · D + block · L) instead of O(layers · batch · heads ·
+L²).
 
 References:
 - FlashAttention: https://arxiv.org/abs/2205.14135
@@ -281,9 +282,9 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows):
     `rows` is batch x heads, None when the batch is unknown while tracing
     (TensorFlow's `fit`); then a block's rows divide `heads`, or where
     blocks are few and large it holds every row (rows per block None).
-    See `_CPU_BLOCK_ELEMENTS`. `block_size` and
-    `block_rows`, when given, fix the queries and the rows of a block; the
-    rows must divide batch x heads.
+    See `_CPU_BLOCK_ELEMENTS`. `block_size` and `block_rows`, when given,
+    fix the queries and the rows of a block; the rows must divide
+    batch x heads.
     """
     if block_rows is not None:
         if int(block_rows) < 1 or (rows or heads) % int(block_rows):
@@ -346,11 +347,11 @@ def _make_chunked(num_blocks, size, causal, length):
     Keys and values are in (groups, rows, Lk, D) layout (`_grouped`), the
     query already scaled, padded to `num_blocks * size` and cut by
     `_to_blocks`; `bias` is an additive (groups, rows, 1, Lk) key bias
-    (zeros when unmasked). Both
-    passes walk the blocks with `keras.ops.fori_loop` (`lax.fori_loop`,
-    `tf.while_loop`, a Python loop under PyTorch), so one block's scores
-    exist at a time: an unrolled loop lets XLA schedule every block at once
-    (measured: 23 GB for two layers at L = 16K under JAX).
+    (zeros when unmasked). Both passes walk the blocks with
+    `keras.ops.fori_loop` (`lax.fori_loop`, `tf.while_loop`, a Python loop
+    under PyTorch), so one block's scores exist at a time: an unrolled
+    loop lets XLA schedule every block at once (measured: 23 GB for two
+    layers at L = 16K under JAX).
 
     Every product is one whose contraction runs over its left operand's
     last axis or its right operand's second-last: dK and dV accumulate
