@@ -212,6 +212,36 @@ def test_auto_takes_a_linear_memory_path_at_long_lengths(monkeypatch, xla):
         assert ak.resolve_implementation("auto", length) == expected
 
 
+def test_chunked_path_is_compiled_by_xla_under_tensorflow(monkeypatch):
+    # TensorFlow outside XLA runs the chunked path as a function XLA
+    # compiles on its own; it gives what the plain function gives, value
+    # and gradients. Elsewhere (JAX, PyTorch, inside XLA, a GPU) the plain
+    # function runs.
+    import keras
+
+    backend = keras.backend.backend()
+    compiled = ak._chunked_function()
+    if backend != "tensorflow":
+        assert compiled is ak.chunked_attention
+        return
+    assert compiled is not ak.chunked_attention
+    assert compiled._jit_compile
+    monkeypatch.setattr(ak, "on_accelerator", lambda: True)
+    assert ak._chunked_function() is ak.chunked_attention
+    q, k, v, mask = _inputs(length=37, seed=12)
+    m = ops.convert_to_tensor(mask)
+
+    def loss(fn):
+        return lambda q, k, v: ops.sum(fn(q, k, v, m, True, 8) ** 2)
+
+    value, grads = value_and_grads(loss(compiled), q, k, v)
+    ref_value, ref_grads = value_and_grads(loss(ak.chunked_attention),
+                                           q, k, v)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+    for name, g, r in zip("qkv", grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+
+
 def test_xla_compiled():
     # Always under JAX, never under PyTorch; under TensorFlow only inside
     # a `jit_compile=True` function.
