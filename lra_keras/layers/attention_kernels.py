@@ -43,9 +43,10 @@ def _mask_bias(dtype):
     return _MASK_BIAS
 
 # Block layout of the chunked path. Where each loop step costs a kernel
-# launch or a copy of the loop's buffers (an accelerator; TensorFlow
-# without XLA, whose while loop copies the output blocks it updates; a
-# Python loop under PyTorch) a block holds every (batch, head) row and as
+# launch or a copy of the loop's buffers (an accelerator; TensorFlow's
+# graph without XLA, whose while loop copies the output blocks it updates,
+# which `attention` avoids on a CPU, see `_chunked_function`; a Python
+# loop under PyTorch) a block holds every (batch, head) row and as
 # many queries as keep its float32 scores near `_BLOCK_ELEMENTS`
 # (2**22 = 16 MiB), at least `_MIN_BLOCK`: few, large blocks. Under XLA on
 # a CPU a block holds `_CPU_BLOCK_QUERIES` queries of as many rows as keep
@@ -128,13 +129,14 @@ def resolve_implementation(implementation="auto", key_length=None, *,
       27 / 299 / 1090 ms;
     - tensorflow on CPU without XLA (Keras's `jit_compile="auto"` there):
       `"reference"` below `TENSORFLOW_CHUNKED_FROM` keys and when the
-      length is unknown while tracing, `"chunked"` from it on, whose
-      memory is linear in L (plain attention keeps several (batch, heads,
-      L, L) tensors per layer, over 20 GB for four layers at L = 4096,
-      batch 16). Its graph runs the loop's steps op by op: at L = 1024,
-      batch 16, 4 heads of 16, 140 ms reference against 223 ms chunked;
-      at 4096 1.98 s and 12.9 GB against 3.18 s and 1.8 GB
-      (`benchmarks/attention.py --no-xla`).
+      length is unknown while tracing, `"chunked"` from it on, run as a
+      function XLA compiles on its own (`_chunked_function`), its memory
+      linear in L (plain attention keeps several (batch, heads, L, L)
+      tensors per layer, over 20 GB for four layers at L = 4096, batch
+      16). At batch 16, 4 heads of 16 (`benchmarks/attention.py
+      --no-xla`): L = 1024 116 ms against 142 ms plain; 4096 1.7 s and
+      0.4 GB against 2.3 s and 17 GB; below 1024 plain attention is the
+      faster (L = 512, batch 32: 93 against 118 ms).
 
     Args:
         implementation: one of `IMPLEMENTATIONS`; any but `"auto"` is
@@ -481,7 +483,8 @@ def _chunked_function():
     `jit_compile=True`, as Keras compiles the convolutions TensorFlow's
     CPU kernels get wrong). TensorFlow's graph runs the loop op by op and
     copies the blocks it updates: at L = 4096, batch 16, 4 heads of 32, a
-    forward + backward took 3.9 s so and 2.2 s compiled."""
+    forward + backward took 3.9 s so and 2.2 s compiled (a `tf.function`
+    of the attention alone, 2026-12-04)."""
     if (keras.backend.backend() != "tensorflow" or xla_compiled()
             or on_accelerator()):
         return chunked_attention
