@@ -233,10 +233,12 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
 
     The softmax attention itself goes through
     `lra_keras.layers.attention_kernels.attention`: `"auto"` picks the fused
-    kernel under torch and on any accelerator, and an exact chunked kernel
-    with a recomputing backward pass, memory linear in L, under JAX on CPU
-    and under TensorFlow on CPU from 4096 keys (plain attention, faster
-    there, below). The `"fused"` path calls
+    kernel under torch and on any accelerator (under JAX on a GPU while it
+    gets a flash kernel or its scores stay small), and an exact chunked
+    kernel with a recomputing backward pass, memory linear in L, under JAX
+    on CPU and under TensorFlow on CPU inside XLA and from 1024 keys
+    outside it (plain attention, faster there, below;
+    `attention_kernels.resolve_implementation`). The `"fused"` path calls
     `keras.ops.dot_product_attention` without a `flash_attention` argument,
     i.e. with `flash_attention=None` ("use it where possible"): the backend
     takes a flash kernel whenever its own check passes. JAX: cuDNN on
