@@ -505,6 +505,7 @@ def attention(
     block_size=None,
     weights_dropout=None,
     query_mask=None,
+    block_rows=None,
 ):
     """Multi-head softmax attention through the fastest exact path.
 
@@ -528,6 +529,7 @@ def attention(
             under LRA's flax pair mask (`uniform_masked_rows`), future
             keys included when `causal` (flax's masks combine so; real
             queries never see a padded one).
+        block_rows: (batch, head) rows per block of the chunked path.
 
     Returns:
         Tensor (batch, Lq, heads, head_dim).
@@ -549,7 +551,7 @@ def attention(
                                    weights_dropout, query_mask)
     if impl == "chunked":
         out = _chunked_function()(
-            query, key, value, padding_mask, causal, block_size
+            query, key, value, padding_mask, causal, block_size, block_rows
         )
     else:
         mask = None
