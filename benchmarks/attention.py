@@ -37,6 +37,11 @@ as such). On a GPU each step is synchronised and the memory column is the
 device's peak allocation (`benchmarks/mixers.py`'s) rather than the
 growth of the process's resident set.
 
+The `% matmul` column is the attention's GFLOP/s as a share of the
+backend's own ceiling, measured in the same process: a 2048 x 2048 x 2048
+product in the layer's compute dtype (float32, or bfloat16 under
+`mixed_bfloat16`), compiled as the step is.
+
 TensorFlow's step is a `tf.function(jit_compile=True)`; `--no-xla` runs
 it without XLA, as a recipe's `fit` does on a machine with only CPUs
 (Keras's `jit_compile="auto"`), where `auto` picks its path differently
@@ -67,6 +72,48 @@ EFFICIENT = ("local", "synthesizer", "linear", "performer", "linformer",
 
 def _peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def matmul_gflops(dtype="float32", n=2048, repeats=3, xla=True):
+    """GFLOP/s of an n x n by n x n product on this backend, compiled as
+    `child`'s step is (jax.jit; TensorFlow's `tf.function`, with XLA
+    unless `xla` is False; PyTorch eager), the best of `repeats`."""
+    import keras
+    import numpy as np
+
+    backend = keras.backend.backend()
+    a, b = (keras.ops.cast(keras.ops.convert_to_tensor(
+        np.random.default_rng(seed).normal(size=(n, n)).astype("float32")),
+        dtype) for seed in (0, 1))
+    if backend == "jax":
+        import jax
+
+        product = jax.jit(keras.ops.matmul)
+
+        def run():
+            jax.block_until_ready(product(a, b))
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        product = tf.function(keras.ops.matmul, jit_compile=xla)
+
+        def run():
+            product(a, b).numpy()
+    else:
+        import torch
+
+        def run():
+            keras.ops.matmul(a, b)
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return 2 * n**3 / min(times) / 1e9
 
 
 def child(impl, length, batch, hidden, heads, repeats,
@@ -132,6 +179,8 @@ def child(impl, length, batch, hidden, heads, repeats,
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
 
+    # before the memory baseline, which its operands stay out of
+    ceiling = matmul_gflops(layer.compute_dtype, xla=xla)
     accelerator = mixers._accelerator()
     if accelerator and accelerator[2]:
         accelerator[2]()
@@ -162,6 +211,7 @@ def child(impl, length, batch, hidden, heads, repeats,
         length=length,
         seconds=seconds,
         gflops=None if impl in EFFICIENT else flops / seconds / 1e9,
+        matmul_gflops=ceiling,
         peak_mib=_peak_mib(),
         # on a GPU the device's peak allocation (JAX's: the process's)
         growth_mib=(accelerator[1]() if accelerator
@@ -212,7 +262,8 @@ def main():
           f"{'; TensorFlow without XLA' if args.no_xla else ''}; "
           "one forward+backward step of RotaryMultiHeadAttention")
     print(f"{'backend':<11}{'L':>6} {'path':<10}{'ms':>9}{'GFLOP/s':>9}"
-          f"{'peak MiB':>10}{'x fused time':>14}{'x fused mem':>13}")
+          f"{'% matmul':>9}{'peak MiB':>10}{'x fused time':>14}"
+          f"{'x fused mem':>13}")
     growth = {}
     for backend in args.backends:
         for length in args.lengths:
@@ -245,9 +296,11 @@ def main():
                 t_ratio = r["seconds"] / base["seconds"] if base else 0
                 m_ratio = r["growth_mib"] / max(base["growth_mib"], 1) \
                     if base else 0
-                gflops = "-" if r["gflops"] is None else f"{r['gflops']:.1f}"
+                gflops, share = ("-", "-") if r["gflops"] is None else (
+                    f"{r['gflops']:.1f}",
+                    f"{100 * r['gflops'] / r['matmul_gflops']:.0f}")
                 print(f"{backend:<11}{length:>6} {label:<10}"
-                      f"{r['seconds'] * 1e3:>9.0f}{gflops:>9}"
+                      f"{r['seconds'] * 1e3:>9.0f}{gflops:>9}{share:>9}"
                       f"{r['growth_mib']:>10.0f}{t_ratio:>14.2f}"
                       f"{m_ratio:>13.2f}", flush=True)
     if len(args.lengths) > 1:

@@ -329,3 +329,4 @@ def test_attention_child_reports_the_path_auto_takes_in_its_step(xla):
                 "tensorflow": "chunked" if xla else "reference"}[backend]
     assert result["resolved"] == expected
     assert result["xla"] == (xla if backend == "tensorflow" else None)
+    assert result["matmul_gflops"] > 0
