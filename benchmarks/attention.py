@@ -55,7 +55,6 @@ import os
 import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -79,6 +78,7 @@ def matmul_gflops(dtype="float32", n=2048, repeats=3, xla=True):
     `child`'s step is (jax.jit; TensorFlow's `tf.function`, with XLA
     unless `xla` is False; PyTorch eager), the best of `repeats`."""
     import keras
+    import mixers
     import numpy as np
 
     backend = keras.backend.backend()
@@ -107,13 +107,7 @@ def matmul_gflops(dtype="float32", n=2048, repeats=3, xla=True):
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
 
-    run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return 2 * n**3 / min(times) / 1e9
+    return 2 * n**3 / mixers._timed(run, repeats, best=True) / 1e9
 
 
 def child(impl, length, batch, hidden, heads, repeats,
@@ -185,13 +179,7 @@ def child(impl, length, batch, hidden, heads, repeats,
     if accelerator and accelerator[2]:
         accelerator[2]()
     before = _peak_mib()
-    run()  # compile / warm up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    seconds = min(times)
+    seconds = mixers._timed(run, repeats, best=True)
     flops = 3 * 4 * batch * length * length * hidden  # QK^T and PV, x3
 
     def resolve():

@@ -31,9 +31,7 @@ kernel. On a CPU the same runs go through the same code (no cuDNN there).
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -87,19 +85,15 @@ def _jax_case(length, batch, dtype, masked, impl, repeats):
     hlo = compiled.as_text()
     memory = compiled.memory_analysis()
     temp = getattr(memory, "temp_size_in_bytes", None)
-    jax.block_until_ready(compiled(q, k, v))
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(compiled(q, k, v))
-        times.append(time.perf_counter() - t)
+    seconds = mixers._timed(
+        lambda: jax.block_until_ready(compiled(q, k, v)), repeats)
     out = jax.jit(forward)(q, k, v)
     exact = jax.jit(lambda q, k, v: forward(q, k, v, "chunked"))(
         *(x.astype(jnp.float32) for x in (q, k, v)))
     return {
         "kernel": "cudnn fused" if "cudnn$fmha" in hlo else "xla",
         "memory_mib": None if temp is None else temp / 2**20,
-        "seconds": statistics.median(times),
+        "seconds": seconds,
         "error": _relative_error(out.astype(jnp.float32), exact),
     }
 
@@ -139,12 +133,7 @@ def _torch_case(length, batch, dtype, masked, impl, repeats):
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated() if device == "cuda" else 0
-    step()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t)
+    seconds = mixers._timed(step, repeats)
     peak = (torch.cuda.max_memory_allocated() - base) / 2**20 \
         if device == "cuda" else None
     activities = [torch.profiler.ProfilerActivity.CPU]
@@ -157,7 +146,7 @@ def _torch_case(length, batch, dtype, masked, impl, repeats):
     return {
         "kernel": _torch_kernels(prof),
         "memory_mib": peak,
-        "seconds": statistics.median(times),
+        "seconds": seconds,
         "error": _relative_error(out.float().cpu().numpy(),
                                  exact.cpu().numpy()),
     }
