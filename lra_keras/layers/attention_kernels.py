@@ -19,6 +19,7 @@ References:
 - Online softmax normaliser: https://arxiv.org/abs/1805.02867
 """
 
+import functools
 import math
 
 import keras
@@ -288,8 +289,9 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows):
     fix the queries and the rows of a block; the rows must divide
     batch x heads.
     """
+    divisible = rows or heads  # what a block's rows must divide
     if block_rows is not None:
-        if int(block_rows) < 1 or (rows or heads) % int(block_rows):
+        if int(block_rows) < 1 or divisible % int(block_rows):
             raise ValueError(
                 "`block_rows` must divide batch x heads (heads while the "
                 f"batch is unknown). Received: block_rows={block_rows}, "
@@ -306,8 +308,8 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows):
         # The most rows that divide `rows` and keep the block near
         # _CPU_BLOCK_ELEMENTS scores (at least one row).
         most = max(1, _CPU_BLOCK_ELEMENTS // (size * k_len))
-        block_rows = max(r for r in range(1, min(most, rows or heads) + 1)
-                         if (rows or heads) % r == 0)
+        block_rows = max(r for r in range(1, min(most, divisible) + 1)
+                         if divisible % r == 0)
     return block_rows, size
 
 
@@ -474,7 +476,13 @@ def chunked_attention(
     return ops.transpose(out, (0, 2, 1, 3))  # (B, Lq, H, D)
 
 
-_XLA_CHUNKED = []
+@functools.cache
+def _xla_chunked_attention():
+    """`chunked_attention` as a TensorFlow function XLA compiles, made
+    once (it traces once per input signature)."""
+    import tensorflow as tf
+
+    return tf.function(chunked_attention, jit_compile=True)
 
 
 def _chunked_function():
@@ -483,16 +491,12 @@ def _chunked_function():
     `jit_compile=True`, as Keras compiles the convolutions TensorFlow's
     CPU kernels get wrong). TensorFlow's graph runs the loop op by op and
     copies the blocks it updates: at L = 4096, batch 16, 4 heads of 32, a
-    forward + backward took 3.9 s so and 2.2 s compiled (a `tf.function`
-    of the attention alone, 2026-12-04)."""
+    forward + backward took 3.9 s in the graph and 2.2 s compiled (a
+    `tf.function` of the attention alone, 2026-12-04)."""
     if (keras.backend.backend() != "tensorflow" or xla_compiled()
             or on_accelerator()):
         return chunked_attention
-    if not _XLA_CHUNKED:
-        import tensorflow as tf
-
-        _XLA_CHUNKED.append(tf.function(chunked_attention, jit_compile=True))
-    return _XLA_CHUNKED[0]
+    return _xla_chunked_attention()
 
 
 def attention(
