@@ -134,6 +134,25 @@ def contiguous(x):
     return x
 
 
+def barrier(*xs):
+    """`xs` as they are, computed before anything that uses the result,
+    under JAX through `jax.lax.optimization_barrier`; elsewhere unchanged.
+
+    XLA's CPU backend schedules values that depend only on the weights
+    (a gain broadcast to the activations' shape, the zeros a backward
+    loop starts from) as early as it can, so each stays allocated from
+    the forward pass to its use in the backward; and it keeps the
+    broadcast a residual was computed from rather than the residual.
+    Passing the upstream gradient through the barrier with them ties them
+    to the backward pass; passing the residuals pins what is kept.
+    """
+    if keras.backend.backend() != "jax":
+        return xs
+    import jax
+
+    return jax.lax.optimization_barrier(xs)
+
+
 def dense_gradient(gradient):
     """The gradient as a dense tensor: a `tf.IndexedSlices` (TensorFlow)
     becomes the dense sum of its slices, duplicate rows added; anything

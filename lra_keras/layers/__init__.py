@@ -13,6 +13,7 @@ from lra_keras.layers.conv_block import ConvBlock
 from lra_keras.layers.dlr import DLR
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.gated_long_convolution import GatedLongConvolution
+from lra_keras.layers.lean_backward import LayerNormalization
 from lra_keras.layers.lru import LRU
 from lra_keras.layers.masked_batch_normalization import MaskedBatchNormalization
 from lra_keras.layers.megalodon import ComplexEMA

@@ -25,8 +25,10 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.backend_utils import barrier
 from lra_keras.backend_utils import on_accelerator
 from lra_keras.backend_utils import xla_compiled
+from lra_keras.layers.lean_backward import softmax
 
 IMPLEMENTATIONS = ("auto", "fused", "chunked", "reference")
 
@@ -275,7 +277,7 @@ def reference_attention(query, key, value, padding_mask=None, causal=False,
         scores = scores + ops.cast(ops.where(
             pair_mask, 0.0, _mask_bias(scores.dtype)), scores.dtype)
     scores = uniform_masked_rows(scores, query_mask)
-    probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
+    probs = drop_weights(softmax(scores, axis=-1), weights_dropout)
     return ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3))
 
 
@@ -397,10 +399,18 @@ def _make_chunked(num_blocks, size, causal, length):
 
         def grad(*args, upstream=None):
             do_blocks = args[0] if upstream is None else upstream
+            # The transposes and the zeros the loop starts from are made
+            # after the upstream gradient exists (see `barrier`); the
+            # zeros are 0 x one of its elements, which XLA cannot fold.
+            do_blocks, k_b, v_b = barrier(do_blocks, k, v)
+            k_t, v_t = (ops.transpose(x, (0, 1, 3, 2))
+                        for x in (k_b, v_b))  # (groups, rows, D, Lk)
+            zero = do_blocks[0, 0, 0, 0] * 0
+            dq0, dk0, dv0 = (ops.zeros_like(x) + zero
+                             for x in (q_blocks, k_t, v_t))
             # delta_i = sum_j P_ij dP_ij = <dO_i, O_i>
             delta_blocks = ops.sum(do_blocks * out_blocks, axis=-1,
                                    keepdims=True)
-            v_t = ops.transpose(v, (0, 1, 3, 2))  # (groups, rows, D, Lk)
 
             def backward_block(i, carry):
                 dq_blocks, dk_t, dv_t = carry
@@ -416,10 +426,7 @@ def _make_chunked(num_blocks, size, causal, length):
                 return put(dq_blocks, i, ops.matmul(ds, k[g])), dk_t, dv_t
 
             dq_blocks, dk_t, dv_t = ops.fori_loop(
-                0, steps, backward_block,
-                (ops.zeros_like(q_blocks), ops.zeros_like(k_t),
-                 ops.zeros_like(v_t)),
-            )
+                0, steps, backward_block, (dq0, dk0, dv0))
             return (dq_blocks, ops.transpose(dk_t, (0, 1, 3, 2)),
                     ops.transpose(dv_t, (0, 1, 3, 2)), ops.zeros_like(bias))
 

@@ -109,6 +109,7 @@ from lra_keras.layers.attention_kernels import drop_weights
 from lra_keras.layers.attention_kernels import pad_to_blocks
 from lra_keras.layers.attention_kernels import reference_attention
 from lra_keras.layers.attention_kernels import uniform_masked_rows
+from lra_keras.layers.lean_backward import softmax
 from lra_keras.schema import SINKHORN_SORTINGS
 
 # Queries per block of the causal kernelized attention: the within-block
@@ -366,7 +367,7 @@ def synthesizer_attention(query, key, value, synthetic_logits,
     if bias is not None:
         scores = scores + bias
     scores = uniform_masked_rows(scores, query_mask)
-    probs = drop_weights(ops.softmax(scores, axis=-1), weights_dropout)
+    probs = drop_weights(softmax(scores, axis=-1), weights_dropout)
     return ops.einsum("bhqk,bkhd->bqhd", probs, v)
 
 

@@ -17,6 +17,7 @@ from lra_keras.layers import activations
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import fft_conv
+from lra_keras.layers.lean_backward import LayerNormalization
 from lra_keras.layers.state_space import masked
 
 # Kernels reaching at most this many lags per direction use a direct
@@ -298,7 +299,7 @@ class GatedLongConvolution(keras.layers.Layer):
         if self.gate_norm is not None:
             # On Z2 ("before") or on W Z2 + b ("after"): H channels either
             # way.
-            self.gate_norm_layer = keras.layers.LayerNormalization(
+            self.gate_norm_layer = LayerNormalization(
                 epsilon=1e-5, name="gate_norm", dtype=dtype
             )
             self.gate_norm_layer.build(inner_shape)

@@ -27,6 +27,7 @@ import numpy as np
 from keras import ops
 
 from lra_keras.layers.efficient_attention import pad_to_blocks
+from lra_keras.layers.lean_backward import softmax
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
 from lra_keras.layers.rotary_attention import apply_rotary_across_heads
 
@@ -556,7 +557,7 @@ class MegalodonAttention(keras.layers.Layer):
             allowed = allowed * ops.cast(past, "float32")  # (N, 1, C, C)
         scores = ops.einsum("nihd,njhd->nhij", q, k)  # (N, H, C, C)
         scores = ops.where(allowed > 0, scores, _MASK_SCORE)
-        weights = ops.softmax(scores, axis=-1)
+        weights = softmax(scores, axis=-1)
         weights = self.attention_dropout_layer(
             ops.cast(weights, v.dtype), training=training)
         h = ops.einsum("nhij,njhe->nihe", weights, v)  # (N, C, H, e)

@@ -17,6 +17,7 @@ import keras
 from keras import ops
 
 from lra_keras.backend_utils import add_shared
+from lra_keras.layers.lean_backward import softmax
 from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
 from lra_keras.layers.sequence_norm import NORMS
@@ -346,7 +347,7 @@ class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
                 "nid,njd->nij", q * self.key_dim**-0.5, k
             ), bias)  # (N, C, C)
             scores = ops.where(allowed > 0, scores, _MASK_SCORE)
-            weights = ops.softmax(scores, axis=-1)  # (N, C, C)
+            weights = softmax(scores, axis=-1)  # (N, C, C)
         else:
             # Laplace scores are averaged over the keys a query may see.
             lengths = ops.maximum(

@@ -1,6 +1,6 @@
 """The norms of the residual blocks, by name: one place for every family.
 
-`"layer"` (`keras.layers.LayerNormalization`), `"batch"`
+`"layer"` (`LayerNormalization`, Keras's with a leaner backward), `"batch"`
 (`MaskedBatchNormalization`: statistics over the real tokens) and `"scale"`
 (`ScaleNormalization`: one gain over the root mean square), as the MEGA
 code's `SequenceNorm` chooses among them by `--norm-type`
@@ -12,8 +12,8 @@ accumulate along the sequence; `num_groups` groups), the final norm of its
 stacks.
 """
 
-import keras
 
+from lra_keras.layers.lean_backward import LayerNormalization
 from lra_keras.layers.masked_batch_normalization import MaskedBatchNormalization
 from lra_keras.layers.scale_normalization import ScaleNormalization
 
@@ -29,7 +29,7 @@ def sequence_norm(kind, name, epsilon=1e-5, momentum=0.9, unbiased=False,
     others ignore them.
     """
     if kind == "layer":
-        return keras.layers.LayerNormalization(
+        return LayerNormalization(
             epsilon=epsilon, name=name, dtype=dtype)
     if kind == "batch":
         return MaskedBatchNormalization(

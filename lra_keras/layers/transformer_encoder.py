@@ -11,6 +11,7 @@ import keras
 from lra_keras.layers import activations
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
+from lra_keras.layers.lean_backward import LayerNormalization
 from lra_keras.layers.rotary_attention import ATTENTION_OPTIONS
 from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
 
@@ -144,7 +145,7 @@ class TransformerEncoder(keras.layers.Layer):
                 f"attention_dim={attention_dim}, num_heads={self.num_heads}"
             )
         dtype = self.dtype_policy
-        self.attention_norm = keras.layers.LayerNormalization(
+        self.attention_norm = LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="attention_norm", dtype=dtype
         )
         self.attention = RotaryMultiHeadAttention(
@@ -162,7 +163,7 @@ class TransformerEncoder(keras.layers.Layer):
             name="attention",
             dtype=dtype,
         )
-        self.ffn_norm = keras.layers.LayerNormalization(
+        self.ffn_norm = LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="ffn_norm", dtype=dtype
         )
         self.ffn_inner = keras.layers.Dense(

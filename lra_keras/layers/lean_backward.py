@@ -1,0 +1,120 @@
+"""A LayerNorm and a softmax whose backward keeps one activation-sized
+tensor.
+
+XLA's CPU backend keeps more for the backward pass than the gradient
+needs. Differentiated by JAX, `keras.ops.layer_normalization` (`x *
+(rsqrt(var + eps) * gamma) + (beta - mean * rsqrt(var + eps) * gamma)`)
+and `keras.ops.softmax` each kept three activation-sized buffers live
+from the forward to the backward pass: for the norm the inverse
+deviation and `gamma` each broadcast to the activations' shape and the
+normalised input; for the softmax the shifted exponentials, the
+broadcast reciprocal of their sum and the output. In the 4-block rotary
+Transformer of `benchmarks/reference_speed.py` (width 128, L = 1024,
+batch 16) the eight norms held 28 of the 104 activation-sized buffers
+live at the step's peak of 828 MiB; in its MEGA stack each block held
+three (16, 1024, 1024) score-sized ones (the compiled steps' buffer
+assignments, 2026-12-04). PyTorch's kernels keep the input and two
+numbers per row (`layer_norm`) or the output alone (`softmax`), as does
+TensorFlow's softmax gradient.
+
+Here each is computed with a custom gradient whose residuals are pinned
+by `backend_utils.barrier` (under JAX; elsewhere the barrier is the
+identity):
+
+- `LayerNormalization` keeps the normalised input and the inverse
+  deviation per row:
+
+      x_hat = (x - mean) r,  r = 1 / sqrt(var + eps),  y = x_hat gamma + beta
+      dgamma = sum(dy x_hat),  dbeta = sum(dy)  (over every row)
+      dx = r (g - mean(g) - x_hat mean(g x_hat)),  g = dy gamma
+
+  Under PyTorch, where Keras already calls `torch.nn.functional.
+  layer_norm`, and for what the custom gradient does not cover (several
+  axes, `rms_scaling`, no `gamma` or no `beta`), it is `keras.layers.
+  LayerNormalization` unchanged. Its weights, names and configuration are
+  that layer's, so checkpoints load either way.
+- `softmax` keeps its output y: dx = y (dy - sum(dy y)). Under
+  TensorFlow and PyTorch, whose own gradients keep the output alone, it
+  is `keras.ops.softmax`.
+"""
+
+import keras
+from keras import ops
+
+from lra_keras.backend_utils import barrier
+
+
+def _layer_norm(x, gamma, beta, epsilon):
+    """LayerNorm over the last axis, in float32 at least, with the
+    gradient of the module docstring. Returns the input's dtype."""
+    dtype = keras.backend.standardize_dtype(x.dtype)
+    compute = keras.backend.result_type(dtype, "float32")
+
+    @ops.custom_gradient
+    def norm(x, gamma32, beta32):
+        x32 = ops.cast(x, compute)
+        mean = ops.mean(x32, axis=-1, keepdims=True)
+        centred = x32 - mean
+        r = ops.rsqrt(ops.mean(ops.square(centred), axis=-1, keepdims=True)
+                      + epsilon)
+        x_hat = centred * r
+        y = ops.cast(x_hat * gamma32 + beta32, dtype)
+        kept = barrier(x_hat, r)
+
+        def grad(*args, upstream=None):
+            dy = ops.cast(args[0] if upstream is None else upstream, compute)
+            # gamma after dy: XLA would broadcast it in the forward pass.
+            dy, gain, x_hat, r = barrier(dy, gamma32, *kept)
+            rows = tuple(range(len(dy.shape) - 1))
+            g = dy * gain
+            dx = r * (g - ops.mean(g, axis=-1, keepdims=True)
+                      - x_hat * ops.mean(g * x_hat, axis=-1, keepdims=True))
+            return (ops.cast(dx, dtype), ops.sum(dy * x_hat, axis=rows),
+                    ops.sum(dy, axis=rows))
+
+        return y, grad
+
+    # Cast outside: TensorFlow's custom gradient asks for the gradients of
+    # the variables read inside it by name.
+    return norm(x, ops.cast(gamma, compute), ops.cast(beta, compute))
+
+
+def softmax(x, axis=-1):
+    """`keras.ops.softmax(x, axis)` whose backward keeps the output alone
+    (see the module docstring)."""
+    if keras.backend.backend() != "jax":
+        return ops.softmax(x, axis=axis)
+
+    @ops.custom_gradient
+    def lean_softmax(x):
+        y = ops.softmax(x, axis=axis)
+        (kept,) = barrier(y)
+
+        def grad(*args, upstream=None):
+            dy, y = barrier(args[0] if upstream is None else upstream, kept)
+            return y * (dy - ops.sum(dy * y, axis=axis, keepdims=True))
+
+        return y, grad
+
+    return lean_softmax(x)
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class LayerNormalization(keras.layers.LayerNormalization):
+    """`keras.layers.LayerNormalization` with a backward pass that keeps
+    the normalised input and one number per row (see the module
+    docstring); same arguments, weights and outputs."""
+
+    def call(self, inputs):
+        if not self._takes_custom_gradient(inputs):
+            return super().call(inputs)
+        outputs = _layer_norm(inputs, self.gamma, self.beta, self.epsilon)
+        return ops.cast(outputs, self.compute_dtype)
+
+    def _takes_custom_gradient(self, inputs):
+        axes = self.axis if isinstance(self.axis, (list, tuple)) else [
+            self.axis]
+        last = len(inputs.shape) - 1
+        return (keras.backend.backend() != "torch" and not self.rms_scaling
+                and self.gamma is not None and self.beta is not None
+                and len(axes) == 1 and axes[0] % len(inputs.shape) == last)
