@@ -401,7 +401,9 @@ def _make_chunked(num_blocks, size, causal, length):
             do_blocks = args[0] if upstream is None else upstream
             # The transposes and the zeros the loop starts from are made
             # after the upstream gradient exists (see `barrier`); the
-            # zeros are 0 x one of its elements, which XLA cannot fold.
+            # zeros are 0 x one of its elements, which XLA cannot fold
+            # (were that element NaN or inf, the gradients would be NaN,
+            # as that element's block's already are).
             do_blocks, k_b, v_b = barrier(do_blocks, k, v)
             k_t, v_t = (ops.transpose(x, (0, 1, 3, 2))
                         for x in (k_b, v_b))  # (groups, rows, D, Lk)
