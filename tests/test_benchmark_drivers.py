@@ -13,7 +13,9 @@ compilation.
 import argparse
 import json
 import os
+import re
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,6 +28,7 @@ import conv_block  # noqa: E402
 import mixers  # noqa: E402
 import preset_step  # noqa: E402
 import reference_speed  # noqa: E402
+import step_memory  # noqa: E402
 
 
 def test_one_process_groups_per_backend():
@@ -330,3 +333,43 @@ def test_attention_child_reports_the_path_auto_takes_in_its_step(xla):
     assert result["resolved"] == expected
     assert result["xla"] == (xla if backend == "tensorflow" else None)
     assert result["matmul_gflops"] > 0
+
+
+def _step_memory(backend, *flags):
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / (
+        "step_memory.py")
+    env = dict(os.environ, KERAS_BACKEND=backend)
+    env.pop("XLA_FLAGS", None)
+    return subprocess.run(
+        [sys.executable, str(script), *flags], env=env, capture_output=True,
+        text=True, timeout=600)
+
+
+def test_step_memory_reports_the_peak_by_operation():
+    # A child under JAX (installed beside every backend CI runs): XLA's
+    # account of a tiny Transformer's step, and the buffers live at its
+    # peak summed by the operation that made them, the blocks' index
+    # dropped.
+    run = _step_memory("jax", "--models", "transformer", "--lengths", "32",
+                       "--hidden", "16", "--layers", "2", "--batch", "2",
+                       "--top", "40")
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = run.stdout
+    assert "transformer, L = 32: temporaries" in out
+    rows = [line.split(None, 2) for line in out.splitlines()
+            if re.match(r"\s+[\d,.]+\s+\d+\s+\S", line)]
+    assert rows and all(int(count) >= 1 for _, count, _ in rows)
+    assert not any(re.search(r"_block_\d", op) for _, _, op in rows)
+    assert any("transformer_block_N/" in op for _, _, op in rows)
+
+
+def test_step_memory_refuses_other_backends():
+    run = _step_memory("torch", "--lengths", "32")
+    assert run.returncode == 2
+    assert "KERAS_BACKEND=jax" in run.stderr
+
+
+def test_step_memory_operation_names():
+    assert step_memory._operation(
+        "jit(step)/jvp(encoder)/transformer_block_3/ffn_norm/mul") == (
+        "jvp(encoder)/transformer_block_N/ffn_norm/mul")
