@@ -418,11 +418,12 @@ def _make_chunked(num_blocks, size, causal, length):
             do_blocks, k_b, v_b = barrier(do_blocks, k, v)
             k_t, v_t = (ops.transpose(x, (0, 1, 3, 2))
                         for x in (k_b, v_b))  # (groups, rows, D, Lk)
-            zero = _at_least_float32(do_blocks[0, 0, 0, 0] * 0)
+            zero = do_blocks[0, 0, 0, 0] * 0
+            dq0 = ops.zeros_like(q_blocks) + zero
             # dK and dV accumulate over the query blocks in float32 at
             # least, as the softmax's statistics are kept.
-            dq0, dk0, dv0 = (_at_least_float32(ops.zeros_like(x)) + zero
-                             for x in (q_blocks, k_t, v_t))
+            dk0, dv0 = (_at_least_float32(ops.zeros_like(x) + zero)
+                        for x in (k_t, v_t))
             # delta_i = sum_j P_ij dP_ij = <dO_i, O_i>
             delta_blocks = ops.sum(
                 _at_least_float32(do_blocks) * _at_least_float32(out_blocks),
@@ -440,12 +441,11 @@ def _make_chunked(num_blocks, size, causal, length):
                 ds = ops.cast(p * (dp - delta_blocks[i]), dtype)
                 dk_t = add(dk_t, g, _at_least_float32(ops.matmul(
                     ops.transpose(q_b, (0, 2, 1)), ds)))
-                dq = _at_least_float32(ops.matmul(ds, k[g]))
-                return put(dq_blocks, i, dq), dk_t, dv_t
+                return put(dq_blocks, i, ops.matmul(ds, k[g])), dk_t, dv_t
 
             dq_blocks, dk_t, dv_t = ops.fori_loop(
                 0, steps, backward_block, (dq0, dk0, dv0))
-            return (ops.cast(dq_blocks, dtype),
+            return (dq_blocks,
                     ops.cast(ops.transpose(dk_t, (0, 1, 3, 2)), dtype),
                     ops.cast(ops.transpose(dv_t, (0, 1, 3, 2)), dtype),
                     ops.zeros_like(bias))
