@@ -191,29 +191,38 @@ def stack_hparams(model, length, hidden, layers):
                        padded_length=None, **SIZES.get(model, {}))
 
 
-def _child_model(model, length, tokens, hidden, layers, steps,
-                 jit_compile="auto", padded=True):
-    import keras
+def stack_and_batch(model, length, hidden, layers, batch, padded=True):
+    """(the benchmarked stack, a batch of `batch` rows of L random tokens,
+    every position real, its labels): the family's classifier at
+    `stack_hparams`, with or without its padding mask (`padded`)."""
     import numpy as np
 
     from lra_keras.models import build_classifier
     from lra_keras.models import classifier_kwargs
 
-    batch = max(1, tokens // length)
     hp = stack_hparams(model, length, hidden, layers)
     net = build_classifier(**dict(classifier_kwargs(hp), padded=padded))
-    net.compile(
-        optimizer=keras.optimizers.AdamW(1e-4),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        jit_compile=jit_compile,
-    )
     rng = np.random.default_rng(0)
     x = {
         "token_ids": rng.integers(1, 17, size=(batch, length)).astype(
             "int32"),
         "padding_mask": np.ones((batch, length), bool),
     }
-    y = rng.integers(0, 10, size=(batch,))
+    return net, x, rng.integers(0, 10, size=(batch,))
+
+
+def _child_model(model, length, tokens, hidden, layers, steps,
+                 jit_compile="auto", padded=True):
+    import keras
+
+    batch = max(1, tokens // length)
+    net, x, y = stack_and_batch(model, length, hidden, layers, batch,
+                                padded)
+    net.compile(
+        optimizer=keras.optimizers.AdamW(1e-4),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=jit_compile,
+    )
     accelerator = _accelerator()
     if accelerator and accelerator[2]:
         accelerator[2]()

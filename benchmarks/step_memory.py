@@ -42,13 +42,9 @@ def compile_step(model, length, hidden, layers, batch, padded=True):
     import jax
     import keras
     import mixers
-    import numpy as np
 
-    from lra_keras.models import build_classifier
-    from lra_keras.models import classifier_kwargs
-
-    hp = mixers.stack_hparams(model, length, hidden, layers)
-    net = build_classifier(**dict(classifier_kwargs(hp), padded=padded))
+    net, x, y = mixers.stack_and_batch(model, length, hidden, layers, batch,
+                                       padded)
     optimizer = keras.optimizers.AdamW(1e-4)
     optimizer.build(net.trainable_variables)
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -65,10 +61,6 @@ def compile_step(model, length, hidden, layers, batch, padded=True):
             optimizer_state, grads, trainable)
         return value, trainable, non_trainable, optimizer_state
 
-    rng = np.random.default_rng(0)
-    x = {"token_ids": rng.integers(1, 17, size=(batch, length)).astype(
-        "int32"), "padding_mask": np.ones((batch, length), bool)}
-    y = rng.integers(0, 10, size=(batch,))
     state = ([v.value for v in net.trainable_variables],
              [v.value for v in net.non_trainable_variables],
              [v.value for v in optimizer.variables])
