@@ -77,6 +77,9 @@ def peak_buffers(dump_dir, text):
     if not ranges:
         raise RuntimeError(f"XLA wrote no live ranges for {name} in "
                            f"{dump_dir}")
+    # instruction -> its JAX op name, for the instructions that have one
+    op_names = dict(re.findall(
+        r'^\s+(?:ROOT )?%?(\S+) = .*?op_name="([^"]*)"', text, re.M))
     lines = Path(ranges[-1]).read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if "(peak)" in line)
     found = []
@@ -85,13 +88,9 @@ def peak_buffers(dump_dir, text):
         if not match:
             break
         value, size = match.group(1), int(match.group(2))
-        instruction = re.search(
-            r"^\s+(?:ROOT )?%?" + re.escape(value) + r" = .*$", text, re.M)
-        op = instruction and re.search(r'op_name="([^"]*)"',
-                                       instruction.group(0))
         # Without metadata (a copy XLA inserted): its kind, in brackets.
-        kind = "(" + re.sub(r"[.]\d+$", "", value) + ")"
-        found.append((size, _operation(op.group(1)) if op else kind))
+        found.append((size, _operation(op_names[value]) if value in op_names
+                      else "(" + re.sub(r"[.]\d+$", "", value) + ")"))
     return found
 
 

@@ -12,7 +12,6 @@ accumulate along the sequence; `num_groups` groups), the final norm of its
 stacks.
 """
 
-
 from lra_keras.layers.lean_backward import LayerNormalization
 from lra_keras.layers.masked_batch_normalization import MaskedBatchNormalization
 from lra_keras.layers.scale_normalization import ScaleNormalization
