@@ -1,7 +1,9 @@
 """Training speed and memory of lra_keras beside the PyTorch references.
 
     python benchmarks/reference_speed.py --s4-repo PATH [--mega-repo PATH]
-        [--models s4d s4 transformer mega] [--lengths 1024 4096 16384]
+        [--ntfs-repo PATH] [--yctfs-repo PATH]
+        [--models s4d s4 transformer mega dlr gmlp]
+        [--lengths 1024 4096 16384]
         [--backends jax tensorflow torch] [--batch 16 | --tokens 65536]
         [--hidden 128] [--layers 4] [--steps 3]
         [--dtype-policy float32|mixed_bfloat16] [--one-process]
@@ -39,7 +41,23 @@ The references, imported from the checkouts given on the command line
 - `mega`: facebookresearch/mega's fairseq `LRAModel`, built as
   `reference_parity_mega.py` builds it from the README's ListOps command,
   with MEGA's chunks of 1024 and this script's sizes (`--mega-repo`; the
-  row is left out without it).
+  row is left out without it);
+- `dlr`: IdoAmos/not-from-scratch's `DSS` block with `kernel_type: dlr`
+  (`src/models/sequence/ss/dss.py` lines 602-749, `DLRKernel` lines
+  406-537; `--ntfs-repo`, a checkout at 3e4b6d9, as
+  `reference_parity_dlr.py` takes it) at `configs/model/layer/dlr.yaml`'s
+  settings with `dlr-lra-listops.yaml`'s `postact: glu` and
+  `bidirectional: true`, N = 256, in the stack of `s4d` (the NTFS
+  backbone's post-LayerNorm residual); its kernel by the einsum path, as
+  without pykeops;
+- `gmlp`: pablomiralles22/long-transformers's model (branch lra-paper,
+  `--yctfs-repo`), built as `reference_parity_yctfs.py` builds it from
+  its configs: `ModelBuilder`'s embedding, `GMLP` blocks in `mode: conv`
+  (a learned kernel of 2L + 1 taps, 2 channels, FFT convolution), the
+  classification head, with this script's sizes and intermediate width
+  256.
+
+A model whose checkout is not given is left out, with a line saying so.
 
 lra_keras runs `benchmarks/mixers.py`'s training step of the same family
 under each backend, at `mixers.SIZES` (the sizes above). Ratios: our
@@ -60,7 +78,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mixers  # noqa: E402 (benchmarks/mixers.py)
 
-MODELS = ("s4d", "s4", "transformer", "mega")
+MODELS = ("s4d", "s4", "transformer", "mega", "dlr", "gmlp")
+# The optional checkout a model's reference comes from (its argument's
+# name); the others need only `--s4-repo`, which is required.
+CHECKOUTS = dict(mega="mega_repo", dlr="ntfs_repo", gmlp="yctfs_repo")
 VOCABULARY, CLASSES = 18, 10  # ListOps-sized, as mixers' random tokens
 
 
@@ -175,12 +196,72 @@ def _mega(args, length):
     return Classify()
 
 
+def _dlr(args):
+    """NTFS's DLR block (`DSS`, `kernel_type: dlr`) in the `s4d` stack."""
+    from omegaconf import DictConfig
+    from reference_parity_dlr import import_dss
+
+    dss, _ = import_dss(args.ntfs_repo)
+
+    def block():
+        # configs/model/layer/dlr.yaml, with dlr-lra-listops.yaml's
+        # postact and bidirectional; (B, H, L) in and out as the stack's
+        return dss.DSS(
+            args.hidden, d_state=mixers.SIZES["dlr"]["state_dim"],
+            bidirectional=True, activation="gelu", postact="glu",
+            transposed=True, kernel_type="dlr", dt_min=1e-4, dt_max=0.1,
+            lr=DictConfig({"Lambda": 1e-4, "Lambda_re": None, "W": 1e-4}),
+            Lambda_init="omega", W_scale=None, wd=0, pykeops=False,
+            version="", kernel_to_real="real")
+
+    return _reference_stack(block, args.hidden, args.layers)
+
+
+def _gmlp(args, length):
+    """long-transformers's gMLP model as `reference_parity_yctfs` builds
+    it, at this script's sizes."""
+    import reference_parity_yctfs as yctfs
+
+    from lra_keras.hparams import get_hparams
+
+    ref = yctfs.import_reference(args.yctfs_repo)
+    repo = Path(args.yctfs_repo).resolve()
+    listops = yctfs.module_constants(repo / "src/data_loaders/listops.py")
+    sizes = argparse.Namespace(
+        hidden_dim=args.hidden, num_layers=args.layers, length=length,
+        intermediate_dim=mixers.SIZES["gmlp"]["intermediate_dim"])
+    hp = get_hparams("listops", "gmlp", **mixers.SIZES["gmlp"])
+    config = yctfs.reference_config(repo, "gmlp", sizes, hp)
+    module = yctfs.build_reference(ref, config, listops)
+
+    class Classify:  # the head of `TrainerModule`'s classification task
+        def __call__(self, tokens):
+            import torch
+
+            mask = torch.ones(tokens.shape, device=tokens.device)
+            return module.task_classification.head(
+                module.model(tokens, mask), mask)
+
+        def parameters(self):
+            return module.parameters()
+
+        def to(self, device):
+            module.to(device)
+            return self
+
+    return Classify()
+
+
 def build_reference(args, model, length):
     from reference_parity import add_checkout
     from reference_parity import stub_missing
 
     if model == "mega":
         return _mega(args, length)
+    if model == "dlr":
+        return _dlr(args)
+    if model == "gmlp":
+        return _gmlp(args, length)
     if model == "transformer":
         return _rotary_transformer(args.hidden, args.layers)
     add_checkout(args.s4_repo, "--s4-repo", "state-spaces/s4",
@@ -274,8 +355,9 @@ def measure(args, side, model, lengths, backend):
              "--s4-repo", str(args.s4_repo), *mixers.model_flags(args)]
     if args.tokens:
         extra += ["--tokens", str(args.tokens)]
-    if args.mega_repo:
-        extra += ["--mega-repo", str(args.mega_repo)]
+    for name in CHECKOUTS.values():
+        if getattr(args, name, None):
+            extra += ["--" + name.replace("_", "-"), str(getattr(args, name))]
     rows = mixers.run_child_results(args, backend, extra,
                                     args.timeout * len(lengths),
                                     script=__file__)
@@ -284,7 +366,12 @@ def measure(args, side, model, lengths, backend):
 
 
 def table(args):
-    models = [m for m in args.models if m != "mega" or args.mega_repo]
+    models = [m for m in args.models
+              if m not in CHECKOUTS or getattr(args, CHECKOUTS[m], None)]
+    for model in args.models:
+        if model not in models:
+            flag = "--" + CHECKOUTS[model].replace("_", "-")
+            print(f"{model}: left out (its reference needs {flag})")
     size = (f"{args.tokens} tokens a batch (batch = tokens // L)"
             if args.tokens else f"batch {args.batch}")
     print(f"Training step, {args.layers} blocks of width {args.hidden}, "
@@ -377,6 +464,12 @@ def main(argv=None):
                         help="a state-spaces/s4 checkout")
     parser.add_argument("--mega-repo", type=Path, default=None,
                         help="a facebookresearch/mega checkout")
+    parser.add_argument("--ntfs-repo", type=Path, default=None,
+                        help="an IdoAmos/not-from-scratch checkout "
+                        "(3e4b6d9), for dlr")
+    parser.add_argument("--yctfs-repo", type=Path, default=None,
+                        help="a pablomiralles22/long-transformers "
+                        "checkout (branch lra-paper), for gmlp")
     parser.add_argument("--models", nargs="+", default=list(MODELS),
                         choices=MODELS)
     parser.add_argument("--backends", nargs="+", default=list(

@@ -134,6 +134,39 @@ def test_reference_speed_table_ratios_and_json(tmp_path, monkeypatch,
                             jit_compile="auto", padded=True)
 
 
+def test_reference_speed_leaves_out_models_without_their_checkout(
+        tmp_path, monkeypatch, capsys):
+    calls, extras = [], []
+    real_measure = reference_speed.measure
+
+    def measure(args, side, model, lengths, backend):
+        calls.append(model)
+        return {n: _fake_result(side, model, n, backend) for n in lengths}
+
+    monkeypatch.setattr(reference_speed, "measure", measure)
+    args = _table_args(tmp_path, models=["dlr", "s4d", "gmlp", "mega"],
+                       ntfs_repo=tmp_path / "ntfs", yctfs_repo=None)
+    assert reference_speed.table(args) is None
+    out = capsys.readouterr().out
+    assert calls == ["dlr"] * 3 + ["s4d"] * 3
+    assert "gmlp: left out (its reference needs --yctfs-repo)" in out
+    assert "mega: left out (its reference needs --mega-repo)" in out
+
+    # each child is given the checkouts the command line named
+    def run_child_results(args, backend, extra, timeout, script=None):
+        extras.append(extra)
+        return [{"error": "not measured here"}]
+
+    monkeypatch.setattr(mixers, "run_child_results", run_child_results)
+    args = _table_args(tmp_path, s4_repo=tmp_path, steps=1, timeout=1,
+                       ntfs_repo=tmp_path / "ntfs", yctfs_repo=None)
+    real_measure(args, "reference", "dlr", [1024], "torch")
+    assert extras[-1][extras[-1].index("--ntfs-repo") + 1] == str(
+        tmp_path / "ntfs")
+    assert "--yctfs-repo" not in extras[-1]
+    assert "--mega-repo" not in extras[-1]
+
+
 def test_reference_speed_deadline_and_sigterm(tmp_path, monkeypatch,
                                               capsys):
     def measure(args, side, model, lengths, backend):
