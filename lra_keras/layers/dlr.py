@@ -14,6 +14,7 @@ import keras
 import numpy as np
 
 from lra_keras.layers.s4d import check_dt_range
+from lra_keras.layers.ssm_kernels import shared_modes_kernel
 from lra_keras.layers.ssm_kernels import vandermonde_kernel
 from lra_keras.layers.state_space import StateSpaceLayer
 
@@ -163,13 +164,11 @@ class DLR(StateSpaceLayer):
 
     def ssm_kernel(self, length):
         if self.init == "omega":
-            hidden = keras.ops.shape(self.C_real)[1]
-            log_real = keras.ops.broadcast_to(
-                -keras.ops.square(self.Lambda_x), (hidden, self.state_dim))
-            theta = keras.ops.broadcast_to(
-                self.theta, (hidden, self.state_dim))
-            return vandermonde_kernel(
-                self.C_real, self.C_imag, log_real, theta, length)
+            # One Lambda per mode for every channel: its powers are made
+            # once, (N, L), not per channel.
+            return shared_modes_kernel(
+                self.C_real, self.C_imag, -keras.ops.square(self.Lambda_x),
+                self.theta, length)
         log_lambda_real = -keras.ops.exp(self.log_neg_real)  # (H, N)
         return vandermonde_kernel(
             self.C_real, self.C_imag, log_lambda_real, self.theta, length

@@ -131,6 +131,35 @@ def power_kernel(log_z_real, log_z_imag, length, block_size=None):
 
 
 
+def shared_modes_kernel(coeff_real, coeff_imag, log_z_real, log_z_imag,
+                        length, block_size=None):
+    """K[..., l] = Re(sum_n coeff[..., n] z_n^l) for modes shared by all
+    of `coeff`'s rows.
+
+    Where every channel has its own modes, `vandermonde_kernel` makes the
+    powers per channel; here `z` is one (N,) vector (DLR's `omega`
+    parameterisation, one Lambda per mode for all channels), so its
+    powers are made once, (N, L) by `power_kernel`, and the sum over
+    modes is one real matrix product (..., 2N) @ (2N, L), as the "Never
+    Train from Scratch" code's `einsum('chn,nl->chl', W, S)`
+    (IdoAmos/not-from-scratch src/models/sequence/ss/dss.py line 525).
+
+    Args:
+        coeff_real, coeff_imag: tensors (..., N).
+        log_z_real, log_z_imag: tensors (N,).
+        length: int or scalar int tensor L.
+        block_size: int or None (see `power_kernel`).
+
+    Returns:
+        Tensor (..., L) float32.
+    """
+    z_real, z_imag = power_kernel(log_z_real, log_z_imag, length,
+                                  block_size)  # (N, L)
+    coeff = ops.concatenate([ops.cast(coeff_real, "float32"),
+                             -ops.cast(coeff_imag, "float32")], axis=-1)
+    return ops.matmul(coeff, ops.concatenate([z_real, z_imag], axis=0))
+
+
 def diagonal_recurrence(v, log_z, causal=True):
     """States of `x_k = z x_{k-1} + v_k` (x_{-1} = 0), complex, by FFT.
 

@@ -3,8 +3,10 @@ import pytest
 
 from lra_keras.layers.ssm_kernels import block_size_for
 from lra_keras.layers.ssm_kernels import power_kernel
+from lra_keras.layers.ssm_kernels import shared_modes_kernel
 from lra_keras.layers.ssm_kernels import vandermonde_kernel
 from tests.testing import assert_allclose
+from tests.testing import value_and_grads
 
 
 def _modes(shape=(3, 5), seed=0):
@@ -46,6 +48,44 @@ def test_vandermonde_broadcasts_leading_axes():
     expected = numpy_vandermonde(coeff, np.broadcast_to(log_z[0], (2, 3, 4)),
                                  9)
     assert_allclose(k, expected, atol=1e-4)
+
+
+@pytest.mark.parametrize("length", [1, 2, 37, 100])
+def test_shared_modes_kernel_matches_direct_product(length):
+    # DLR's omega: one set of modes (N,) for every (direction, channel)
+    coeff, log_z = _modes((2, 3, 5), seed=1)
+    k = shared_modes_kernel(coeff.real, coeff.imag, log_z[0, 0].real,
+                            log_z[0, 0].imag, length)
+    expected = numpy_vandermonde(
+        coeff, np.broadcast_to(log_z[0, 0], coeff.shape), length)
+    assert tuple(k.shape) == (2, 3, length)
+    assert_allclose(k, expected, atol=1e-4)
+
+
+def test_shared_modes_kernel_gradients_match_the_direct_product():
+    import keras
+
+    coeff, log_z = _modes((2, 3, 6), seed=2)
+    weights = (coeff.real, coeff.imag, log_z[0, 0].real, log_z[0, 0].imag)
+    upstream = np.random.default_rng(3).normal(size=(2, 3, 40))
+
+    def loss(kernel):
+        return keras.ops.sum(
+            kernel * keras.ops.convert_to_tensor(upstream, "float32"))
+
+    def shared(c_re, c_im, z_re, z_im):
+        return loss(shared_modes_kernel(c_re, c_im, z_re, z_im, 40))
+
+    def per_channel(c_re, c_im, z_re, z_im):
+        z_re, z_im = (keras.ops.broadcast_to(z, (2, 3, 6))
+                      for z in (z_re, z_im))
+        return loss(vandermonde_kernel(c_re, c_im, z_re, z_im, 40))
+
+    (value, got), (expected, want) = (
+        value_and_grads(fn, *weights) for fn in (shared, per_channel))
+    assert_allclose(value, expected, rtol=1e-5, atol=1e-4)
+    for g, w in zip(got, want):
+        assert_allclose(g, w, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("length", [1, 8, 30])
