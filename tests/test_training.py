@@ -372,6 +372,26 @@ def test_add_shared_is_the_broadcast_sum_and_its_gradient(shared_shape):
         dshared, weights.sum(0).reshape(shared_shape), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(16, 3, 5), (2, 7), (1, 4)])
+def test_sum_rows_is_the_sum_over_the_first_axis_and_its_gradient(shape):
+    """`sum_rows` (a product with ones under JAX) against numpy."""
+    from lra_keras.backend_utils import sum_rows
+    from tests.testing import value_and_grads
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=shape).astype("float32")
+    weights = rng.normal(size=shape[1:]).astype("float32")
+    got = to_numpy(sum_rows(ops.convert_to_tensor(x)))
+    assert got.shape == shape[1:]
+    np.testing.assert_allclose(got, x.sum(0), rtol=1e-5, atol=1e-6)
+    value, (dx,) = value_and_grads(
+        lambda a: ops.sum(sum_rows(a) * ops.convert_to_tensor(weights)), x)
+    np.testing.assert_allclose(value, np.sum(x.sum(0) * weights),
+                               rtol=1e-5)
+    np.testing.assert_allclose(dx, np.broadcast_to(weights, shape),
+                               rtol=1e-6)
+
+
 @pytest.mark.one_backend
 # (the weights files hold the run's optimizer; the test compiles another)
 @pytest.mark.filterwarnings("ignore:Skipping variable loading for optimizer")

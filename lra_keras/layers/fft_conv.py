@@ -15,6 +15,7 @@ References:
 from keras import ops
 
 from lra_keras.backend_utils import contiguous
+from lra_keras.backend_utils import sum_rows
 
 
 def complex_multiply(a_real, a_imag, b_real, b_imag):
@@ -95,9 +96,9 @@ def _convolve(u, k, length):
                            fft_length=fft_length)
             dk_real, dk_imag = complex_multiply(u_real, -u_imag, g_real,
                                                 g_imag)
-            if shared:
-                dk_real = ops.sum(dk_real, axis=0)
-                dk_imag = ops.sum(dk_imag, axis=0)
+            if shared:  # summed over the batch as a product under JAX
+                dk_real = sum_rows(dk_real)
+                dk_imag = sum_rows(dk_imag)
             dk = ops.irfft((dk_real, dk_imag), fft_length=fft_length)
             return du[..., :length], dk[..., :taps]
 
