@@ -26,6 +26,7 @@ import collections
 import glob
 import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -146,11 +147,15 @@ def main(argv=None):
     print(f"batch {args.batch}, width {args.hidden}, {args.layers} blocks, "
           f"float32, {'no' if args.unpadded else 'an all-ones'} padding "
           "mask; one compiled training step under JAX")
-    for model in args.models:
-        for length in args.lengths:
-            compiled = compile_step(model, length, args.hidden, args.layers,
-                                    args.batch, padded=not args.unpadded)
-            report(model, length, compiled, dump_dir, args.top)
+    try:
+        for model in args.models:
+            for length in args.lengths:
+                compiled = compile_step(model, length, args.hidden,
+                                        args.layers, args.batch,
+                                        padded=not args.unpadded)
+                report(model, length, compiled, dump_dir, args.top)
+    finally:  # the dump is read as it is written; nothing of it is kept
+        shutil.rmtree(dump_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

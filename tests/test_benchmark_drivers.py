@@ -368,25 +368,26 @@ def test_attention_child_reports_the_path_auto_takes_in_its_step(xla):
     assert result["matmul_gflops"] > 0
 
 
-def _step_memory(backend, *flags):
+def _step_memory(backend, *flags, **env_vars):
     script = Path(__file__).resolve().parents[1] / "benchmarks" / (
         "step_memory.py")
-    env = dict(os.environ, KERAS_BACKEND=backend)
+    env = dict(os.environ, KERAS_BACKEND=backend, **env_vars)
     env.pop("XLA_FLAGS", None)
     return subprocess.run(
         [sys.executable, str(script), *flags], env=env, capture_output=True,
         text=True, timeout=600)
 
 
-def test_step_memory_reports_the_peak_by_operation():
+def test_step_memory_reports_the_peak_by_operation(tmp_path):
     # A child under JAX (installed beside every backend CI runs): XLA's
     # account of a tiny Transformer's step, and the buffers live at its
     # peak summed by the operation that made them, the blocks' index
-    # dropped.
+    # dropped. Its dump folder is removed afterwards.
     run = _step_memory("jax", "--models", "transformer", "--lengths", "32",
                        "--hidden", "16", "--layers", "2", "--batch", "2",
-                       "--top", "40")
+                       "--top", "40", TMPDIR=str(tmp_path))
     assert run.returncode == 0, run.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []
     out = run.stdout
     assert "transformer, L = 32: temporaries" in out
     rows = [line.split(None, 2) for line in out.splitlines()
