@@ -107,6 +107,105 @@ def _convolve(u, k, length):
     return convolve(u, k)
 
 
+def complex_fft_conv(v_real, v_imag, z_real, z_imag, causal=True):
+    """Complex per-channel convolutions of `v` with `z`, causal and, with
+    `causal=False`, anti-causal too, through real FFTs.
+
+    `x[k] = sum_{m <= k} z[k - m] v[m]` and `x'[k] = sum_{m >= k} z[m - k]
+    v[m]` (the states of `x_k = z x_(k-1) + v_k` run forwards and
+    backwards in time, for `z[l]` the powers of a mode; both without
+    conjugation). Padded to 2L, `x'` is the correlation of `v` with `z`,
+    whose transform is `V conj(Z)`: the two directions share the
+    transforms of the inputs. The real and imaginary parts are combined
+    in the frequency domain (`Re x = v_re * z_re - v_im * z_im`, ...), so
+    a direction costs the transforms of the 2N real parts, not of the 4N
+    real convolutions `fft_conv` would run. The gradients are written out
+    in the frequency domain, as `fft_conv`'s.
+
+    Args:
+        v_real, v_imag: tensors (batch, L, N).
+        z_real, z_imag: tensors (N, L), lag 0 first.
+        causal: bool. False adds the anti-causal states.
+
+    Returns:
+        A list of one (causal) or two (causal, anti-causal) (real, imag)
+        pairs of float32 tensors (batch, L, N).
+    """
+    length = ops.shape(v_real)[1]
+    fft_length = 2 * length
+    w = ops.transpose(ops.concatenate(
+        [ops.cast(v_real, "float32"), ops.cast(v_imag, "float32")], -1),
+        (0, 2, 1))  # (B, 2N, L)
+    k = ops.concatenate([ops.cast(z_real, "float32"),
+                         ops.cast(z_imag, "float32")], 0)  # (2N, L)
+
+    def halves(pair):  # the real and imaginary parts' spectra
+        (re, im), n = pair, ops.shape(pair[0])[-2] // 2
+        return ((re[..., :n, :], im[..., :n, :]),
+                (re[..., n:, :], im[..., n:, :]))
+
+    def conj(a):
+        return a[0], -a[1]
+
+    def mul(a, b):
+        return complex_multiply(*a, *b)
+
+    def add(*terms):
+        return (sum(t[0] for t in terms[1:]) + terms[0][0],
+                sum(t[1] for t in terms[1:]) + terms[0][1])
+
+    def neg(a):
+        return -a[0], -a[1]
+
+    def spectra(*parts):  # stacked on the channel axis
+        return (ops.concatenate([p[0] for p in parts], -2),
+                ops.concatenate([p[1] for p in parts], -2))
+
+    @ops.custom_gradient
+    def convolve(w, k):
+        a, b = halves(ops.rfft(w, fft_length=fft_length))  # v_re, v_im
+        zr, zi = halves(ops.rfft(k, fft_length=fft_length))
+        parts = [add(mul(a, zr), neg(mul(b, zi))),  # causal Re, Im
+                 add(mul(b, zr), mul(a, zi))]
+        if not causal:  # the correlation: conj(Z)
+            parts += [add(mul(a, conj(zr)), neg(mul(b, conj(zi)))),
+                      add(mul(b, conj(zr)), mul(a, conj(zi)))]
+        x = ops.irfft(spectra(*parts), fft_length=fft_length)
+
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            g = ops.rfft(upstream, fft_length=fft_length)
+            n = ops.shape(g[0])[-2] // len(parts)
+            gr, gi, *h = [(g[0][..., j * n:(j + 1) * n, :],
+                           g[1][..., j * n:(j + 1) * n, :])
+                          for j in range(len(parts))]
+            # the adjoints of the convolutions are correlations, and
+            # those of the correlations convolutions
+            dv_re = [mul(gr, conj(zr)), mul(gi, conj(zi))]
+            dv_im = [neg(mul(gr, conj(zi))), mul(gi, conj(zr))]
+            dz_re = [mul(conj(a), gr), mul(conj(b), gi)]
+            dz_im = [neg(mul(conj(b), gr)), mul(conj(a), gi)]
+            if h:
+                hr, hi = h
+                dv_re += [mul(hr, zr), mul(hi, zi)]
+                dv_im += [neg(mul(hr, zi)), mul(hi, zr)]
+                dz_re += [mul(a, conj(hr)), mul(b, conj(hi))]
+                dz_im += [neg(mul(b, conj(hr))), mul(a, conj(hi))]
+            dw = ops.irfft(spectra(add(*dv_re), add(*dv_im)),
+                           fft_length=fft_length)
+            dk = spectra(add(*dz_re), add(*dz_im))  # summed over the batch
+            dk = ops.irfft((sum_rows(dk[0]), sum_rows(dk[1])),
+                           fft_length=fft_length)
+            return dw[..., :length], dk[..., :length]
+
+        return x[..., :length], grad
+
+    x = contiguous(ops.transpose(convolve(w, k), (0, 2, 1)))  # (B, L, *N)
+    parts = ops.split(x, 2 if causal else 4, axis=-1)
+    return [tuple(parts[j:j + 2]) for j in range(0, len(parts), 2)]
+
+
 def grouped_fft_conv(inputs, kernel, groups, left):
     """A grouped convolution (`keras.ops.conv`'s) computed through the FFT.
 
