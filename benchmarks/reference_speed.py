@@ -1,8 +1,8 @@
 """Training speed and memory of lra_keras beside the PyTorch references.
 
     python benchmarks/reference_speed.py --s4-repo PATH [--mega-repo PATH]
-        [--ntfs-repo PATH] [--yctfs-repo PATH]
-        [--models s4d s4 transformer mega dlr gmlp]
+        [--ntfs-repo PATH] [--yctfs-repo PATH] [--s5-repo PATH]
+        [--models s4d s4 transformer mega dlr gmlp s5]
         [--lengths 1024 4096 16384]
         [--backends jax tensorflow torch] [--batch 16 | --tokens 65536]
         [--hidden 128] [--layers 4] [--steps 3]
@@ -57,6 +57,17 @@ The references, imported from the checkouts given on the command line
   classification head, with this script's sizes and intermediate width
   256.
 
+- `s5`: lindermanlab/S5's JAX/flax `BatchClassificationModel` and its
+  jitted `train_helpers.train_step` (`--s5-repo`, a checkout at 3c18fdb),
+  built as `reference_parity_s5.py` builds them from
+  `bin/run_experiments/run_lra_listops.sh` (`s5/train.py` lines 29-156:
+  HiPPO-N blocks, the parallel scan, BatchNorm, the optax groups), with
+  this script's width and depth and `mixers.SIZES`'s state of 64 in 4
+  blocks. The reference is JAX here, so its child runs under JAX, and it
+  needs flax and optax: run the script with the Python of
+  `reference_parity_s5.py`'s virtual environment (its children use the
+  same interpreter).
+
 A model whose checkout is not given is left out, with a line saying so.
 
 lra_keras runs `benchmarks/mixers.py`'s training step of the same family
@@ -73,15 +84,20 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mixers  # noqa: E402 (benchmarks/mixers.py)
 
-MODELS = ("s4d", "s4", "transformer", "mega", "dlr", "gmlp")
+MODELS = ("s4d", "s4", "transformer", "mega", "dlr", "gmlp", "s5")
 # The optional checkout a model's reference comes from (its argument's
 # name); the others need only `--s4-repo`, which is required.
-CHECKOUTS = dict(mega="mega_repo", dlr="ntfs_repo", gmlp="yctfs_repo")
+CHECKOUTS = dict(mega="mega_repo", dlr="ntfs_repo", gmlp="yctfs_repo",
+                 s5="s5_repo")
+# The framework of each reference: PyTorch, but for S5's JAX code.
+REFERENCE_BACKENDS = dict(s5="jax")
 VOCABULARY, CLASSES = 18, 10  # ListOps-sized, as mixers' random tokens
 
 
@@ -288,10 +304,53 @@ def _cuda():
     return torch.device("cuda") if torch.cuda.is_available() else None
 
 
+def _child_reference_s5(args, length):
+    """`child_reference` for S5's JAX code: its jitted `train_step` on
+    the batch `prep_batch` makes (one-hot tokens, full lengths), the
+    state carried from step to step. Memory as `mixers`' JAX children:
+    the peak resident set's growth on a CPU, the device's peak on a GPU.
+    """
+    if args.dtype_policy != "float32":
+        raise ValueError("the S5 reference runs in float32 only here")
+    import reference_parity_s5 as s5
+
+    ref = s5.import_reference(args.s5_repo)
+    sizes = argparse.Namespace(
+        hidden_dim=args.hidden, num_layers=args.layers,
+        state_dim=mixers.SIZES["s5"]["state_dim"],
+        num_blocks=mixers.SIZES["s5"]["num_blocks"])
+    config = s5.resized(s5.reference_args(args.s5_repo, ref), sizes)
+    batch = _batch(args, length)
+    net = s5.Reference(ref, config, CLASSES, length, batch, seed=0)
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(1, VOCABULARY - 1, (batch, length))
+    labels = rng.integers(0, CLASSES, (batch,))
+    lengths = np.full((batch,), length)
+    device = ref.jax.devices()[0]
+    before = mixers._rss_mib()
+    times = []
+    for _ in range(args.steps + 1):
+        start = time.perf_counter()
+        loss, net.state = net.step(tokens, lengths, labels)  # float: synced
+        ref.jax.block_until_ready(net.state.params)
+        times.append(time.perf_counter() - start)
+    compile_s, times = times[0], sorted(times[1:])
+    seconds = times[len(times) // 2]
+    if device.platform == "cpu":
+        memory = mixers._peak_mib() - before
+    else:
+        memory = device.memory_stats()["peak_bytes_in_use"] / 2**20
+    return dict(step_s=seconds, tokens_per_s=batch * length / seconds,
+                memory_mib=memory, batch=batch, compile_s=compile_s,
+                device=device.device_kind, loss=loss)
+
+
 def child_reference(args, length):
     """One training step of the reference at `length`, as a dict: on a
     CPU, memory is the growth of the peak resident set; on a GPU, the
     device's peak allocation (weights included), as `mixers`."""
+    if args.model == "s5":
+        return _child_reference_s5(args, length)
     import contextlib
 
     import torch
@@ -434,7 +493,8 @@ def _rows(args, models, groups, timed):
     """Measures and prints the table's rows, model by model."""
     for model in models:
         for lengths in groups:
-            refs = timed("reference", model, lengths, "torch")
+            refs = timed("reference", model, lengths,
+                         REFERENCE_BACKENDS.get(model, "torch"))
             ours = {b: timed("ours", model, lengths, b)
                     for b in args.backends}
             for length in lengths:
@@ -470,6 +530,9 @@ def main(argv=None):
     parser.add_argument("--yctfs-repo", type=Path, default=None,
                         help="a pablomiralles22/long-transformers "
                         "checkout (branch lra-paper), for gmlp")
+    parser.add_argument("--s5-repo", type=Path, default=None,
+                        help="a lindermanlab/S5 checkout (3c18fdb), for s5 "
+                        "(with flax and optax installed)")
     parser.add_argument("--models", nargs="+", default=list(MODELS),
                         choices=MODELS)
     parser.add_argument("--backends", nargs="+", default=list(

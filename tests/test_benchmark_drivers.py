@@ -167,6 +167,23 @@ def test_reference_speed_leaves_out_models_without_their_checkout(
     assert "--mega-repo" not in extras[-1]
 
 
+def test_reference_speed_runs_the_s5_reference_under_jax(tmp_path,
+                                                         monkeypatch):
+    # lindermanlab/S5 is JAX code: its child runs with KERAS_BACKEND=jax
+    calls = []
+
+    def measure(args, side, model, lengths, backend):
+        calls.append((side, model, backend))
+        return {n: _fake_result(side, model, n, backend) for n in lengths}
+
+    monkeypatch.setattr(reference_speed, "measure", measure)
+    args = _table_args(tmp_path, models=["s5", "s4d"], backends=["torch"],
+                       s5_repo=tmp_path)
+    assert reference_speed.table(args) is None
+    assert calls == [("reference", "s5", "jax"), ("ours", "s5", "torch"),
+                     ("reference", "s4d", "torch"), ("ours", "s4d", "torch")]
+
+
 def test_reference_speed_deadline_and_sigterm(tmp_path, monkeypatch,
                                               capsys):
     def measure(args, side, model, lengths, backend):
