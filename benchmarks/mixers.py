@@ -213,11 +213,19 @@ def stack_and_batch(model, length, hidden, layers, batch, padded=True):
 
 def _child_model(model, length, tokens, hidden, layers, steps,
                  jit_compile="auto", padded=True):
-    import keras
-
     batch = max(1, tokens // length)
     net, x, y = stack_and_batch(model, length, hidden, layers, batch,
                                 padded)
+    return train_steps(net, x, y, steps, jit_compile)
+
+
+def train_steps(net, x, y, steps, jit_compile="auto"):
+    """`net`'s training step on the batch `x, y` (`x["token_ids"]` (batch,
+    L)): the median of `steps` timed `train_on_batch` calls after an
+    untimed one, and the memory they took, as a dict."""
+    import keras
+
+    batch, length = x["token_ids"].shape
     net.compile(
         optimizer=keras.optimizers.AdamW(1e-4),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

@@ -2,7 +2,7 @@
 
     python benchmarks/reference_speed.py --s4-repo PATH [--mega-repo PATH]
         [--ntfs-repo PATH] [--yctfs-repo PATH] [--s5-repo PATH]
-        [--models s4d s4 transformer mega dlr gmlp s5]
+        [--models s4d s4 transformer mega dlr gmlp s5 ema]
         [--lengths 1024 4096 16384]
         [--backends jax tensorflow torch] [--batch 16 | --tokens 65536]
         [--hidden 128] [--layers 4] [--steps 3]
@@ -68,6 +68,12 @@ The references, imported from the checkouts given on the command line
   `reference_parity_s5.py`'s virtual environment (its children use the
   same interpreter).
 
+- `ema`: fairseq MEGA's `MultiHeadEMA` alone (`fairseq/modules/
+  exponential_moving_average.py`; `--mega-repo`), bidirectional, 16
+  dimensions, in the stack of `s4d`, beside ours: the same stack of
+  `lra_keras.layers.MultiHeadEMA(causal=False)` written in Keras
+  (`ema_stack`; no family runs the EMA alone).
+
 A model whose checkout is not given is left out, with a line saying so.
 
 lra_keras runs `benchmarks/mixers.py`'s training step of the same family
@@ -91,11 +97,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mixers  # noqa: E402 (benchmarks/mixers.py)
 
-MODELS = ("s4d", "s4", "transformer", "mega", "dlr", "gmlp", "s5")
+MODELS = ("s4d", "s4", "transformer", "mega", "dlr", "gmlp", "s5", "ema")
 # The optional checkout a model's reference comes from (its argument's
 # name); the others need only `--s4-repo`, which is required.
 CHECKOUTS = dict(mega="mega_repo", dlr="ntfs_repo", gmlp="yctfs_repo",
-                 s5="s5_repo")
+                 s5="s5_repo", ema="mega_repo")
+EMA_DIM = mixers.SIZES["mega"]["ema_dim"]
 # The framework of each reference: PyTorch, but for S5's JAX code.
 REFERENCE_BACKENDS = dict(s5="jax")
 VOCABULARY, CLASSES = 18, 10  # ListOps-sized, as mixers' random tokens
@@ -212,6 +219,68 @@ def _mega(args, length):
     return Classify()
 
 
+def _ema(args):
+    """fairseq's bidirectional `MultiHeadEMA` in the `s4d` stack."""
+    import reference_parity_mega as rpm
+
+    rpm.import_reference(args.mega_repo)
+    from fairseq.modules.exponential_moving_average import MultiHeadEMA
+    from torch import nn
+
+    class Block(nn.Module):  # (B, H, L) in and out, as the stack's
+        def __init__(self):
+            super().__init__()
+            self.ema = MultiHeadEMA(args.hidden, ndim=EMA_DIM,
+                                    bidirectional=True)
+
+        def forward(self, x):
+            return self.ema(x.permute(2, 0, 1)).permute(1, 2, 0), None
+
+    return _reference_stack(Block, args.hidden, args.layers)
+
+
+def ema_stack(length, hidden, layers, padded=True):
+    """Ours beside `_ema`: an embedding, `layers` post-norm residual blocks
+    of `MultiHeadEMA(causal=False)`, mean pooling, a linear head (the
+    `s4d` reference's `S4Model` stack)."""
+    import keras
+
+    from lra_keras.layers import LayerNormalization
+    from lra_keras.layers import MultiHeadEMA
+
+    tokens = keras.Input((length,), dtype="int32", name="token_ids")
+    mask = keras.Input((length,), dtype="bool", name="padding_mask")
+    x = keras.layers.Embedding(VOCABULARY, hidden)(tokens)
+    for _ in range(layers):
+        y = MultiHeadEMA(ema_dim=EMA_DIM, causal=False)(
+            x, padding_mask=mask if padded else None)
+        x = LayerNormalization()(x + y)
+    pooled = keras.layers.GlobalAveragePooling1D()(x)
+    logits = keras.layers.Dense(CLASSES)(pooled)
+    return keras.Model({"token_ids": tokens, "padding_mask": mask}, logits)
+
+
+def _child_ours(args, length):
+    """One training step of ours at `length` (`mixers.child_model`'s)."""
+    batch = _batch(args, length)
+    if args.model != "ema":
+        return mixers.child_model(
+            args.model, length, batch * length, args.hidden, args.layers,
+            args.steps, args.dtype_policy, mixers.jit_value(args.jit_compile),
+            not args.unpadded)
+    from lra_keras.models import dtype_policy_scope
+
+    rng = np.random.default_rng(0)
+    x = {"token_ids": rng.integers(1, VOCABULARY - 1, size=(batch, length)
+                                   ).astype("int32"),
+         "padding_mask": np.ones((batch, length), bool)}
+    y = rng.integers(0, CLASSES, size=(batch,))
+    with dtype_policy_scope(args.dtype_policy):
+        net = ema_stack(length, args.hidden, args.layers, not args.unpadded)
+        return mixers.train_steps(net, x, y, args.steps,
+                                  mixers.jit_value(args.jit_compile))
+
+
 def _dlr(args):
     """NTFS's DLR block (`DSS`, `kernel_type: dlr`) in the `s4d` stack."""
     from omegaconf import DictConfig
@@ -276,6 +345,8 @@ def build_reference(args, model, length):
         return _mega(args, length)
     if model == "dlr":
         return _dlr(args)
+    if model == "ema":
+        return _ema(args)
     if model == "gmlp":
         return _gmlp(args, length)
     if model == "transformer":
@@ -566,10 +637,7 @@ def main(argv=None):
         if args.side == "reference":
             result = child_reference(args, length)
         else:
-            result = mixers.child_model(
-                args.model, length, _batch(args, length) * length,
-                args.hidden, args.layers, args.steps, args.dtype_policy,
-                mixers.jit_value(args.jit_compile), not args.unpadded)
+            result = _child_ours(args, length)
         print("RESULT " + json.dumps(dict(result, length=length)),
               flush=True)
 

@@ -184,6 +184,21 @@ def test_reference_speed_runs_the_s5_reference_under_jax(tmp_path,
                      ("reference", "s4d", "torch"), ("ours", "s4d", "torch")]
 
 
+def test_reference_speed_ema_stack_trains_with_the_references_weights():
+    # `--models ema`: our MultiHeadEMA alone in the s4d reference's stack,
+    # timed by mixers.train_steps, holding as many weights as fairseq's
+    # bidirectional MultiHeadEMA in that stack (delta, alpha, beta, gamma
+    # per direction and dimension, omega per channel).
+    args = argparse.Namespace(model="ema", batch=2, tokens=None, hidden=8,
+                              layers=2, steps=1, dtype_policy="float32",
+                              jit_compile="auto", unpadded=False)
+    result = reference_speed._child_ours(args, 16)
+    assert result["batch"] == 2 and result["tokens_per_s"] > 0
+    ema = 4 * 2 * 8 * reference_speed.EMA_DIM + 8
+    embedding, norm, head = 18 * 8, 2 * 8, 8 * 10 + 10
+    assert result["params"] == embedding + 2 * (ema + norm) + head
+
+
 def test_reference_speed_deadline_and_sigterm(tmp_path, monkeypatch,
                                               capsys):
     def measure(args, side, model, lengths, backend):
