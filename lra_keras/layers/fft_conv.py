@@ -107,103 +107,118 @@ def _convolve(u, k, length):
     return convolve(u, k)
 
 
-def complex_fft_conv(v_real, v_imag, z_real, z_imag, causal=True):
+def complex_fft_conv(v, z_real, z_imag, causal=True):
     """Complex per-channel convolutions of `v` with `z`, causal and, with
-    `causal=False`, anti-causal too, through real FFTs.
+    `causal=False`, anti-causal too, through complex FFTs.
 
     `x[k] = sum_{m <= k} z[k - m] v[m]` and `x'[k] = sum_{m >= k} z[m - k]
     v[m]` (the states of `x_k = z x_(k-1) + v_k` run forwards and
     backwards in time, for `z[l]` the powers of a mode; both without
-    conjugation). Padded to 2L, `x'` is the correlation of `v` with `z`,
-    whose transform is `V conj(Z)`: the two directions share the
-    transforms of the inputs. The real and imaginary parts are combined
-    in the frequency domain (`Re x = v_re * z_re - v_im * z_im`, ...), so
-    a direction costs the transforms of the 2N real parts, not of the 4N
-    real convolutions `fft_conv` would run. The gradients are written out
-    in the frequency domain, as `fft_conv`'s.
+    conjugation). Padded to 2L, with V and Z the transforms of the
+    complex `v` and `z`: `X = V Z`, and `x'`, the correlation of `v` with
+    `z`, is `X'[j] = V[j] Z[-j]`. A direction is one complex product and
+    one inverse transform, the transform of `v` shared. (`fft_conv`'s four
+    real convolutions per direction, the reverse one of the reversed
+    sequence, took 16 transforms of N channels in a forward pass; this
+    takes 3 to 5.) The gradients are written out in the frequency domain,
+    as `fft_conv`'s: for the output gradients g, h (as complex numbers,
+    `d/d re + i d/d im`), `dV = G conj(Z) + H conj(Z[-j])`, `dZ = sum over
+    the batch of G conj(V) + (conj(V) H)[-j]`.
+
+    Complex numbers are stacked on the last axis, real parts first, so
+    that the products into and out of the states are one matrix product
+    each (`S5`).
 
     Args:
-        v_real, v_imag: tensors (batch, L, N).
+        v: tensor (batch, L, 2N): the real parts, then the imaginary.
         z_real, z_imag: tensors (N, L), lag 0 first.
         causal: bool. False adds the anti-causal states.
 
     Returns:
-        A list of one (causal) or two (causal, anti-causal) (real, imag)
-        pairs of float32 tensors (batch, L, N).
+        A float32 tensor (batch, L, 2N) (causal) or (batch, L, 4N): the
+        causal states' real and imaginary parts, then the anti-causal
+        ones'.
     """
-    length = ops.shape(v_real)[1]
-    fft_length = 2 * length
-    w = ops.transpose(ops.concatenate(
-        [ops.cast(v_real, "float32"), ops.cast(v_imag, "float32")], -1),
-        (0, 2, 1))  # (B, 2N, L)
+    length = ops.shape(v)[1]
+    w = ops.transpose(ops.cast(v, "float32"), (0, 2, 1))  # (B, 2N, L)
     k = ops.concatenate([ops.cast(z_real, "float32"),
                          ops.cast(z_imag, "float32")], 0)  # (2N, L)
+    scale = 1.0 / (2.0 * ops.cast(length, "float32"))
 
-    def halves(pair):  # the real and imaginary parts' spectra
-        (re, im), n = pair, ops.shape(pair[0])[-2] // 2
-        return ((re[..., :n, :], im[..., :n, :]),
-                (re[..., n:, :], im[..., n:, :]))
+    def transform(x):  # (..., 2M, L) real parts over imaginary -> (.., M, 2L)
+        x = ops.pad(x, [(0, 0)] * (len(x.shape) - 1) + [(0, length)])
+        m = ops.shape(x)[-2] // 2
+        return ops.fft((x[..., :m, :], x[..., m:, :]))
 
-    def conj(a):
-        return a[0], -a[1]
+    def inverse(a_conj, parts=1):
+        """The first L positions of the inverse transform of A, given
+        conj(A) / 2L (Keras has no inverse complex FFT: it is the
+        conjugate of the transform of the conjugate), as (..., 2M, L) real
+        parts over imaginary, `parts` groups of channels in turn."""
+        re, im = ops.fft(a_conj)
+        m = ops.shape(re)[-2] // parts
+        return ops.concatenate(
+            [t for j in range(parts) for t in (
+                re[..., j * m:(j + 1) * m, :length],
+                -im[..., j * m:(j + 1) * m, :length])], -2)
 
-    def mul(a, b):
-        return complex_multiply(*a, *b)
+    def mul(a, b, conj_a=False, conj_b=False):
+        return complex_multiply(a[0], -a[1] if conj_a else a[1],
+                                b[0], -b[1] if conj_b else b[1])
 
-    def add(*terms):
-        return (sum(t[0] for t in terms[1:]) + terms[0][0],
-                sum(t[1] for t in terms[1:]) + terms[0][1])
+    def negated_frequencies(a):  # a[-j] for the 2L-periodic spectrum
+        return tuple(ops.concatenate([t[..., :1], ops.flip(t[..., 1:], -1)],
+                                     -1) for t in a)
 
-    def neg(a):
-        return -a[0], -a[1]
+    def scaled(a, c):
+        return a[0] * c, a[1] * c
 
-    def spectra(*parts):  # stacked on the channel axis
-        return (ops.concatenate([p[0] for p in parts], -2),
-                ops.concatenate([p[1] for p in parts], -2))
+    def added(a, b):
+        return a[0] + b[0], a[1] + b[1]
+
+    def stacked(*parts):
+        return (ops.concatenate([a[0] for a in parts], -2),
+                ops.concatenate([a[1] for a in parts], -2))
+
+    def split(a, count):
+        m = ops.shape(a[0])[-2] // count
+        return [tuple(t[..., j * m:(j + 1) * m, :] for t in a)
+                for j in range(count)]
 
     @ops.custom_gradient
     def convolve(w, k):
-        a, b = halves(ops.rfft(w, fft_length=fft_length))  # v_re, v_im
-        zr, zi = halves(ops.rfft(k, fft_length=fft_length))
-        parts = [add(mul(a, zr), neg(mul(b, zi))),  # causal Re, Im
-                 add(mul(b, zr), mul(a, zi))]
-        if not causal:  # the correlation: conj(Z)
-            parts += [add(mul(a, conj(zr)), neg(mul(b, conj(zi)))),
-                      add(mul(b, conj(zr)), mul(a, conj(zi)))]
-        x = ops.irfft(spectra(*parts), fft_length=fft_length)
+        v_hat = transform(w)
+        z_hat = scaled(transform(k), scale)  # Z / 2L
+        z_neg = None if causal else negated_frequencies(z_hat)
+        # conj(X) / 2L = conj(V) conj(Z) / 2L, per direction
+        parts = [mul(v_hat, z_hat, conj_a=True, conj_b=True)]
+        if not causal:
+            parts.append(mul(v_hat, z_neg, conj_a=True, conj_b=True))
+        x = inverse(stacked(*parts), len(parts))  # (B, 2N or 4N, L)
 
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
-            g = ops.rfft(upstream, fft_length=fft_length)
-            n = ops.shape(g[0])[-2] // len(parts)
-            gr, gi, *h = [(g[0][..., j * n:(j + 1) * n, :],
-                           g[1][..., j * n:(j + 1) * n, :])
-                          for j in range(len(parts))]
-            # the adjoints of the convolutions are correlations, and
-            # those of the correlations convolutions
-            dv_re = [mul(gr, conj(zr)), mul(gi, conj(zi))]
-            dv_im = [neg(mul(gr, conj(zi))), mul(gi, conj(zr))]
-            dz_re = [mul(conj(a), gr), mul(conj(b), gi)]
-            dz_im = [neg(mul(conj(b), gr)), mul(conj(a), gi)]
-            if h:
-                hr, hi = h
-                dv_re += [mul(hr, zr), mul(hi, zi)]
-                dv_im += [neg(mul(hr, zi)), mul(hi, zr)]
-                dz_re += [mul(a, conj(hr)), mul(b, conj(hi))]
-                dz_im += [neg(mul(b, conj(hr))), mul(a, conj(hi))]
-            dw = ops.irfft(spectra(add(*dv_re), add(*dv_im)),
-                           fft_length=fft_length)
-            dk = spectra(add(*dz_re), add(*dz_im))  # summed over the batch
-            dk = ops.irfft((sum_rows(dk[0]), sum_rows(dk[1])),
-                           fft_length=fft_length)
-            return dw[..., :length], dk[..., :length]
+            n = ops.shape(upstream)[-2] // (2 * len(parts))
+            g = transform(ops.concatenate(  # per direction: re over im
+                [upstream[..., (2 * d + part) * n:(2 * d + part + 1) * n, :]
+                 for part in (0, 1) for d in range(len(parts))], -2))
+            g = split(g, len(parts))
+            # conj(dV) / 2L = conj(G) Z / 2L (+ conj(H) Z[-j] / 2L)
+            dv = mul(g[0], z_hat, conj_a=True)
+            # conj(dZ) = sum over the batch of conj(G) V (+ (V conj(H))[-j])
+            dz = mul(g[0], v_hat, conj_a=True)
+            dz = (sum_rows(dz[0]), sum_rows(dz[1]))
+            if not causal:
+                dv = added(dv, mul(g[1], z_neg, conj_a=True))
+                back = mul(v_hat, g[1], conj_b=True)
+                dz = added(dz, negated_frequencies(
+                    (sum_rows(back[0]), sum_rows(back[1]))))
+            return inverse(dv), inverse(scaled(dz, scale))
 
-        return x[..., :length], grad
+        return x, grad
 
-    x = contiguous(ops.transpose(convolve(w, k), (0, 2, 1)))  # (B, L, *N)
-    parts = ops.split(x, 2 if causal else 4, axis=-1)
-    return [tuple(parts[j:j + 2]) for j in range(0, len(parts), 2)]
+    return contiguous(ops.transpose(convolve(w, k), (0, 2, 1)))
 
 
 def grouped_fft_conv(inputs, kernel, groups, left):

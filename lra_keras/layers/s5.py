@@ -7,7 +7,7 @@ References:
   `s5/ssm_init.py` (HiPPO-N eigenvalues, `init_VinvB`, `init_CV`) and the
   block initialisation in `s5/train.py`; the activations of
   `s5/layers.py` (`SequenceLayer`, lines 68-82). S5's parallel scan
-  becomes the equivalent convolution through the shared `fft_conv`:
+  becomes the equivalent convolution through `fft_conv.complex_fft_conv`:
   `keras.ops.associative_scan` (Keras 3.15) fails under TensorFlow when the
   length is dynamic inside `tf.function` (a Python `bool` of a symbolic
   shape), and its torch version builds buffers with a bare `torch.zeros`.
@@ -24,7 +24,7 @@ from lra_keras.layers.fft_conv import complex_multiply
 from lra_keras.layers.s4d import check_dt_range
 from lra_keras.layers.s4d import log_uniform_dt
 from lra_keras.layers.ssm_kernels import complex_exp
-from lra_keras.layers.ssm_kernels import diagonal_recurrence
+from lra_keras.layers.ssm_kernels import stacked_recurrence
 from lra_keras.layers.state_space import StateSpaceLayer
 
 C_INITS = ("trunc_standard_normal", "lecun_normal", "complex_normal")
@@ -107,9 +107,9 @@ class S5(StateSpaceLayer):
 
     Computed without a time loop, in place of S5's parallel scan: the state
     of each mode is the causal convolution of `B_bar u` with the complex
-    kernel `Lambda_bar^l` (`ssm_kernels.diagonal_recurrence`, four real
-    convolutions in the shared `fft_conv`); the reverse-time pass
-    convolves the reversed sequence.
+    kernel `Lambda_bar^l` (`ssm_kernels.stacked_recurrence`, a complex
+    FFT convolution, `fft_conv.complex_fft_conv`); the reverse-time
+    states are the correlation of the same transforms.
 
     Paper: Smith, Warrington, Linderman, "Simplified State Space Layers for
     Sequence Modeling", https://arxiv.org/abs/2208.04933
@@ -286,16 +286,17 @@ class S5(StateSpaceLayer):
     def ssm_convolve(self, u):
         (bbar_real, bbar_imag), log_z = self.discretize()
         u = ops.cast(u, "float32")  # (batch, L, H)
-        v = (
-            ops.matmul(u, ops.transpose(bbar_real)),
-            ops.matmul(u, ops.transpose(bbar_imag)),
-        )  # B_bar u: (batch, L, P/2) pair
-        y = 0.0
-        states = diagonal_recurrence(v, log_z, self.causal)
-        for d, (x_real, x_imag) in enumerate(states):
-            # Conjugate pairs: y = 2 Re(C x) = 2 (C_re x_re - C_im x_im).
-            y = y + ops.matmul(x_real, ops.transpose(self.C_real[d]))
-            y = y - ops.matmul(x_imag, ops.transpose(self.C_imag[d]))
+        # B_bar u, real parts then imaginary: (batch, L, P)
+        v = ops.matmul(u, ops.transpose(
+            ops.concatenate([bbar_real, bbar_imag], 0)))
+        states = stacked_recurrence(v, log_z, self.causal)
+        # Conjugate pairs: y = 2 Re(C x) = 2 (C_re x_re - C_im x_im), over
+        # the directions: one product with the stacked states
+        c = ops.concatenate(
+            [part for d in range(self.directions) for part in (
+                ops.transpose(self.C_real[d]),
+                -ops.transpose(self.C_imag[d]))], 0)  # (P * dirs, H)
+        y = ops.matmul(states, c)
         return ops.cast(2.0 * y, self.compute_dtype)  # (batch, L, H)
 
     def get_config(self):

@@ -167,11 +167,8 @@ def diagonal_recurrence(v, log_z, causal=True):
     the kernel `z^l` (`power_kernel`), complex, by `fft_conv.
     complex_fft_conv`. With `causal=False` the reverse-time states `x'_k
     = z x'_{k+1} + v_k`, `sum_{j >= k} z^(j - k) v_j`, the correlation of
-    `v` with the same kernel, come from the same transforms of `v`.
+    `v` with the same kernel, come from the same transform of `v`.
     S5 and the LRU compute their recurrences this way instead of a scan.
-    (Until the function above, this ran four real convolutions per
-    direction through `fft_conv`, the reverse one on the reversed
-    sequence: 16 transforms of N channels in a forward pass, now 6.)
 
     Args:
         v: (real, imag) pair of tensors (batch, L, N): the inputs `B u`.
@@ -182,12 +179,20 @@ def diagonal_recurrence(v, log_z, causal=True):
         A list of one (causal) or two (forward, reverse) (real, imag)
         pairs of tensors (batch, L, N).
     """
-    v_real, v_imag = v
-    length = ops.shape(v_real)[1]
-    z_real, z_imag = power_kernel(*log_z, length)  # (N, L)
+    states = stacked_recurrence(ops.concatenate(v, -1), log_z, causal)
+    parts = ops.split(states, 2 if causal else 4, axis=-1)
+    return [tuple(parts[j:j + 2]) for j in range(0, len(parts), 2)]
+
+
+def stacked_recurrence(v, log_z, causal=True):
+    """`diagonal_recurrence` on complex numbers stacked on the last axis:
+    `v` (batch, L, 2N), real parts first, and the states (batch, L, 2N),
+    or (batch, L, 4N) with `causal=False` (the reverse-time ones after).
+    `S5` projects into and out of them with one matrix product each."""
+    z_real, z_imag = power_kernel(*log_z, ops.shape(v)[1])  # (N, L)
     # The reverse-time states are the correlation of v with z^l, which
     # shares v's transforms with the causal convolution.
-    return complex_fft_conv(v_real, v_imag, z_real, z_imag, causal)
+    return complex_fft_conv(v, z_real, z_imag, causal)
 
 
 def _recurrence_step(earlier, later):
