@@ -18,8 +18,7 @@ import math
 import keras
 from keras import ops
 
-from lra_keras.layers.ssm_kernels import diagonal_recurrence
-from lra_keras.layers.ssm_kernels import diagonal_recurrence_scan
+from lra_keras.layers.ssm_kernels import diagonal_ssm
 from lra_keras.layers.state_space import StateSpaceLayer
 
 RECURRENCES = ("convolution", "scan")
@@ -84,7 +83,7 @@ class LRU(StateSpaceLayer):
         max_phase: float. Largest initial phase of lambda, in (0, 2 pi].
             Defaults to 2 pi.
         recurrence: `"convolution"` (the states as an FFT convolution with
-            `lambda^l`, `ssm_kernels.diagonal_recurrence`; works at every
+            `lambda^l`, `ssm_kernels.stacked_recurrence`; works at every
             length under every backend) or `"scan"` (the paper's parallel
             scan, `keras.ops.associative_scan`, which under TensorFlow
             needs a length known when traced). The two give the same
@@ -187,22 +186,11 @@ class LRU(StateSpaceLayer):
         return -ops.exp(self.nu_log), ops.exp(self.theta_log)
 
     def ssm_convolve(self, u):
-        u = ops.cast(u, "float32")  # (batch, L, H)
         gamma = ops.exp(self.gamma_log)[:, None]  # (N, 1)
-        v = (
-            ops.matmul(u, ops.transpose(self.B_real * gamma)),
-            ops.matmul(u, ops.transpose(self.B_imag * gamma)),
-        )  # gamma B u: (batch, L, N) pair
-        states = (
-            diagonal_recurrence_scan
-            if self.recurrence == "scan"
-            else diagonal_recurrence
-        )(v, self.log_lambda(), self.causal)
-        y = 0.0
-        for d, (x_real, x_imag) in enumerate(states):
-            # y = Re(C x) = C_re x_re - C_im x_im
-            y = y + ops.matmul(x_real, ops.transpose(self.C_real[d]))
-            y = y - ops.matmul(x_imag, ops.transpose(self.C_imag[d]))
+        # y = Re(C x) of the states of gamma B u
+        y = diagonal_ssm(u, (self.B_real * gamma, self.B_imag * gamma),
+                         self.log_lambda(), (self.C_real, self.C_imag),
+                         self.causal, self.recurrence)
         return ops.cast(y, self.compute_dtype)  # (batch, L, H)
 
     def get_config(self):

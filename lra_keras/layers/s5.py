@@ -24,7 +24,7 @@ from lra_keras.layers.fft_conv import complex_multiply
 from lra_keras.layers.s4d import check_dt_range
 from lra_keras.layers.s4d import log_uniform_dt
 from lra_keras.layers.ssm_kernels import complex_exp
-from lra_keras.layers.ssm_kernels import stacked_recurrence
+from lra_keras.layers.ssm_kernels import diagonal_ssm
 from lra_keras.layers.state_space import StateSpaceLayer
 
 C_INITS = ("trunc_standard_normal", "lecun_normal", "complex_normal")
@@ -107,7 +107,7 @@ class S5(StateSpaceLayer):
 
     Computed without a time loop, in place of S5's parallel scan: the state
     of each mode is the causal convolution of `B_bar u` with the complex
-    kernel `Lambda_bar^l` (`ssm_kernels.stacked_recurrence`, a complex
+    kernel `Lambda_bar^l` (`ssm_kernels.diagonal_ssm`, a complex
     FFT convolution, `fft_conv.complex_fft_conv`); the reverse-time
     states are the correlation of the same transforms.
 
@@ -284,19 +284,10 @@ class S5(StateSpaceLayer):
         return bbar, (dta_real, dta_imag)
 
     def ssm_convolve(self, u):
-        (bbar_real, bbar_imag), log_z = self.discretize()
-        u = ops.cast(u, "float32")  # (batch, L, H)
-        # B_bar u, real parts then imaginary: (batch, L, P)
-        v = ops.matmul(u, ops.transpose(
-            ops.concatenate([bbar_real, bbar_imag], 0)))
-        states = stacked_recurrence(v, log_z, self.causal)
-        # Conjugate pairs: y = 2 Re(C x) = 2 (C_re x_re - C_im x_im), over
-        # the directions: one product with the stacked states
-        c = ops.concatenate(
-            [part for d in range(self.directions) for part in (
-                ops.transpose(self.C_real[d]),
-                -ops.transpose(self.C_imag[d]))], 0)  # (P * dirs, H)
-        y = ops.matmul(states, c)
+        bbar, log_z = self.discretize()
+        # Conjugate pairs: y = 2 Re(C x)
+        y = diagonal_ssm(u, bbar, log_z, (self.C_real, self.C_imag),
+                         self.causal)
         return ops.cast(2.0 * y, self.compute_dtype)  # (batch, L, H)
 
     def get_config(self):

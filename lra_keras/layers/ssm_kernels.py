@@ -195,6 +195,41 @@ def stacked_recurrence(v, log_z, causal=True):
     return complex_fft_conv(v, z_real, z_imag, causal)
 
 
+def diagonal_ssm(u, b, log_z, c, causal=True, recurrence="convolution"):
+    """`y = Re(sum_d C_d x_d)` for the states `x_k = z x_(k-1) + B u_k` of
+    each direction d (one, or forwards and backwards with `causal=False`):
+    the readout of S5 and the LRU. The products into and out of the
+    states are one matrix product each, on the complex numbers stacked
+    real parts first (`stacked_recurrence`).
+
+    Args:
+        u: tensor (batch, L, H).
+        b: (real, imag) pair of tensors (N, H).
+        log_z: (real, imag) pair of tensors (N,).
+        c: (real, imag) pair of tensors (directions, H, N).
+        causal: bool.
+        recurrence: `"convolution"` (`stacked_recurrence`) or `"scan"`
+            (`diagonal_recurrence_scan`).
+
+    Returns:
+        Tensor (batch, L, H) float32.
+    """
+    u = ops.cast(u, "float32")
+    v = ops.matmul(u, ops.transpose(ops.concatenate(b, 0)))  # (B, L, 2N)
+    if recurrence == "scan":
+        states = ops.concatenate([part for pair in diagonal_recurrence_scan(
+            tuple(ops.split(v, 2, axis=-1)), log_z, causal) for part in pair],
+            -1)
+    else:
+        states = stacked_recurrence(v, log_z, causal)
+    c_real, c_imag = c
+    # Re(C x) = C_re x_re - C_im x_im, every direction in one product
+    readout = ops.concatenate(
+        [part for d in range(1 if causal else 2) for part in (
+            ops.transpose(c_real[d]), -ops.transpose(c_imag[d]))], 0)
+    return ops.matmul(states, readout)
+
+
 def _recurrence_step(earlier, later):
     """The associative operator of `x_k = z_k x_{k-1} + v_k` on
     (z_real, z_imag, x_real, x_imag) tuples: apply `earlier`, then
