@@ -38,10 +38,15 @@ identity):
   is `keras.ops.softmax`.
 """
 
+import math
+
 import keras
 from keras import ops
 
 from lra_keras.backend_utils import barrier
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def _layer_norm(x, gamma, beta, epsilon):
@@ -97,6 +102,62 @@ def softmax(x, axis=-1):
         return y, grad
 
     return lean_softmax(x)
+
+
+def gelu(x):
+    """Keras's exact (erf) `gelu` whose backward keeps its input alone:
+    d gelu / dx = Phi(x) + x phi(x), recomputed from x. Under JAX XLA
+    kept x and the erfc of the forward pass (two activation-sized
+    buffers a block). TensorFlow and PyTorch run Keras's."""
+    if keras.backend.backend() != "jax":
+        return keras.activations.gelu(x, approximate=False)
+
+    @ops.custom_gradient
+    def lean_gelu(x):
+        (kept,) = barrier(x)
+
+        def grad(*args, upstream=None):
+            dy, x = barrier(args[0] if upstream is None else upstream, kept)
+            x32 = ops.cast(x, "float32")
+            cdf = 0.5 * ops.erfc(-x32 * _SQRT_HALF)
+            pdf = ops.exp(-0.5 * ops.square(x32)) * _INV_SQRT_2PI
+            return dy * ops.cast(cdf + x32 * pdf, dy.dtype)
+
+        return keras.activations.gelu(x, approximate=False), grad
+
+    return lean_gelu(x)
+
+
+def glu(x, axis=-1):
+    """`keras.ops.glu(x, axis)`, `a sigmoid(b)` of x's halves, whose
+    backward keeps x alone (XLA kept the sigmoid too). TensorFlow and
+    PyTorch run Keras's."""
+    if keras.backend.backend() != "jax":
+        return ops.glu(x, axis=axis)
+
+    @ops.custom_gradient
+    def lean_glu(x):
+        (kept,) = barrier(x)
+
+        def grad(*args, upstream=None):
+            dy, x = barrier(args[0] if upstream is None else upstream, kept)
+            a, b = ops.split(x, 2, axis=axis)
+            gate = ops.sigmoid(b)
+            return ops.concatenate(
+                [dy * gate, dy * a * gate * (1.0 - gate)], axis=axis)
+
+        return ops.glu(x, axis=axis), grad
+
+    return lean_glu(x)
+
+
+def activation(fn):
+    """`fn`, or its lean version above where there is one (Keras's exact
+    `gelu`): for the layers that keep Keras's activation as their
+    configuration and call this."""
+    if fn is keras.activations.gelu:
+        return gelu
+    return fn
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")

@@ -18,6 +18,7 @@ import keras
 from keras import ops
 
 from lra_keras.layers import activations
+from lra_keras.layers import lean_backward
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import fft_conv
@@ -232,7 +233,7 @@ class StateSpaceLayer(keras.layers.Layer):
             x = x + u * ops.cast(self.D, u.dtype)
         if self.pre_activation_dropout_layer is not None:
             x = self.pre_activation_dropout_layer(x, training=training)
-        y = self.activation(x)
+        y = lean_backward.activation(self.activation)(x)
         if self.activation_dropout():
             y = self.dropout_layer(y, training=training)
         if self.output_activation == "half_glu2":
@@ -240,7 +241,7 @@ class StateSpaceLayer(keras.layers.Layer):
             # x * sigmoid(W x1); x itself is neither activated nor dropped.
             return x * ops.sigmoid(self.output_dense(y))
         if self.output_activation == "glu":
-            y = ops.glu(self.output_dense(y), axis=-1)
+            y = lean_backward.glu(self.output_dense(y), axis=-1)
         elif self.output_activation == "half_glu":
             y = y * ops.sigmoid(self.output_dense(y))
         elif self.output_activation == "linear":

@@ -4,6 +4,9 @@ import pytest
 
 from lra_keras.backend_utils import barrier
 from lra_keras.layers.lean_backward import LayerNormalization
+from lra_keras.layers.lean_backward import activation
+from lra_keras.layers.lean_backward import gelu
+from lra_keras.layers.lean_backward import glu
 from lra_keras.layers.lean_backward import softmax
 from lra_keras.layers.sequence_norm import sequence_norm
 from tests.testing import assert_allclose
@@ -154,3 +157,46 @@ def test_softmax_values_and_gradient_match_the_closed_form(axis):
     _, (grad,) = value_and_grads(loss, x)
     assert_allclose(grad, y * (upstream - (upstream * y).sum(
         axis, keepdims=True)), atol=1e-6)
+
+
+def test_gelu_value_and_gradient_match_the_closed_form():
+    # gelu(x) = x Phi(x), d/dx = Phi(x) + x phi(x) (the exact, erf form)
+    from math import erf
+
+    rng = np.random.default_rng(6)
+    x = (3.0 * rng.normal(size=(3, 7, 4))).astype("float32")
+    upstream = rng.normal(size=x.shape).astype("float32")
+    x64 = x.astype("float64")
+    cdf = 0.5 * (1.0 + np.vectorize(erf)(x64 / np.sqrt(2.0)))
+    pdf = np.exp(-0.5 * x64**2) / np.sqrt(2.0 * np.pi)
+    assert_allclose(gelu(keras.ops.convert_to_tensor(x)), x64 * cdf,
+                    atol=1e-5)
+    _, (grad,) = value_and_grads(
+        lambda x: keras.ops.sum(gelu(x) * keras.ops.convert_to_tensor(
+            upstream)), x)
+    assert_allclose(grad, upstream * (cdf + x64 * pdf), atol=1e-5)
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_glu_value_and_gradient_match_the_closed_form(axis):
+    # glu(x) = a sigmoid(b) of x's halves along `axis`
+    rng = np.random.default_rng(7)
+    x = (2.0 * rng.normal(size=(2, 6, 8))).astype("float32")
+    a, b = np.split(x.astype("float64"), 2, axis=axis)
+    gate = 1.0 / (1.0 + np.exp(-b))
+    upstream = rng.normal(size=a.shape).astype("float32")
+    assert_allclose(glu(keras.ops.convert_to_tensor(x), axis=axis),
+                    a * gate, atol=1e-6)
+    _, (grad,) = value_and_grads(
+        lambda x: keras.ops.sum(glu(x, axis=axis)
+                                * keras.ops.convert_to_tensor(upstream)), x)
+    expected = np.concatenate(
+        [upstream * gate, upstream * a * gate * (1.0 - gate)], axis=axis)
+    assert_allclose(grad, expected, atol=1e-6)
+
+
+def test_activation_swaps_in_the_lean_gelu_only():
+    assert activation(keras.activations.gelu) is gelu
+    assert activation(keras.activations.relu) is keras.activations.relu
+    # the layers' "gelu", Keras's exact one
+    assert activation(keras.activations.get("gelu")) is gelu
