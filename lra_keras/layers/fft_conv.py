@@ -2,9 +2,10 @@
 
 S4D, S4, DLR, S5, MEGA's EMA and the gMLP long convolution all reduce to a
 per-channel convolution of the input with a kernel as long as the sequence.
-They all call `fft_conv`. The small-kernel convolution's grouped layers
-(`ConvBlock`), which mix channels within each group, call
-`grouped_fft_conv`.
+The real ones call `fft_conv`; S5's and the LRU's complex states, `x_k = z
+x_(k-1) + B u_k` for complex z, `complex_fft_conv`. The small-kernel
+convolution's grouped layers (`ConvBlock`), which mix channels within each
+group, call `grouped_fft_conv`.
 
 References:
 - S4 (bidirectional kernels, pad to 2L): https://arxiv.org/abs/2111.00396
@@ -117,10 +118,12 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
     conjugation). Padded to 2L, with V and Z the transforms of the
     complex `v` and `z`: `X = V Z`, and `x'`, the correlation of `v` with
     `z`, is `X'[j] = V[j] Z[-j]`. A direction is one complex product and
-    one inverse transform, the transform of `v` shared. (`fft_conv`'s four
-    real convolutions per direction, the reverse one of the reversed
-    sequence, took 16 transforms of N channels in a forward pass; this
-    takes 3 to 5.) The gradients are written out in the frequency domain,
+    one inverse transform, the transform of `v` shared: a forward pass in
+    both directions transforms N complex channels three times (and the
+    kernel), where `fft_conv`'s four real convolutions per direction, the
+    reverse one of the reversed sequence, transformed 16 real ones of N
+    channels (a complex transform costs about two real ones). The
+    gradients are written out in the frequency domain,
     as `fft_conv`'s: for the output gradients g, h (as complex numbers,
     `d/d re + i d/d im`), `dV = G conj(Z) + H conj(Z[-j])`, `dZ = sum over
     the batch of G conj(V) + (conj(V) H)[-j]`.
