@@ -183,6 +183,24 @@ def _rotary_transformer(hidden, layers, heads=4, ffn=256):
     return Model()
 
 
+class _Classifier:
+    """A reference `module` whose logits `logits(tokens)` computes, with
+    what the training step asks of an `nn.Module` (`parameters`, `to`)."""
+
+    def __init__(self, module, logits):
+        self.module, self.logits = module, logits
+
+    def __call__(self, tokens):
+        return self.logits(tokens)
+
+    def parameters(self):
+        return self.module.parameters()
+
+    def to(self, device):
+        self.module.to(device)
+        return self
+
+
 def _mega(args, length):
     import reference_parity_mega as rpm
 
@@ -201,22 +219,14 @@ def _mega(args, length):
     hp = dict(vocabulary_size=VOCABULARY, padding_id=0)
     model = rpm.build_reference(ref, model_args, hp)
 
-    class Classify:  # fairseq's LRA model returns the classifier's logits
-        def __call__(self, tokens):
-            import torch
+    def logits(tokens):  # fairseq's LRA model returns the classifier's
+        import torch
 
-            lengths = torch.full((tokens.shape[0],), tokens.shape[1],
-                                 device=tokens.device)
-            return rpm.reference_forward(model, tokens, lengths)
+        lengths = torch.full((tokens.shape[0],), tokens.shape[1],
+                             device=tokens.device)
+        return rpm.reference_forward(model, tokens, lengths)
 
-        def parameters(self):
-            return model.parameters()
-
-        def to(self, device):
-            model.to(device)
-            return self
-
-    return Classify()
+    return _Classifier(model, logits)
 
 
 def _ema(args):
@@ -319,22 +329,14 @@ def _gmlp(args, length):
     config = yctfs.reference_config(repo, "gmlp", sizes, hp)
     module = yctfs.build_reference(ref, config, listops)
 
-    class Classify:  # the head of `TrainerModule`'s classification task
-        def __call__(self, tokens):
-            import torch
+    def logits(tokens):  # the head of `TrainerModule`'s classification task
+        import torch
 
-            mask = torch.ones(tokens.shape, device=tokens.device)
-            return module.task_classification.head(
-                module.model(tokens, mask), mask)
+        mask = torch.ones(tokens.shape, device=tokens.device)
+        return module.task_classification.head(module.model(tokens, mask),
+                                               mask)
 
-        def parameters(self):
-            return module.parameters()
-
-        def to(self, device):
-            module.to(device)
-            return self
-
-    return Classify()
+    return _Classifier(module, logits)
 
 
 def build_reference(args, model, length):
