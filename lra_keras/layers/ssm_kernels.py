@@ -188,7 +188,8 @@ def stacked_recurrence(v, log_z, causal=True):
     """`diagonal_recurrence` on complex numbers stacked on the last axis:
     `v` (batch, L, 2N), real parts first, and the states (batch, L, 2N),
     or (batch, L, 4N) with `causal=False` (the reverse-time ones after).
-    `S5` projects into and out of them with one matrix product each."""
+    `diagonal_ssm` projects into and out of them with one matrix product
+    each."""
     z_real, z_imag = power_kernel(*log_z, ops.shape(v)[1])  # (N, L)
     # The reverse-time states are the correlation of v with z^l, which
     # shares v's transforms with the causal convolution.
