@@ -2,7 +2,8 @@
 
     python benchmarks/reference_speed.py --s4-repo PATH [--mega-repo PATH]
         [--ntfs-repo PATH] [--yctfs-repo PATH] [--s5-repo PATH]
-        [--models s4d s4 transformer mega dlr gmlp s5 ema]
+        [--rtf-repo PATH]
+        [--models s4d s4 transformer mega dlr gmlp s5 ema rtf]
         [--lengths 1024 4096 16384]
         [--backends jax tensorflow torch] [--batch 16 | --tokens 65536]
         [--hidden 128] [--layers 4] [--steps 3]
@@ -74,6 +75,13 @@ The references, imported from the checkouts given on the command line
   `lra_keras.layers.MultiHeadEMA(causal=False)` written in Keras
   (`ema_stack`; no family runs the EMA alone).
 
+- `rtf`: ruke1ire/RTF's `RTF` module (`rtf.py`; `--rtf-repo`, a checkout
+  at 1d9e1e5), bidirectional, a kernel as long as the input, its FFT path
+  (flashfftconv is a GPU package), then GELU and `Linear(H, 2H)` + GLU (the
+  S4 block of its LRA wrapper, as `reference_parity_rtf.py` builds it), N =
+  64 and the ListOps row's one denominator, in the `s4d` stack with
+  BatchNorms (the row's `norm: batch`).
+
 A model whose checkout is not given is left out, with a line saying so.
 
 lra_keras runs `benchmarks/mixers.py`'s training step of the same family
@@ -97,20 +105,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mixers  # noqa: E402 (benchmarks/mixers.py)
 
-MODELS = ("s4d", "s4", "transformer", "mega", "dlr", "gmlp", "s5", "ema")
+MODELS = ("s4d", "s4", "transformer", "mega", "dlr", "gmlp", "s5", "ema",
+          "rtf")
 # The optional checkout a model's reference comes from (its argument's
 # name); the others need only `--s4-repo`, which is required.
 CHECKOUTS = dict(mega="mega_repo", dlr="ntfs_repo", gmlp="yctfs_repo",
-                 s5="s5_repo", ema="mega_repo")
+                 s5="s5_repo", ema="mega_repo", rtf="rtf_repo")
 EMA_DIM = mixers.SIZES["mega"]["ema_dim"]
 # The framework of each reference: PyTorch, but for S5's JAX code.
 REFERENCE_BACKENDS = dict(s5="jax")
 VOCABULARY, CLASSES = 18, 10  # ListOps-sized, as mixers' random tokens
 
 
-def _reference_stack(layer, hidden, layers):
+def _reference_stack(layer, hidden, layers, batch_norm=False):
     """`S4Model` of state-spaces/s4 `example.py` (dropout 0, post-norm)
-    after a token embedding: the stack its README trains."""
+    after a token embedding: the stack its README trains. Its blocks take
+    and return (B, H, L), as `S4D`; `batch_norm` swaps its LayerNorms for
+    BatchNorms over the channels (the S4 backbone's `norm: batch`)."""
     from torch import nn
 
     class Stack(nn.Module):
@@ -119,14 +130,16 @@ def _reference_stack(layer, hidden, layers):
             self.embed = nn.Embedding(VOCABULARY, hidden)
             self.blocks = nn.ModuleList(layer() for _ in range(layers))
             self.norms = nn.ModuleList(
-                nn.LayerNorm(hidden) for _ in range(layers))
+                nn.BatchNorm1d(hidden) if batch_norm else nn.LayerNorm(hidden)
+                for _ in range(layers))
             self.head = nn.Linear(hidden, CLASSES)
 
         def forward(self, tokens):
             x = self.embed(tokens).transpose(-1, -2)  # (B, H, L)
             for block, norm in zip(self.blocks, self.norms):
                 z, _ = block(x)
-                x = norm((z + x).transpose(-1, -2)).transpose(-1, -2)
+                x = (norm(z + x) if batch_norm else norm(
+                    (z + x).transpose(-1, -2)).transpose(-1, -2))
             return self.head(x.mean(dim=-1))
 
     return Stack()
@@ -312,6 +325,39 @@ def _dlr(args):
     return _reference_stack(block, args.hidden, args.layers)
 
 
+def _rtf(args, length):
+    """ruke1ire/RTF's `RTF` module, GELU and `Linear(H, 2H)` + GLU (the
+    block `reference_parity_rtf` compares), in the `s4d` stack with the
+    row's BatchNorms."""
+    import contextlib
+    import io
+
+    from reference_parity_rtf import import_rtf
+    from torch import nn
+    from torch.nn import functional as F
+
+    with contextlib.redirect_stdout(io.StringIO()):  # its import prints
+        rtf = import_rtf(args.rtf_repo)
+    sizes = mixers.SIZES["rtf"]
+    denominators = mixers.stack_hparams(
+        "rtf", length, args.hidden, args.layers)["num_denominators"]
+
+    class Block(nn.Module):  # (B, H, L) in and out, as the stack's
+        def __init__(self):
+            super().__init__()
+            # a kernel as long as the input, as ours (truncation None)
+            self.rtf = rtf.RTF(args.hidden, sizes["state_dim"], length,
+                               num_a=denominators, bidirectional=True)
+            self.linear = nn.Linear(args.hidden, 2 * args.hidden)
+
+        def forward(self, x):
+            y = F.gelu(self.rtf(x.transpose(-1, -2)))
+            return F.glu(self.linear(y), dim=-1).transpose(-1, -2), None
+
+    return _reference_stack(Block, args.hidden, args.layers,
+                            batch_norm=True)
+
+
 def _gmlp(args, length):
     """long-transformers's gMLP model as `reference_parity_yctfs` builds
     it, at this script's sizes."""
@@ -349,6 +395,8 @@ def build_reference(args, model, length):
         return _dlr(args)
     if model == "ema":
         return _ema(args)
+    if model == "rtf":
+        return _rtf(args, length)
     if model == "gmlp":
         return _gmlp(args, length)
     if model == "transformer":
@@ -603,6 +651,8 @@ def main(argv=None):
     parser.add_argument("--yctfs-repo", type=Path, default=None,
                         help="a pablomiralles22/long-transformers "
                         "checkout (branch lra-paper), for gmlp")
+    parser.add_argument("--rtf-repo", type=Path, default=None,
+                        help="a ruke1ire/RTF checkout (1d9e1e5), for rtf")
     parser.add_argument("--s5-repo", type=Path, default=None,
                         help="a lindermanlab/S5 checkout (3c18fdb), for s5 "
                         "(with flax and optax installed)")

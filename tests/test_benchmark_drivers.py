@@ -144,13 +144,14 @@ def test_reference_speed_leaves_out_models_without_their_checkout(
         return {n: _fake_result(side, model, n, backend) for n in lengths}
 
     monkeypatch.setattr(reference_speed, "measure", measure)
-    args = _table_args(tmp_path, models=["dlr", "s4d", "gmlp", "mega"],
+    args = _table_args(tmp_path, models=["dlr", "s4d", "gmlp", "mega", "rtf"],
                        ntfs_repo=tmp_path / "ntfs", yctfs_repo=None)
     assert reference_speed.table(args) is None
     out = capsys.readouterr().out
     assert calls == ["dlr"] * 3 + ["s4d"] * 3
     assert "gmlp: left out (its reference needs --yctfs-repo)" in out
     assert "mega: left out (its reference needs --mega-repo)" in out
+    assert "rtf: left out (its reference needs --rtf-repo)" in out
 
     # each child is given the checkouts the command line named
     def run_child_results(args, backend, extra, timeout, script=None):
