@@ -90,24 +90,37 @@ def _layer_norm(x, gamma, beta, epsilon):
     return norm(x, ops.cast(gamma, compute), ops.cast(beta, compute))
 
 
+def _lean(x, forward, backward, keep_output=False):
+    """`forward(x)` under JAX with a custom gradient `backward(dy, kept)`,
+    where `kept` is x, or with `keep_output` the output, pinned (with the
+    upstream gradient) by `barrier`: the one tensor the backward keeps."""
+
+    @ops.custom_gradient
+    def lean(x):
+        y = forward(x)
+        (kept,) = barrier(y if keep_output else x)
+
+        def grad(*args, upstream=None):
+            dy, held = barrier(args[0] if upstream is None else upstream,
+                               kept)
+            return backward(dy, held)
+
+        return y, grad
+
+    return lean(x)
+
+
 def softmax(x, axis=-1):
     """`keras.ops.softmax(x, axis)` whose backward keeps the output alone
     (see the module docstring)."""
     if keras.backend.backend() != "jax":
         return ops.softmax(x, axis=axis)
 
-    @ops.custom_gradient
-    def lean_softmax(x):
-        y = ops.softmax(x, axis=axis)
-        (kept,) = barrier(y)
+    def backward(dy, y):
+        return y * (dy - ops.sum(dy * y, axis=axis, keepdims=True))
 
-        def grad(*args, upstream=None):
-            dy, y = barrier(args[0] if upstream is None else upstream, kept)
-            return y * (dy - ops.sum(dy * y, axis=axis, keepdims=True))
-
-        return y, grad
-
-    return lean_softmax(x)
+    return _lean(x, lambda x: ops.softmax(x, axis=axis), backward,
+                 keep_output=True)
 
 
 def gelu(x):
@@ -115,23 +128,20 @@ def gelu(x):
     d gelu / dx = Phi(x) + x phi(x), recomputed from x. Under JAX XLA
     kept x and the erfc of the forward pass (two activation-sized
     buffers a block). TensorFlow and PyTorch run Keras's."""
-    if keras.backend.backend() != "jax":
+
+    def forward(x):
         return keras.activations.gelu(x, approximate=False)
 
-    @ops.custom_gradient
-    def lean_gelu(x):
-        (kept,) = barrier(x)
+    if keras.backend.backend() != "jax":
+        return forward(x)
 
-        def grad(*args, upstream=None):
-            dy, x = barrier(args[0] if upstream is None else upstream, kept)
-            x32 = ops.cast(x, "float32")
-            cdf = 0.5 * ops.erfc(-x32 * _SQRT_HALF)
-            pdf = ops.exp(-0.5 * ops.square(x32)) * _INV_SQRT_2PI
-            return dy * ops.cast(cdf + x32 * pdf, dy.dtype)
+    def backward(dy, x):
+        x32 = ops.cast(x, "float32")
+        cdf = 0.5 * ops.erfc(-x32 * _SQRT_HALF)
+        pdf = ops.exp(-0.5 * ops.square(x32)) * _INV_SQRT_2PI
+        return dy * ops.cast(cdf + x32 * pdf, dy.dtype)
 
-        return keras.activations.gelu(x, approximate=False), grad
-
-    return lean_gelu(x)
+    return _lean(x, forward, backward)
 
 
 def glu(x, axis=-1):
@@ -141,20 +151,13 @@ def glu(x, axis=-1):
     if keras.backend.backend() != "jax":
         return ops.glu(x, axis=axis)
 
-    @ops.custom_gradient
-    def lean_glu(x):
-        (kept,) = barrier(x)
+    def backward(dy, x):
+        a, b = ops.split(x, 2, axis=axis)
+        gate = ops.sigmoid(b)
+        return ops.concatenate(
+            [dy * gate, dy * a * gate * (1.0 - gate)], axis=axis)
 
-        def grad(*args, upstream=None):
-            dy, x = barrier(args[0] if upstream is None else upstream, kept)
-            a, b = ops.split(x, 2, axis=axis)
-            gate = ops.sigmoid(b)
-            return ops.concatenate(
-                [dy * gate, dy * a * gate * (1.0 - gate)], axis=axis)
-
-        return ops.glu(x, axis=axis), grad
-
-    return lean_glu(x)
+    return _lean(x, lambda x: ops.glu(x, axis=axis), backward)
 
 
 def activation(fn):
