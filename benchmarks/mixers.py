@@ -195,20 +195,27 @@ def stack_and_batch(model, length, hidden, layers, batch, padded=True):
     """(the benchmarked stack, a batch of `batch` rows of L random tokens,
     every position real, its labels): the family's classifier at
     `stack_hparams`, with or without its padding mask (`padded`)."""
-    import numpy as np
 
     from lra_keras.models import build_classifier
     from lra_keras.models import classifier_kwargs
 
     hp = stack_hparams(model, length, hidden, layers)
     net = build_classifier(**dict(classifier_kwargs(hp), padded=padded))
+    return (net, *random_batch(batch, length))
+
+
+def random_batch(batch, length):
+    """(inputs, labels): `batch` rows of L random ListOps-sized tokens,
+    every position real, and their labels (seeded: the same every call)."""
+    import numpy as np
+
     rng = np.random.default_rng(0)
     x = {
         "token_ids": rng.integers(1, 17, size=(batch, length)).astype(
             "int32"),
         "padding_mask": np.ones((batch, length), bool),
     }
-    return net, x, rng.integers(0, 10, size=(batch,))
+    return x, rng.integers(0, 10, size=(batch,))
 
 
 def _child_model(model, length, tokens, hidden, layers, steps,

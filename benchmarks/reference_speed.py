@@ -293,11 +293,7 @@ def _child_ours(args, length):
             not args.unpadded)
     from lra_keras.models import dtype_policy_scope
 
-    rng = np.random.default_rng(0)
-    x = {"token_ids": rng.integers(1, VOCABULARY - 1, size=(batch, length)
-                                   ).astype("int32"),
-         "padding_mask": np.ones((batch, length), bool)}
-    y = rng.integers(0, CLASSES, size=(batch,))
+    x, y = mixers.random_batch(batch, length)
     with dtype_policy_scope(args.dtype_policy):
         net = ema_stack(length, args.hidden, args.layers, not args.unpadded)
         return mixers.train_steps(net, x, y, args.steps,
@@ -425,6 +421,18 @@ def _cuda():
     return torch.device("cuda") if torch.cuda.is_available() else None
 
 
+def _timed_steps(step, steps):
+    """(the first call's seconds, the median of the `steps` calls after
+    it) of the training step `step()`, which waits for its device."""
+    times = []
+    for _ in range(steps + 1):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    rest = sorted(times[1:])
+    return times[0], rest[len(rest) // 2]
+
+
 def _child_reference_s5(args, length):
     """`child_reference` for S5's JAX code: its jitted `train_step` on
     the batch `prep_batch` makes (one-hot tokens, full lengths), the
@@ -448,22 +456,22 @@ def _child_reference_s5(args, length):
     labels = rng.integers(0, CLASSES, (batch,))
     lengths = np.full((batch,), length)
     device = ref.jax.devices()[0]
-    before = mixers._rss_mib()
-    times = []
-    for _ in range(args.steps + 1):
-        start = time.perf_counter()
+    losses = []
+
+    def step():
         loss, net.state = net.step(tokens, lengths, labels)  # float: synced
         ref.jax.block_until_ready(net.state.params)
-        times.append(time.perf_counter() - start)
-    compile_s, times = times[0], sorted(times[1:])
-    seconds = times[len(times) // 2]
+        losses.append(loss)
+
+    before = mixers._rss_mib()
+    compile_s, seconds = _timed_steps(step, args.steps)
     if device.platform == "cpu":
         memory = mixers._peak_mib() - before
     else:
         memory = device.memory_stats()["peak_bytes_in_use"] / 2**20
     return dict(step_s=seconds, tokens_per_s=batch * length / seconds,
                 memory_mib=memory, batch=batch, compile_s=compile_s,
-                device=device.device_kind, loss=loss)
+                device=device.device_kind, loss=losses[-1])
 
 
 def child_reference(args, length):
@@ -504,13 +512,7 @@ def child_reference(args, length):
             torch.cuda.synchronize()
 
     before = mixers._rss_mib()
-    times = []
-    for _ in range(args.steps + 1):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    compile_s, times = times[0], sorted(times[1:])
-    seconds = times[len(times) // 2]
+    compile_s, seconds = _timed_steps(step, args.steps)
     memory = (torch.cuda.max_memory_allocated() / 2**20 if cuda is not None
               else mixers._peak_mib() - before)
     return dict(step_s=seconds, tokens_per_s=batch * length / seconds,
