@@ -25,6 +25,12 @@
   over the batch: `add_shared` adds such a weight so that its gradient is
   the product, and `sum_rows` writes such a sum in a gradient that is
   written out (`fft_conv`'s kernel gradient) as the product.
+- Keras's `rfft` returns a spectrum as its real and imaginary parts
+  (Keras has no complex dtype), and its `irfft` joins them again: each
+  complex product is then four real products and two sums, each its own
+  pass over memory under TensorFlow and PyTorch, and each join a copy.
+  `rfft`, `irfft` and `conjugate` keep a spectrum as the backend's own
+  complex tensor, so `fft_conv` multiplies spectra in one pass.
 - JAX compiles a training step per batch shape in every new process (2-3 s
   each on a CPU for the quick S4D); `use_compilation_cache` keeps the
   compiled steps on disk for the next run and the next seed.
@@ -107,6 +113,59 @@ def sum_rows(x):
     flat = ops.reshape(x, (rows, -1))
     total = ops.matmul(ops.ones((1, rows), x.dtype), flat)
     return ops.reshape(total, ops.shape(x)[1:])
+
+
+def rfft(x, fft_length):
+    """The spectrum of the real `x` along its last axis, zero-padded to
+    `fft_length` (`fft_length // 2 + 1` frequencies), as the backend's own
+    complex64 tensor, which `*`, `conjugate`, `sum_rows` and `irfft`
+    take (the module's docstring). Under a (16, 128, 8192) transform, the
+    forward and backward passes of a PyTorch `fft_conv` spent 790 ms of a
+    4-block RTF step's 3.4 s on the real and imaginary parts' products,
+    sums and joins (`torch.profiler`, L = 4096, 2 cores)."""
+    backend = keras.backend.backend()
+    if backend == "torch":
+        import torch
+
+        return torch.fft.rfft(x, n=fft_length)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.signal.rfft(x, fft_length=[fft_length])
+    import jax.numpy as jnp
+
+    return jnp.fft.rfft(x, n=fft_length)
+
+
+def irfft(spectrum, fft_length):
+    """The real signal of length `fft_length` whose spectrum is the
+    complex `spectrum` (`rfft`'s inverse)."""
+    backend = keras.backend.backend()
+    if backend == "torch":
+        import torch
+
+        return torch.fft.irfft(spectrum, n=fft_length)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.signal.irfft(spectrum, fft_length=[fft_length])
+    import jax.numpy as jnp
+
+    return jnp.fft.irfft(spectrum, n=fft_length)
+
+
+def conjugate(spectrum):
+    """The complex conjugate of a complex tensor from `rfft`."""
+    backend = keras.backend.backend()
+    if backend == "torch":
+        return spectrum.conj()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.math.conj(spectrum)
+    import jax.numpy as jnp
+
+    return jnp.conj(spectrum)
 
 
 def use_compilation_cache(path, replace=True):

@@ -392,6 +392,35 @@ def test_sum_rows_is_the_sum_over_the_first_axis_and_its_gradient(shape):
                                rtol=1e-6)
 
 
+@pytest.mark.parametrize("length, fft_length", [(7, 14), (8, 8), (5, 9)])
+def test_complex_spectra_are_numpys(length, fft_length):
+    """`rfft`, `conjugate`, their product, `sum_rows` of it and `irfft`
+    (the backend's own complex tensors) against numpy's."""
+    from lra_keras.backend_utils import conjugate
+    from lra_keras.backend_utils import irfft
+    from lra_keras.backend_utils import rfft
+    from lra_keras.backend_utils import sum_rows
+
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=(2, 3, 4, length)).astype("float32")
+    a_hat = rfft(ops.convert_to_tensor(a), fft_length)
+    b_hat = rfft(ops.convert_to_tensor(b), fft_length)
+    want_a = np.fft.rfft(a, n=fft_length)
+    assert tuple(a_hat.shape) == want_a.shape
+    np.testing.assert_allclose(to_numpy(a_hat), want_a, rtol=1e-5,
+                               atol=1e-5)
+    product = conjugate(a_hat) * b_hat
+    want = np.conj(want_a) * np.fft.rfft(b, n=fft_length)
+    np.testing.assert_allclose(to_numpy(product), want, rtol=1e-5,
+                               atol=1e-4)
+    np.testing.assert_allclose(to_numpy(sum_rows(product)), want.sum(0),
+                               rtol=1e-5, atol=1e-4)
+    got = to_numpy(irfft(product, fft_length))
+    assert got.shape == (3, 4, fft_length)
+    np.testing.assert_allclose(got, np.fft.irfft(want, n=fft_length),
+                               rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.one_backend
 # (the weights files hold the run's optimizer; the test compiles another)
 @pytest.mark.filterwarnings("ignore:Skipping variable loading for optimizer")
