@@ -20,6 +20,7 @@ from keras import ops
 
 from lra_keras.layers.ssm_kernels import diagonal_ssm
 from lra_keras.layers.state_space import StateSpaceLayer
+from lra_keras.layers.state_space import skip_term
 
 RECURRENCES = ("convolution", "scan")
 
@@ -185,13 +186,14 @@ class LRU(StateSpaceLayer):
         pair of (N,) tensors."""
         return -ops.exp(self.nu_log), ops.exp(self.theta_log)
 
-    def ssm_convolve(self, u):
+    def ssm_convolve(self, u, skip=None):
         gamma = ops.exp(self.gamma_log)[:, None]  # (N, 1)
         # y = Re(C x) of the states of gamma B u
         y = diagonal_ssm(u, (self.B_real * gamma, self.B_imag * gamma),
                          self.log_lambda(), (self.C_real, self.C_imag),
                          self.causal, self.recurrence)
-        return ops.cast(y, self.compute_dtype)  # (batch, L, H)
+        y = ops.cast(y, self.compute_dtype)  # (batch, L, H)
+        return skip_term(y, u, skip)
 
     def get_config(self):
         config = super().get_config()

@@ -26,6 +26,7 @@ from lra_keras.layers.s4d import log_uniform_dt
 from lra_keras.layers.ssm_kernels import complex_exp
 from lra_keras.layers.ssm_kernels import diagonal_ssm
 from lra_keras.layers.state_space import StateSpaceLayer
+from lra_keras.layers.state_space import skip_term
 
 C_INITS = ("trunc_standard_normal", "lecun_normal", "complex_normal")
 # Truncation at 2 std shrinks a normal's std by this factor (jax/Keras).
@@ -283,12 +284,13 @@ class S5(StateSpaceLayer):
         )  # (P/2, H)
         return bbar, (dta_real, dta_imag)
 
-    def ssm_convolve(self, u):
+    def ssm_convolve(self, u, skip=None):
         bbar, log_z = self.discretize()
         # Conjugate pairs: y = 2 Re(C x)
         y = diagonal_ssm(u, bbar, log_z, (self.C_real, self.C_imag),
                          self.causal)
-        return ops.cast(2.0 * y, self.compute_dtype)  # (batch, L, H)
+        y = ops.cast(2.0 * y, self.compute_dtype)  # (batch, L, H)
+        return skip_term(y, u, skip)
 
     def get_config(self):
         config = super().get_config()
