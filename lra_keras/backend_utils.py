@@ -29,9 +29,9 @@
   (Keras has no complex dtype), and its `irfft` joins them again: each
   complex product is then four real products and two sums, each its own
   pass over memory under TensorFlow and PyTorch, and each join a copy.
-  `rfft`, `irfft`, `fft`, `ifft`, `to_complex` and `conjugate` keep a
-  spectrum as the backend's own complex tensor, so that `fft_conv` and
-  `complex_fft_conv` multiply spectra in one pass.
+  `rfft`, `irfft` and `conjugate` keep a spectrum as the backend's own
+  complex tensor, so that `fft_conv` and `grouped_fft_conv` multiply
+  spectra in one pass.
 - JAX compiles a training step per batch shape in every new process (2-3 s
   each on a CPU for the quick S4D); `use_compilation_cache` keeps the
   compiled steps on disk for the next run and the next seed.
@@ -157,46 +157,6 @@ def irfft(spectrum, fft_length):
     import tensorflow as tf
 
     return tf.signal.irfft(spectrum, fft_length=[fft_length])
-
-
-def to_complex(real, imag):
-    """The complex64 tensor `real + i imag`, for `fft` (Keras's `fft`
-    takes and returns the two parts)."""
-    backend = keras.backend.backend()
-    if backend == "torch":
-        import torch
-
-        return torch.complex(real, imag)
-    if backend == "tensorflow":
-        import tensorflow as tf
-
-        return tf.complex(real, imag)
-    from jax import lax
-
-    return lax.complex(real, imag)
-
-
-def fft(x, fft_length):
-    """The discrete Fourier transform of the complex `x` along its last
-    axis, zero-padded to `fft_length`."""
-    np_like = _numpy_like()
-    if np_like is not None:
-        return np_like.fft.fft(x, n=fft_length)
-    import tensorflow as tf
-
-    pad = fft_length - tf.shape(x)[-1]
-    return tf.signal.fft(tf.pad(x, [(0, 0)] * (x.shape.rank - 1)
-                                + [(0, pad)]))
-
-
-def ifft(spectrum):
-    """`fft`'s inverse along the last axis (divided by its length)."""
-    np_like = _numpy_like()
-    if np_like is not None:
-        return np_like.fft.ifft(spectrum)
-    import tensorflow as tf
-
-    return tf.signal.ifft(spectrum)
 
 
 def conjugate(spectrum):

@@ -17,12 +17,9 @@ from keras import ops
 
 from lra_keras.backend_utils import conjugate
 from lra_keras.backend_utils import contiguous
-from lra_keras.backend_utils import fft
-from lra_keras.backend_utils import ifft
 from lra_keras.backend_utils import irfft
 from lra_keras.backend_utils import rfft
 from lra_keras.backend_utils import sum_rows
-from lra_keras.backend_utils import to_complex
 
 
 def complex_multiply(a_real, a_imag, b_real, b_imag):
@@ -136,14 +133,6 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
     `d/d re + i d/d im`), `dV = G conj(Z) + H conj(Z[-j])`, `dZ = sum over
     the batch of G conj(V) + (conj(V) H)[-j]`.
 
-    The spectra are the backend's own complex tensors (`backend_utils.fft`,
-    `ifft`): a 4-block step at L = 4096, batch 16, width 128 on 2 cores
-    went 1.64 -> 1.36 s (LRU), 0.97 -> 0.83 s (S5) under TensorFlow, 5.72
-    -> 4.34 s (LRU) under PyTorch, where S5's stayed at 2.5-2.7 s with 250
-    -400 MiB less memory, and JAX's stayed as they were
-    (`benchmarks/mixers.py`), against the real and imaginary parts of
-    Keras's `fft`.
-
     Complex numbers are stacked on the last axis, real parts first, so
     that the products into and out of the states are one matrix product
     each (`S5`).
@@ -159,38 +148,61 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
         ones'.
     """
     length = ops.shape(v)[1]
-    fft_length = 2 * length
     w = ops.transpose(ops.cast(v, "float32"), (0, 2, 1))  # (B, 2N, L)
     k = ops.concatenate([ops.cast(z_real, "float32"),
                          ops.cast(z_imag, "float32")], 0)  # (2N, L)
+    scale = 1.0 / (2.0 * ops.cast(length, "float32"))
 
     def transform(x):  # (..., 2M, L) real parts over imaginary -> (.., M, 2L)
+        x = ops.pad(x, [(0, 0)] * (len(x.shape) - 1) + [(0, length)])
         m = ops.shape(x)[-2] // 2
-        return fft(to_complex(x[..., :m, :], x[..., m:, :]), fft_length)
+        return ops.fft((x[..., :m, :], x[..., m:, :]))
 
-    def inverse(a, parts=1):
-        """The first L positions of the inverse transform of A (..., P M,
-        2L), as (..., 2 P M, L): real parts over imaginary, for each of
-        the `parts` groups of M channels in turn."""
-        a = ifft(a)[..., :length]
-        m = ops.shape(a)[-2] // parts
+    def inverse(a_conj, parts=1):
+        """The first L positions of the inverse transform of A, given
+        conj(A) / 2L (Keras has no inverse complex FFT: it is the
+        conjugate of the transform of the conjugate), as (..., 2M, L) real
+        parts over imaginary, `parts` groups of channels in turn."""
+        re, im = ops.fft(a_conj)
+        m = ops.shape(re)[-2] // parts
         return ops.concatenate(
             [t for j in range(parts) for t in (
-                ops.real(a[..., j * m:(j + 1) * m, :]),
-                ops.imag(a[..., j * m:(j + 1) * m, :]))], -2)
+                re[..., j * m:(j + 1) * m, :length],
+                -im[..., j * m:(j + 1) * m, :length])], -2)
+
+    def mul(a, b, conj_a=False, conj_b=False):
+        return complex_multiply(a[0], -a[1] if conj_a else a[1],
+                                b[0], -b[1] if conj_b else b[1])
 
     def negated_frequencies(a):  # a[-j] for the 2L-periodic spectrum
-        return ops.concatenate([a[..., :1], ops.flip(a[..., 1:], -1)], -1)
+        return tuple(ops.concatenate([t[..., :1], ops.flip(t[..., 1:], -1)],
+                                     -1) for t in a)
+
+    def scaled(a, c):
+        return a[0] * c, a[1] * c
+
+    def added(a, b):
+        return a[0] + b[0], a[1] + b[1]
+
+    def stacked(*parts):
+        return (ops.concatenate([a[0] for a in parts], -2),
+                ops.concatenate([a[1] for a in parts], -2))
+
+    def split(a, count):
+        m = ops.shape(a[0])[-2] // count
+        return [tuple(t[..., j * m:(j + 1) * m, :] for t in a)
+                for j in range(count)]
 
     @ops.custom_gradient
     def convolve(w, k):
-        v_hat = transform(w)  # V (B, N, 2L)
-        z_hat = transform(k)  # Z (N, 2L)
+        v_hat = transform(w)
+        z_hat = scaled(transform(k), scale)  # Z / 2L
         z_neg = None if causal else negated_frequencies(z_hat)
-        parts = [v_hat * z_hat]  # X = V Z, per direction
+        # conj(X) / 2L = conj(V) conj(Z) / 2L, per direction
+        parts = [mul(v_hat, z_hat, conj_a=True, conj_b=True)]
         if not causal:
-            parts.append(v_hat * z_neg)  # X' = V Z[-j]
-        x = inverse(ops.concatenate(parts, -2), len(parts))
+            parts.append(mul(v_hat, z_neg, conj_a=True, conj_b=True))
+        x = inverse(stacked(*parts), len(parts))  # (B, 2N or 4N, L)
 
         def grad(*args, upstream=None):
             if upstream is None:
@@ -199,15 +211,18 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
             g = transform(ops.concatenate(  # per direction: re over im
                 [upstream[..., (2 * d + part) * n:(2 * d + part + 1) * n, :]
                  for part in (0, 1) for d in range(len(parts))], -2))
-            g = [g[..., d * n:(d + 1) * n, :] for d in range(len(parts))]
-            dv = g[0] * conjugate(z_hat)  # dV = G conj(Z) (+ H conj(Z[-j]))
-            # dZ = sum over the batch of G conj(V) (+ (conj(V) H)[-j])
-            dz = sum_rows(g[0] * conjugate(v_hat))
+            g = split(g, len(parts))
+            # conj(dV) / 2L = conj(G) Z / 2L (+ conj(H) Z[-j] / 2L)
+            dv = mul(g[0], z_hat, conj_a=True)
+            # conj(dZ) = sum over the batch of conj(G) V (+ (V conj(H))[-j])
+            dz = mul(g[0], v_hat, conj_a=True)
+            dz = (sum_rows(dz[0]), sum_rows(dz[1]))
             if not causal:
-                dv = dv + g[1] * conjugate(z_neg)
-                dz = dz + negated_frequencies(
-                    sum_rows(conjugate(v_hat) * g[1]))
-            return inverse(dv), inverse(dz)
+                dv = added(dv, mul(g[1], z_neg, conj_a=True))
+                back = mul(v_hat, g[1], conj_b=True)
+                dz = added(dz, negated_frequencies(
+                    (sum_rows(back[0]), sum_rows(back[1]))))
+            return inverse(dv), inverse(scaled(dz, scale))
 
         return x, grad
 
