@@ -297,7 +297,7 @@ RULES = dict(
     r_min=Rule(float, minimum=0, maximum=1),
     r_max=Rule(float, positive=True, maximum=1),
     max_phase=Rule(float, positive=True),
-    recurrence=Rule(str, choices=("convolution", "scan")),
+    recurrence=Rule(str, choices=("chunked", "convolution", "scan")),
     # MEGALODON (`lra_keras.layers.MegalodonEncoder`): the timestep
     # norms' groups, the SwiGLU FFN, the code's `rescale_nffn`, dropout on
     # the normalised EMA output and the gated attention

@@ -3,7 +3,8 @@
 S4D, S4, DLR, S5, MEGA's EMA and the gMLP long convolution all reduce to a
 per-channel convolution of the input with a kernel as long as the sequence.
 The real ones call `fft_conv`; S5's and the LRU's complex states, `x_k = z
-x_(k-1) + B u_k` for complex z, `complex_fft_conv`. The small-kernel
+x_(k-1) + B u_k` for complex z, `complex_fft_conv` where their recurrence
+is `"convolution"` (`ssm_kernels.stacked_recurrence`). The small-kernel
 convolution's grouped layers (`ConvBlock`), which mix channels within each
 group, call `grouped_fft_conv`.
 

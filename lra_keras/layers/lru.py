@@ -18,11 +18,10 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.layers.ssm_kernels import RECURRENCES
 from lra_keras.layers.ssm_kernels import diagonal_ssm
 from lra_keras.layers.state_space import StateSpaceLayer
 from lra_keras.layers.state_space import skip_term
-
-RECURRENCES = ("convolution", "scan")
 
 
 def ring_initializers(r_min, r_max, max_phase):
@@ -83,12 +82,14 @@ class LRU(StateSpaceLayer):
             0.99.
         max_phase: float. Largest initial phase of lambda, in (0, 2 pi].
             Defaults to 2 pi.
-        recurrence: `"convolution"` (the states as an FFT convolution with
-            `lambda^l`, `ssm_kernels.stacked_recurrence`; works at every
-            length under every backend) or `"scan"` (the paper's parallel
-            scan, `keras.ops.associative_scan`, which under TensorFlow
-            needs a length known when traced). The two give the same
-            output. Defaults to `"convolution"`.
+        recurrence: how the states are computed
+            (`ssm_kernels.stacked_recurrence`): `"chunked"` (matrix
+            products over chunks of the sequence, the fastest on a CPU),
+            `"convolution"` (an FFT convolution with `lambda^l`) or
+            `"scan"` (the paper's parallel scan, `keras.ops.
+            associative_scan`, which under TensorFlow needs a length
+            known when traced). The three give the same output to
+            rounding. Defaults to `"chunked"`.
         causal, activation, output_activation, dropout, dense_init: see
             `StateSpaceLayer`.
 
@@ -112,7 +113,7 @@ class LRU(StateSpaceLayer):
         r_min=0.0,
         r_max=0.99,
         max_phase=2 * math.pi,
-        recurrence="convolution",
+        recurrence="chunked",
         causal=True,
         activation="gelu",
         output_activation="glu",

@@ -7,7 +7,8 @@ References:
   `s5/ssm_init.py` (HiPPO-N eigenvalues, `init_VinvB`, `init_CV`) and the
   block initialisation in `s5/train.py`; the activations of
   `s5/layers.py` (`SequenceLayer`, lines 68-82). S5's parallel scan
-  becomes the equivalent convolution through `fft_conv.complex_fft_conv`:
+  becomes matrix products over chunks of the sequence
+  (`ssm_kernels.chunked_recurrence`), the same states:
   `keras.ops.associative_scan` (Keras 3.15) fails under TensorFlow when the
   length is dynamic inside `tf.function` (a Python `bool` of a symbolic
   shape), and its torch version builds buffers with a bare `torch.zeros`.
@@ -106,11 +107,12 @@ class S5(StateSpaceLayer):
     P / num_blocks; `B = V^{-1} B_0` with `B_0` (P, H) lecun normal; `C` per
     `C_init`; `dt` log-uniform in `[dt_min, dt_max]`.
 
-    Computed without a time loop, in place of S5's parallel scan: the state
-    of each mode is the causal convolution of `B_bar u` with the complex
-    kernel `Lambda_bar^l` (`ssm_kernels.diagonal_ssm`, a complex
-    FFT convolution, `fft_conv.complex_fft_conv`); the reverse-time
-    states are the correlation of the same transforms.
+    Computed without a time loop, in place of S5's parallel scan: the
+    states of each mode over a chunk of the sequence are `B_bar u` times a
+    triangular matrix of powers of `Lambda_bar`, the states carried from
+    chunk to chunk by the powers of `Lambda_bar^T`
+    (`ssm_kernels.diagonal_ssm`, `ssm_kernels.chunked_recurrence`); the
+    reverse-time states through the transposed matrices.
 
     Paper: Smith, Warrington, Linderman, "Simplified State Space Layers for
     Sequence Modeling", https://arxiv.org/abs/2208.04933

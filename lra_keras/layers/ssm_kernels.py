@@ -160,43 +160,196 @@ def shared_modes_kernel(coeff_real, coeff_imag, log_z_real, log_z_imag,
     return ops.matmul(coeff, ops.concatenate([z_real, z_imag], axis=0))
 
 
-def diagonal_recurrence(v, log_z, causal=True):
-    """States of `x_k = z x_{k-1} + v_k` (x_{-1} = 0), complex, by FFT.
+def diagonal_recurrence(v, log_z, causal=True, recurrence="chunked"):
+    """States of `x_k = z x_{k-1} + v_k` (x_{-1} = 0), complex.
 
-    `x_k = sum_{j <= k} z^(k - j) v_j`: the causal convolution of `v` with
-    the kernel `z^l` (`power_kernel`), complex, by `fft_conv.
-    complex_fft_conv`. With `causal=False` the reverse-time states `x'_k
-    = z x'_{k+1} + v_k`, `sum_{j >= k} z^(j - k) v_j`, the correlation of
-    `v` with the same kernel, come from the same transform of `v`.
-    S5 and the LRU compute their recurrences this way instead of a scan.
+    `x_k = sum_{j <= k} z^(k - j) v_j`, and with `causal=False` also the
+    reverse-time states `x'_k = z x'_{k+1} + v_k`, `sum_{j >= k} z^(j - k)
+    v_j`, computed as `recurrence` says (`stacked_recurrence`). S5 and the
+    LRU compute their recurrences this way.
 
     Args:
         v: (real, imag) pair of tensors (batch, L, N): the inputs `B u`.
         log_z: (real, imag) pair of tensors (N,): `log z` per mode.
         causal: bool. False adds the reverse-time states.
+        recurrence: `"chunked"`, `"convolution"` or `"scan"` (see
+            `stacked_recurrence`).
 
     Returns:
         A list of one (causal) or two (forward, reverse) (real, imag)
         pairs of tensors (batch, L, N).
     """
-    states = stacked_recurrence(ops.concatenate(v, -1), log_z, causal)
+    states = stacked_recurrence(ops.concatenate(v, -1), log_z, causal,
+                                recurrence)
     parts = ops.split(states, 2 if causal else 4, axis=-1)
     return [tuple(parts[j:j + 2]) for j in range(0, len(parts), 2)]
 
 
-def stacked_recurrence(v, log_z, causal=True):
+def recurrence_chunk(length):
+    """`chunked_recurrence`'s positions per chunk for sequences of
+    `length` (an int, or None when not known until run): 32 up to 2048
+    positions, 64 beyond. Measured, S5 and LRU steps at L = 1024 and 4096
+    (`chunked_recurrence`'s docstring)."""
+    return 32 if length is not None and length <= 2048 else 64
+
+
+def _complex_block(real, imag):
+    """The real (..., 2K, 2M) matrix by which row vectors of K complex
+    numbers, real parts then imaginary, are multiplied by the complex
+    (..., K, M) matrix `real + i imag`."""
+    return ops.concatenate([ops.concatenate([real, imag], -1),
+                            ops.concatenate([-imag, real], -1)], -2)
+
+
+def _lagged_powers(log_z_real, log_z_imag, size, step=1, shift=0):
+    """(N, size, size) complex matrices whose [s, t] is `z^(step * (t - s
+    - shift))` where `t - s >= shift`, 0 elsewhere, for the (N,) `log z`:
+    what carries position s of a sequence to position t of it."""
+    position = ops.arange(size)
+    lag = position[None, :] - position[:, None] - shift  # [s, t]
+    kept = ops.cast(lag >= 0, "float32")
+    lag = ops.cast(ops.maximum(lag, 0) * step, "float32")
+    real, imag = complex_exp(log_z_real[:, None, None] * lag,
+                             log_z_imag[:, None, None] * lag)
+    return real * kept, imag * kept
+
+
+def chunked_recurrence(v, log_z, causal=True, chunk=None):
+    """`stacked_recurrence`'s states by matrix products, without FFTs.
+
+    The sequence is cut into chunks of T = `chunk` positions. Within a
+    chunk, each mode's states are its inputs times a T x T lower-
+    triangular matrix of powers, `x_t = sum_{s <= t} z^(t - s) v_s`: one
+    matrix product per mode over every chunk of every row. The state a
+    chunk hands on is the last of those; the states entering each chunk
+    are these, carried across the chunks before by the powers of `z^T`
+    (a product with a C x C matrix, C chunks), and reach position t of
+    the chunk times `z^(t + 1)`: two more columns of the same product.
+    The reverse-time states use the transposed matrices, the first
+    position's state and `z^(T - t)`. The work is O(L T) per mode
+    instead of the FFT's O(L log L), but all of it dense matrix products,
+    no complex transforms or passes over spectra; the gradients are
+    autodiff's, through the products.
+
+    4-block steps of width 128 (`benchmarks/mixers.py --models s5 lru
+    --lengths 1024 4096`, the FFT path's commit and this one run one after
+    the other, twice for the LRU), FFT -> chunks:
+
+    - S5, P = 64, 1K, batch 64: PyTorch 3.09 -> 1.70 s, TensorFlow 1.33
+      -> 0.94 s, JAX 1.27 -> 1.24 s;
+    - S5, 4K, batch 16: 2.71 -> 1.91 s, 1.42 -> 0.98 s, 1.50 -> 1.31 s;
+    - LRU, N = 64, 1K, batch 16: 0.61-1.03 -> 0.43 s, 0.52-0.53 -> 0.36
+      s, 0.50 -> 0.55-0.56 s;
+    - LRU, 4K, batch 4: 0.66-0.70 -> 0.55-0.56 s, 0.61-0.62 -> 0.42 s,
+      0.66-0.67 -> 0.63 s.
+
+    The LRU at 1K under JAX is the one step it slows (XLA's FFTs are
+    fast there). Chunks of 32 were 3-10% faster than 64 at 1K (S5, all
+    three backends, two runs each), 64 faster at 4K (PyTorch: 1.68
+    against 1.86 s; 128: 1.92 s); hence `recurrence_chunk`.
+
+    Args:
+        v: tensor (batch, L, 2N): the real parts, then the imaginary.
+        log_z: (real, imag) pair of tensors (N,).
+        causal: bool. False adds the reverse-time states.
+        chunk: int T, positions per chunk. Defaults to
+            `recurrence_chunk` of the length.
+
+    Returns:
+        A float32 tensor (batch, L, 2N), or (batch, L, 4N) with the
+        reverse-time states after.
+    """
+    t = chunk or recurrence_chunk(v.shape[1])
+    v = ops.cast(v, "float32")
+    n = v.shape[-1] // 2
+    batch, length = ops.shape(v)[0], ops.shape(v)[1]
+    chunks = (length + t - 1) // t
+    rows = batch * chunks
+    v = ops.pad(v, [(0, 0), (0, chunks * t - length), (0, 0)])
+    # (N, rows, 2T): each mode's chunks, real parts then imaginary.
+    v = ops.transpose(ops.reshape(v, (batch, chunks, t, 2, n)),
+                      (4, 0, 1, 3, 2))
+    v = ops.reshape(v, (n, rows, 2 * t))
+    log_real = ops.cast(log_z[0], "float32")
+    log_imag = ops.cast(log_z[1], "float32")
+    within = _lagged_powers(log_real, log_imag, t)  # z^(t - s)
+    across = _lagged_powers(log_real, log_imag, chunks, t, 1)  # z^T(c-1-c')
+    offset = ops.cast(ops.arange(1, t + 1), "float32")
+    into = complex_exp(log_real[:, None] * offset,
+                       log_imag[:, None] * offset)  # z^(t + 1), (N, T)
+    directions = [(within, across, into, t - 1)]
+    if not causal:
+        directions.append((
+            [ops.swapaxes(a, -1, -2) for a in within],
+            [ops.swapaxes(a, -1, -2) for a in across],
+            [ops.flip(a, -1) for a in into], 0))
+    products, entering, carried = [], [], []
+    for powers, chunk_powers, entry, last in directions:
+        product = _complex_block(*powers)  # (N, 2T, 2T)
+        products.append(product)
+        # The state each chunk hands on (real, imag), then those entering
+        # each chunk, as (N, batch, 2C) for the product across chunks.
+        out = ops.matmul(v, ops.take(product, [last, t + last], axis=2))
+        out = ops.reshape(ops.transpose(
+            ops.reshape(out, (n, batch, chunks, 2)), (0, 1, 3, 2)),
+            (n, batch, 2 * chunks))
+        into_chunk = ops.matmul(out, _complex_block(*chunk_powers))
+        entering.append(ops.reshape(ops.transpose(
+            ops.reshape(into_chunk, (n, batch, 2, chunks)), (0, 1, 3, 2)),
+            (n, rows, 2)))
+        carried.append(_complex_block(entry[0][:, None], entry[1][:, None]))
+    # [v, entering...] @ [[within..], [into, 0], [0, into']]: every
+    # direction's states in one product.
+    zeros = ops.zeros((n, 2, 2 * t))
+    matrix = ops.concatenate(
+        [ops.concatenate(products, -1)]
+        + [ops.concatenate([c if j == i else zeros
+                            for j in range(len(carried))], -1)
+           for i, c in enumerate(carried)], -2)
+    x = ops.matmul(ops.concatenate([v, *entering], -1), matrix)
+    x = ops.reshape(x, (n, batch, chunks, 2 * len(directions), t))
+    x = ops.reshape(ops.transpose(x, (1, 2, 4, 3, 0)),
+                    (batch, chunks * t, 2 * len(directions) * n))
+    return x[:, :length]
+
+
+RECURRENCES = ("chunked", "convolution", "scan")
+
+
+def stacked_recurrence(v, log_z, causal=True, recurrence="chunked"):
     """`diagonal_recurrence` on complex numbers stacked on the last axis:
     `v` (batch, L, 2N), real parts first, and the states (batch, L, 2N),
     or (batch, L, 4N) with `causal=False` (the reverse-time ones after).
     `diagonal_ssm` projects into and out of them with one matrix product
-    each."""
+    each.
+
+    `recurrence` (the same states each way, to rounding):
+
+    - `"chunked"`: matrix products over chunks of the sequence
+      (`chunked_recurrence`), the fastest on a CPU under every backend;
+    - `"convolution"`: the causal convolution of `v` with the kernel `z^l`
+      (`power_kernel`) by complex FFTs (`fft_conv.complex_fft_conv`), the
+      reverse-time states the correlation with it, from the same
+      transform of `v`;
+    - `"scan"`: `keras.ops.associative_scan`, the parallel scan of the S5
+      and LRU papers (`diagonal_recurrence_scan`).
+    """
+    if recurrence not in RECURRENCES:
+        raise ValueError(
+            f"`recurrence` must be one of {RECURRENCES}. Received: "
+            f"recurrence={recurrence!r}"
+        )
+    if recurrence == "chunked":
+        return chunked_recurrence(v, log_z, causal)
+    if recurrence == "scan":
+        return ops.concatenate([part for pair in diagonal_recurrence_scan(
+            tuple(ops.split(v, 2, axis=-1)), log_z, causal) for part in pair],
+            -1)
     z_real, z_imag = power_kernel(*log_z, ops.shape(v)[1])  # (N, L)
-    # The reverse-time states are the correlation of v with z^l, which
-    # shares v's transforms with the causal convolution.
     return complex_fft_conv(v, z_real, z_imag, causal)
 
 
-def diagonal_ssm(u, b, log_z, c, causal=True, recurrence="convolution"):
+def diagonal_ssm(u, b, log_z, c, causal=True, recurrence="chunked"):
     """`y = Re(sum_d C_d x_d)` for the states `x_k = z x_(k-1) + B u_k` of
     each direction d (one, or forwards and backwards with `causal=False`):
     the readout of S5 and the LRU. The products into and out of the
@@ -209,20 +362,15 @@ def diagonal_ssm(u, b, log_z, c, causal=True, recurrence="convolution"):
         log_z: (real, imag) pair of tensors (N,).
         c: (real, imag) pair of tensors (directions, H, N).
         causal: bool.
-        recurrence: `"convolution"` (`stacked_recurrence`) or `"scan"`
-            (`diagonal_recurrence_scan`).
+        recurrence: `"chunked"`, `"convolution"` or `"scan"` (see
+            `stacked_recurrence`).
 
     Returns:
         Tensor (batch, L, H) float32.
     """
     u = ops.cast(u, "float32")
     v = ops.matmul(u, ops.transpose(ops.concatenate(b, 0)))  # (B, L, 2N)
-    if recurrence == "scan":
-        states = ops.concatenate([part for pair in diagonal_recurrence_scan(
-            tuple(ops.split(v, 2, axis=-1)), log_z, causal) for part in pair],
-            -1)
-    else:
-        states = stacked_recurrence(v, log_z, causal)
+    states = stacked_recurrence(v, log_z, causal, recurrence)
     c_real, c_imag = c
     # Re(C x) = C_re x_re - C_im x_im, every direction in one product
     readout = ops.concatenate(
@@ -248,17 +396,17 @@ def diagonal_recurrence_scan(v, log_z, causal=True):
     The parallel scan of the LRU and S5 papers: O(L log L) work on
     (batch, L, N) tensors, no FFT. `keras.ops.associative_scan` (Keras
     3.15) needs the length known when traced under TensorFlow, so the
-    FFT path is the layers' default; this one is the reference the tests
-    compare it with, and an option where the scan is faster (GPUs).
+    chunked products are the layers' default; this one is a reference
+    the tests compare them with, and an option where the scan is faster
+    (GPUs).
     """
     v_real, v_imag = v
     if keras.backend.backend() == "tensorflow" and v_real.shape[1] is None:
         raise ValueError(
             "The scan (`keras.ops.associative_scan`) needs the sequence "
             "length known when traced under TensorFlow, and it is not "
-            f"here (shape {v_real.shape}). Use the FFT path "
-            "(`diagonal_recurrence`, `recurrence='convolution'`) or "
-            "inputs of a fixed length."
+            f"here (shape {v_real.shape}). Use `recurrence='chunked'` "
+            "or `'convolution'`, or inputs of a fixed length."
         )
     z_real, z_imag = complex_exp(*log_z)  # (N,)
     z_real = ops.broadcast_to(z_real, ops.shape(v_real))

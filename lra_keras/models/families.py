@@ -668,7 +668,7 @@ register(Family(
         r_min=0.0,
         r_max=0.99,
         max_phase=2 * math.pi,
-        recurrence="convolution",
+        recurrence="chunked",
     ),
     block=residual_block("lru", lambda a, name: layer("LRU")(
         state_dim=a["state_dim"], r_min=a["r_min"], r_max=a["r_max"],

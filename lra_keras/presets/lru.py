@@ -45,7 +45,7 @@ PAPER = {
         padded_length=2048,  # the S5 row's batches of 2048 positions
         hidden_dim=128, num_layers=8,
         state_dim=16, r_min=0.0, r_max=0.99, max_phase=2 * math.pi,
-        recurrence="convolution", output_activation="glu", dropout=0.0,
+        recurrence="chunked", output_activation="glu", dropout=0.0,
         prenorm=True, pooling="mean", learning_rate=0.003,
         ssm_learning_rate=0.001, batch_size=50, weight_decay=0.04, epochs=40,
         warmup_steps=1920, schedule="cosine", norm="batch",
@@ -59,7 +59,7 @@ PAPER = {
     ("text", "lru"): dict(
         append_eos=True,  # <eos> ends each sequence, as the S5 row
         dense_init="lecun", hidden_dim=256, num_layers=6, state_dim=192,
-        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="convolution",
+        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="chunked",
         output_activation="glu", dropout=0.1, prenorm=True, pooling="mean",
         learning_rate=0.004, ssm_learning_rate=0.001, batch_size=50,
         weight_decay=0.07, epochs=35, warmup_steps=0, schedule="cosine",
@@ -72,7 +72,7 @@ PAPER = {
     ("retrieval", "lru"): dict(
         append_eos=True,  # <eos> ends each sequence, as the S5 row
         dense_init="lecun", hidden_dim=128, num_layers=6, state_dim=256,
-        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="convolution",
+        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="chunked",
         output_activation="glu", dropout=0.0, prenorm=True, pooling="mean",
         learning_rate=0.002, ssm_learning_rate=0.001, batch_size=32,
         weight_decay=0.05, epochs=20, warmup_steps=4596, schedule="cosine",
@@ -85,7 +85,7 @@ PAPER = {
     ),
     ("image", "lru"): dict(
         dense_init="lecun", hidden_dim=512, num_layers=6, state_dim=384,
-        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="convolution",
+        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="chunked",
         output_activation="glu", dropout=0.1, prenorm=True, pooling="mean",
         learning_rate=0.0045, ssm_learning_rate=0.001, batch_size=50,
         weight_decay=0.07, epochs=250, warmup_steps=900, schedule="cosine",
@@ -99,7 +99,7 @@ PAPER = {
     ),
     ("pathfinder", "lru"): dict(
         dense_init="lecun", hidden_dim=192, num_layers=6, state_dim=256,
-        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="convolution",
+        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="chunked",
         output_activation="glu", dropout=0.05, prenorm=True, pooling="mean",
         learning_rate=0.0045, ssm_learning_rate=0.0009, batch_size=64,
         weight_decay=0.03, epochs=200, warmup_steps=2500, schedule="cosine",
@@ -112,7 +112,7 @@ PAPER = {
     ),
     ("pathx", "lru"): dict(
         dense_init="lecun", hidden_dim=128, num_layers=6, state_dim=256,
-        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="convolution",
+        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="chunked",
         output_activation="glu", dropout=0.0, prenorm=True, pooling="mean",
         learning_rate=0.0018, ssm_learning_rate=0.0006, batch_size=32,
         weight_decay=0.06, epochs=75, warmup_steps=5000, schedule="cosine",
@@ -125,7 +125,7 @@ PAPER = {
     ),
     ("pathx256", "lru"): dict(
         dense_init="lecun", hidden_dim=128, num_layers=6, state_dim=256,
-        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="convolution",
+        r_min=0.0, r_max=0.99, max_phase=2 * math.pi, recurrence="chunked",
         output_activation="glu", dropout=0.0, prenorm=True, pooling="max",
         learning_rate=0.0018, ssm_learning_rate=0.0006, batch_size=32,
         weight_decay=0.06, epochs=75, warmup_steps=5000, schedule="cosine",

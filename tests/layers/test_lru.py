@@ -44,9 +44,9 @@ def numpy_ssm(layer, u):
     return y
 
 
-@pytest.mark.parametrize("recurrence", ["convolution", "scan"])
+@pytest.mark.parametrize("recurrence", ["chunked", "convolution", "scan"])
 @pytest.mark.parametrize("causal", [True, False])
-@pytest.mark.parametrize("length", [1, 9, 24])
+@pytest.mark.parametrize("length", [1, 9, 24, 70])
 def test_ssm_matches_numpy_recurrence(length, causal, recurrence):
     rng = np.random.default_rng(length)
     u = rng.normal(size=(2, length, 8)).astype("float32")
@@ -55,8 +55,9 @@ def test_ssm_matches_numpy_recurrence(length, causal, recurrence):
     assert_allclose(y, numpy_ssm(layer, u), atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.parametrize("recurrence", ["chunked", "convolution"])
 @pytest.mark.parametrize("causal", [True, False])
-def test_the_scan_and_the_convolution_give_the_same_states(causal):
+def test_the_scan_and_the_others_give_the_same_states(causal, recurrence):
     # |z| up to 0.9999: long memories, where an FFT of z^l loses most.
     rng = np.random.default_rng(1)
     n, length = 16, 300
@@ -65,10 +66,10 @@ def test_the_scan_and_the_convolution_give_the_same_states(causal):
     log_z = (np.log(modulus).astype("float32"), phase.astype("float32"))
     v = tuple(rng.normal(size=(2, length, n)).astype("float32")
               for _ in range(2))
-    fft = diagonal_recurrence(v, log_z, causal)
+    states = diagonal_recurrence(v, log_z, causal, recurrence)
     scan = diagonal_recurrence_scan(v, log_z, causal)
-    assert len(fft) == len(scan) == (1 if causal else 2)
-    for a, b in zip(fft, scan):
+    assert len(states) == len(scan) == (1 if causal else 2)
+    for a, b in zip(states, scan):
         scale = np.max(np.abs(to_numpy(b[0])))
         for part_a, part_b in zip(a, b):
             assert_allclose(part_a, part_b, atol=2e-4 * scale)

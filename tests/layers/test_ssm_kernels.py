@@ -104,28 +104,90 @@ def test_block_size_covers_length():
         assert (b - 1) ** 2 < length
 
 
+def numpy_recurrence(v, log_z, causal):
+    """x_k = z x_(k-1) + v_k by a loop in complex128, and x'_k = z x'_(k+1)
+    + v_k after it unless `causal`; stacked as `stacked_recurrence`'s."""
+    n = v.shape[-1] // 2
+    v = v[..., :n] + 1j * v[..., n:]
+    z = np.exp(log_z[0] + 1j * log_z[1])
+    out = []
+    for order in [range(v.shape[1])] + ([] if causal else [
+            range(v.shape[1] - 1, -1, -1)]):
+        x, states = np.zeros(v[:, 0].shape, complex), np.zeros(v.shape,
+                                                               complex)
+        for k in order:
+            x = z * x + v[:, k]
+            states[:, k] = x
+        out += [states.real, states.imag]
+    return np.concatenate(out, -1)
+
+
+@pytest.mark.parametrize("chunk", [None, 4])
 @pytest.mark.parametrize("causal", [True, False])
-def test_fft_recurrence_gradients_match_the_scans(causal):
-    # `diagonal_recurrence`'s written-out gradients (complex_fft_conv: the
-    # reverse states as a correlation) against autodiff of the parallel
-    # scan, for every input: v's two parts and log z's.
+@pytest.mark.parametrize("length", [1, 4, 5, 37])
+def test_chunked_recurrence_matches_a_loop(length, causal, chunk):
+    # Chunks of 4 positions: up to 10 chunks, the states carried across
+    # them; the default (32) one or two. |z| up to 0.9999.
+    from lra_keras.layers.ssm_kernels import chunked_recurrence
+
+    rng = np.random.default_rng(length)
+    n = 6
+    log_z = (np.log(np.linspace(0.3, 0.9999, n)).astype("float32"),
+             rng.uniform(-np.pi, np.pi, n).astype("float32"))
+    v = rng.normal(size=(3, length, 2 * n)).astype("float32")
+    x = chunked_recurrence(v, log_z, causal, chunk=chunk)
+    expected = numpy_recurrence(v, log_z, causal)
+    assert tuple(x.shape) == expected.shape
+    assert_allclose(x, expected, atol=2e-5 * np.abs(expected).max())
+
+
+def test_chunked_recurrence_runs_at_lengths_known_only_when_called():
+    # A model whose length axis is None: under TensorFlow `predict` traces
+    # it again with the length unknown once a third length comes.
+    import keras
+
+    from lra_keras.layers.ssm_kernels import chunked_recurrence
+
+    n = 3
+    log_z = (np.full(n, -0.1, "float32"), np.linspace(-1, 1, n, dtype=
+                                                     "float32"))
+    inputs = keras.Input((None, 2 * n))
+    model = keras.Model(inputs, keras.layers.Lambda(
+        lambda v: chunked_recurrence(v, log_z, False, chunk=4))(inputs))
+    rng = np.random.default_rng(0)
+    for length in (5, 9, 14, 3):
+        v = rng.normal(size=(2, length, 2 * n)).astype("float32")
+        assert_allclose(model.predict(v, verbose=0),
+                        numpy_recurrence(v, log_z, False), atol=1e-4)
+
+
+@pytest.mark.parametrize("recurrence", ["convolution", "chunked"])
+@pytest.mark.parametrize("causal", [True, False])
+def test_recurrence_gradients_match_the_scans(causal, recurrence):
+    # The gradients of `diagonal_recurrence` by FFT (written out,
+    # complex_fft_conv: the reverse states as a correlation) and by
+    # chunks (autodiff through the products) against autodiff of the
+    # parallel scan, for every input: v's two parts and log z's.
+    import functools
+
     import keras
 
     from lra_keras.layers.ssm_kernels import diagonal_recurrence
     from lra_keras.layers.ssm_kernels import diagonal_recurrence_scan
 
     rng = np.random.default_rng(4)
-    batch, length, modes = 2, 23, 3
+    # 70 positions: three chunks of the default 32.
+    batch, length, modes = 2, 70, 3
     v_real, v_imag = rng.normal(size=(2, batch, length, modes))
     log_z_real = -np.abs(rng.normal(size=modes)) * 0.2
     log_z_imag = rng.normal(size=modes)
     upstream = rng.normal(size=(2, 2, batch, length, modes))
 
-    def loss(recurrence):
+    def loss(states):
         def fn(v_re, v_im, z_re, z_im):
             total = 0.0
-            for d, pair in enumerate(recurrence((v_re, v_im), (z_re, z_im),
-                                                causal=causal)):
+            for d, pair in enumerate(states((v_re, v_im), (z_re, z_im),
+                                            causal=causal)):
                 for part, x in enumerate(pair):
                     total = total + keras.ops.sum(x * keras.ops.cast(
                         upstream[d, part], "float32"))
@@ -133,7 +195,8 @@ def test_fft_recurrence_gradients_match_the_scans(causal):
         return fn
 
     args = (v_real, v_imag, log_z_real, log_z_imag)
-    value, grads = value_and_grads(loss(diagonal_recurrence), *args)
+    value, grads = value_and_grads(loss(functools.partial(
+        diagonal_recurrence, recurrence=recurrence)), *args)
     expected, want = value_and_grads(loss(diagonal_recurrence_scan), *args)
     assert_allclose(value, expected, rtol=1e-4, atol=1e-4)
     for got, ref in zip(grads, want):
