@@ -233,10 +233,11 @@ def chunked_recurrence(v, log_z, causal=True, chunk=None):
 
     4-block steps of width 128 (`benchmarks/mixers.py --models s5 lru
     --lengths 1024 4096`, the FFT path's commit and this one run one after
-    the other, twice for the LRU), FFT -> chunks:
+    the other, twice for the LRU; `docs/results/
+    reference_speed_chunked_recurrence_cpu/`), FFT -> chunks:
 
-    - S5, P = 64, 1K, batch 64: PyTorch 3.09 -> 1.70 s, TensorFlow 1.33
-      -> 0.94 s, JAX 1.27 -> 1.24 s;
+    - S5, P = 64, 1K, batch 64: PyTorch 2.77-3.09 -> 1.70 s, TensorFlow
+      1.33 -> 0.94 s, JAX 1.27 -> 1.24 s;
     - S5, 4K, batch 16: 2.71 -> 1.91 s, 1.42 -> 0.98 s, 1.50 -> 1.31 s;
     - LRU, N = 64, 1K, batch 16: 0.61-1.03 -> 0.43 s, 0.52-0.53 -> 0.36
       s, 0.50 -> 0.55-0.56 s;
