@@ -406,7 +406,46 @@ def _fmt_ratio(value, base):
     return f"{value / base:6.2f}"
 
 
+VERSIONED = ("keras", "jax", "jaxlib", "tensorflow", "torch")
+# The vector extensions a table's header names (`machine_note`).
+CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile")
+
+
+def machine_note():
+    """The machine a table was measured on, for its header: the CPU's
+    model and which of `CPU_FLAGS` it has (from /proc/cpuinfo, where
+    there is one), and the installed versions of Keras and the backends.
+    Ratios move between machines: on a 2-core AVX-512 / AMX Xeon the
+    PyTorch reference Transformer ran 1.5x faster than on the machine of
+    the table before, and ours under JAX and TensorFlow fell from 1.15x
+    and 1.01x of it to 0.51x and 0.56x at L = 1024, the same code
+    (docs/results/reference_speed_chunked_recurrence_cpu/)."""
+    from importlib import metadata
+
+    cpu, flags = "CPU unknown", ()
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+    except OSError:
+        info = ""
+    for line in info.splitlines():
+        if line.startswith("model name") and cpu == "CPU unknown":
+            cpu = line.split(":", 1)[1].strip()
+        elif line.startswith("flags") and not flags:
+            have = set(line.split(":", 1)[1].split())
+            flags = tuple(f for f in CPU_FLAGS if f in have)
+    versions = []
+    for name in VERSIONED:
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} absent")
+    return (f"{cpu} ({' '.join(flags) or 'none of ' + ' '.join(CPU_FLAGS)}"
+            f"), {', '.join(versions)}")
+
+
 def models_table(args):
+    print(f"Measured on: {machine_note()}.")
     print(f"Training step of a {args.layers}-block stack, width "
           f"{args.hidden}, {args.tokens} tokens per batch, "
           f"{args.dtype_policy}{_jit_note(args)}{_mask_note(args)}; "

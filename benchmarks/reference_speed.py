@@ -556,6 +556,7 @@ def table(args):
             print(f"{model}: left out (its reference needs {flag})")
     size = (f"{args.tokens} tokens a batch (batch = tokens // L)"
             if args.tokens else f"batch {args.batch}")
+    print(f"Measured on: {mixers.machine_note()}.")
     print(f"Training step, {args.layers} blocks of width {args.hidden}, "
           f"{size}, {args.dtype_policy}{mixers._jit_note(args)}"
           f"{mixers._mask_note(args)}, "

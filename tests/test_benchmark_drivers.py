@@ -134,6 +134,33 @@ def test_reference_speed_table_ratios_and_json(tmp_path, monkeypatch,
                             jit_compile="auto", padded=True)
 
 
+def test_tables_name_the_machine_and_versions(tmp_path, monkeypatch,
+                                              capsys):
+    # The header's first line: the CPU's model and the installed versions
+    # of Keras and the backends (ratios move between machines).
+    from importlib import metadata
+
+    monkeypatch.setattr(reference_speed, "measure", lambda args, side,
+                        model, lengths, backend: {
+                            n: _fake_result(side, model, n, backend)
+                            for n in lengths})
+    reference_speed.table(_table_args(tmp_path))
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"Measured on: {mixers.machine_note()}."
+    for name in mixers.VERSIONED:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "absent"
+        assert f"{name} {version}" in first
+    cpuinfo = Path("/proc/cpuinfo")
+    model = next((line.split(":", 1)[1].strip() for line in (
+        cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
+        if line.startswith("model name")), None)
+    if model is not None:
+        assert first.startswith(f"Measured on: {model} (")
+
+
 def test_reference_speed_leaves_out_models_without_their_checkout(
         tmp_path, monkeypatch, capsys):
     calls, extras = [], []
