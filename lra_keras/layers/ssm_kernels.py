@@ -290,11 +290,11 @@ def chunked_recurrence(v, log_z, causal=True, chunk=None):
         products.append(product)
         # The state each chunk hands on (real, imag), then those entering
         # each chunk, as (N, batch, 2C) for the product across chunks.
-        out = ops.matmul(v, ops.take(product, [last, t + last], axis=2))
-        out = ops.reshape(ops.transpose(
-            ops.reshape(out, (n, batch, chunks, 2)), (0, 1, 3, 2)),
+        ends = ops.matmul(v, ops.take(product, [last, t + last], axis=2))
+        ends = ops.reshape(ops.transpose(
+            ops.reshape(ends, (n, batch, chunks, 2)), (0, 1, 3, 2)),
             (n, batch, 2 * chunks))
-        into_chunk = ops.matmul(out, _complex_block(*chunk_powers))
+        into_chunk = ops.matmul(ends, _complex_block(*chunk_powers))
         entering.append(ops.reshape(ops.transpose(
             ops.reshape(into_chunk, (n, batch, 2, chunks)), (0, 1, 3, 2)),
             (n, rows, 2)))
