@@ -58,6 +58,11 @@ The references, imported from the checkouts given on the command line
   classification head, with this script's sizes and intermediate width
   256.
 
+  Both import `omegaconf` (as `reference_parity_dlr.py` and
+  `reference_parity_yctfs.py` say): install it into the Python that runs
+  this script (`pip install omegaconf`); without it their rows read
+  "ModuleNotFoundError: No module named 'omegaconf'".
+
 - `s5`: lindermanlab/S5's JAX/flax `BatchClassificationModel` and its
   jitted `train_helpers.train_step` (`--s5-repo`, a checkout at 3c18fdb),
   built as `reference_parity_s5.py` builds them from
