@@ -289,20 +289,40 @@ def ema_stack(length, hidden, layers, padded=True):
 
 
 def _child_ours(args, length):
-    """One training step of ours at `length` (`mixers.child_model`'s)."""
-    batch = _batch(args, length)
-    if args.model != "ema":
-        return mixers.child_model(
-            args.model, length, batch * length, args.hidden, args.layers,
-            args.steps, args.dtype_policy, mixers.jit_value(args.jit_compile),
-            not args.unpadded)
+    """One training step of ours at `length` (`mixers.child_model`'s),
+    with its live tensors' peak (`_live_mib`) under `--live-memory`."""
     from lra_keras.models import dtype_policy_scope
 
-    x, y = mixers.random_batch(batch, length)
+    batch = _batch(args, length)
     with dtype_policy_scope(args.dtype_policy):
-        net = ema_stack(length, args.hidden, args.layers, not args.unpadded)
-        return mixers.train_steps(net, x, y, args.steps,
-                                  mixers.jit_value(args.jit_compile))
+        if args.model == "ema":
+            net = ema_stack(length, args.hidden, args.layers,
+                            not args.unpadded)
+            x, y = mixers.random_batch(batch, length)
+        else:
+            net, x, y = mixers.stack_and_batch(
+                args.model, length, args.hidden, args.layers, batch,
+                not args.unpadded)
+        result = mixers.train_steps(net, x, y, args.steps,
+                                    mixers.jit_value(args.jit_compile))
+        return dict(result, **_live_mib(
+            args, lambda: net.train_on_batch(x, y)))
+
+
+def _live_mib(args, step):
+    """`{"live_mib": the peak MiB of the tensors one more `step()` holds
+    alive}` (`step_memory.torch_live_peak`) under `--live-memory`, when
+    the step is PyTorch's on a CPU; else `{}`."""
+    import keras
+
+    if not args.live_memory or (args.side == "ours"
+                                and keras.backend.backend() != "torch"):
+        return {}
+    if _cuda() is not None:
+        return {}
+    import step_memory
+
+    return {"live_mib": step_memory.torch_live_peak(step)[0] / 2**20}
 
 
 def _dlr(args):
@@ -524,7 +544,7 @@ def child_reference(args, length):
                 memory_mib=memory, batch=batch, compile_s=compile_s,
                 device=(torch.cuda.get_device_name() if cuda is not None
                         else "cpu"),
-                threads=torch.get_num_threads())
+                threads=torch.get_num_threads(), **_live_mib(args, step))
 
 
 def _batch(args, length):
@@ -542,6 +562,8 @@ def measure(args, side, model, lengths, backend):
              "--s4-repo", str(args.s4_repo), *mixers.model_flags(args)]
     if args.tokens:
         extra += ["--tokens", str(args.tokens)]
+    if args.live_memory:
+        extra.append("--live-memory")
     for name in CHECKOUTS.values():
         if getattr(args, name, None):
             extra += ["--" + name.replace("_", "-"), str(getattr(args, name))]
@@ -607,19 +629,45 @@ def table(args):
                                length=n, backend=backend)
         return results
 
+    measured = []
     try:
-        _rows(args, models, groups, timed)
+        _rows(args, models, groups, timed, measured)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if args.live_memory:
+        _live_table(args, measured)
     return 1 if stopped else None
+
+
+def _live_table(args, measured):
+    """`--live-memory`'s table: each row's live tensors' peak under
+    PyTorch, the reference's and ours, and their ratio."""
+    print("\nPyTorch on a CPU, the tensors one more step holds alive, at "
+          "their peak (`step_memory.torch_live_peak`: what the resident "
+          "set's growth holds less the allocator's keeping of freed "
+          "blocks); ratio: ours / reference.")
+    print("| model | L | reference live MiB | ours live MiB, × |")
+    print("|---|---|---|---|")
+    for model, length, ref, ours in measured:
+        mine = ours.get("torch", {})
+        if "live_mib" not in ref or "live_mib" not in mine:
+            why = (ref.get("error") or mine.get("error")
+                   or "no PyTorch figure")
+            print(f"| {model} | {length} | {why} | |")
+            continue
+        print(f"| {model} | {length} | {ref['live_mib']:,.0f} | "
+              f"{mine['live_mib']:,.0f}, "
+              f"{mine['live_mib'] / ref['live_mib']:.2f} |")
 
 
 class _Stopped(Exception):
     """A SIGTERM arrived while a child ran."""
 
 
-def _rows(args, models, groups, timed):
-    """Measures and prints the table's rows, model by model."""
+def _rows(args, models, groups, timed, measured):
+    """Measures and prints the table's rows, model by model; appends
+    (model, length, the reference's result, {backend: ours}) of each to
+    `measured`."""
     for model in models:
         for lengths in groups:
             refs = timed("reference", model, lengths,
@@ -628,6 +676,8 @@ def _rows(args, models, groups, timed):
                     for b in args.backends}
             for length in lengths:
                 ref = refs[length]
+                measured.append((model, length, ref,
+                                 {b: ours[b][length] for b in ours}))
                 cells = [model, str(length), _cell(ref)]
                 for backend in args.backends:
                     mine = ours[backend][length]
@@ -685,6 +735,10 @@ def main(argv=None):
     mixers.add_session_options(
         parser, "one child per side, model and backend for all lengths "
         "(on a CPU only the first length's memory is comparable)")
+    parser.add_argument("--live-memory", action="store_true",
+                        help="after the table, PyTorch's live tensors' "
+                        "peak of one more step, ours and the reference's "
+                        "(CPU; the allocator's keeping left out)")
     parser.add_argument("--side", choices=("ours", "reference"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)

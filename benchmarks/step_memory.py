@@ -18,7 +18,21 @@ profile that found what the leaner backward removes
 It reads XLA's dump (`--xla_dump_to`, set here into a temporary folder
 before JAX starts; the buffer assignment's live ranges at the peak) and
 compiles without running, so it needs no more memory than compiling.
-JAX only: the other backends have no such account.
+
+    KERAS_BACKEND=torch python benchmarks/step_memory.py [same options]
+
+Under PyTorch (on a CPU) the same stack's `train_on_batch` runs once to
+build the optimiser, then once more while `torch_live_peak` watches every
+tensor an operation makes (a `TorchDispatchMode`, the backward's
+operations included): printed are the peak of the bytes those tensors
+hold while alive, and the tensors alive at that peak summed by the
+operation that made them (the ATen operation and the lra_keras line that
+called it, or the autograd node whose backward it ran). This is the
+allocator's share left out: the growth of the resident set that
+`mixers.py` and `reference_speed.py` report also holds what glibc's
+malloc keeps of freed blocks (`reference_speed.py --live-memory` sets
+the two side by side with the reference's). TensorFlow has neither
+account here.
 """
 
 import argparse
@@ -120,6 +134,107 @@ def report(model, length, compiled, dump_dir, top):
         print(f"{size / MiB:8,.0f} {counts[op]:7d}  {op}")
 
 
+def torch_live_peak(step, top=0):
+    """(peak bytes, [(bytes, maker)] of the `top` largest makers at that
+    peak) of the tensors the operations of `step()` make under PyTorch,
+    while each is alive.
+
+    A tensor's storage counts from the operation that returns it until
+    it is freed (a `weakref.finalize` on the storage, whose Python object
+    PyTorch keeps as long as the storage lives); views and in-place
+    results share their storage and count once, and a view of a tensor made
+before the step (a weight) not at all. What an operation
+    allocates and frees inside itself (a fused kernel's scratch) and the
+    allocator's own keeping are not counted. A maker is the ATen
+    operation and, in the forward pass, the innermost caller outside
+    PyTorch, Keras and this file; in the backward pass, the autograd node
+    that ran it.
+    """
+    import traceback
+    import weakref
+
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    live = {}  # storage address -> (bytes, maker)
+    state = {"bytes": 0, "peak": 0, "at_peak": {}}
+    skip = ("/torch/", "/keras/", __file__)
+
+    def maker(func):
+        node = torch._C._current_autograd_node()
+        if node is not None:
+            return f"{func} in the backward of {node.name()}"
+        for frame in reversed(traceback.extract_stack()):
+            if not any(part in frame.filename for part in skip):
+                return (f"{func} at {Path(frame.filename).name}:"
+                        f"{frame.lineno}")
+        return str(func)
+
+    def forget(address):
+        state["bytes"] -= live.pop(address)[0]
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            # a view or an in-place result holds one of its inputs'
+            # storages: nothing new (the weights' views, say)
+            inputs = {x.untyped_storage().data_ptr() for x in
+                      torch.utils._pytree.tree_leaves((args, kwargs))
+                      if isinstance(x, torch.Tensor)}
+            for tensor in torch.utils._pytree.tree_leaves(out):
+                if not isinstance(tensor, torch.Tensor):
+                    continue
+                storage = tensor.untyped_storage()
+                address = storage.data_ptr()
+                if not address or address in live or address in inputs:
+                    continue
+                live[address] = (storage.nbytes(),
+                                 maker(func) if top else "")
+                state["bytes"] += storage.nbytes()
+                weakref.finalize(storage, forget, address)
+                if state["bytes"] > state["peak"]:
+                    state["peak"] = state["bytes"]
+                    if top:
+                        state["at_peak"] = dict(live)
+            return out
+
+    with Watch():
+        step()
+    sums = collections.Counter()
+    for size, name in state["at_peak"].values():
+        sums[name] += size
+    return state["peak"], [(size, name) for name, size in
+                           sums.most_common(top)]
+
+
+def torch_report(args):
+    """`main` under PyTorch: the live tensors' peak of each stack's
+    training step (`torch_live_peak`), by what made them."""
+    import keras
+    import mixers
+
+    print(f"batch {args.batch}, width {args.hidden}, {args.layers} blocks, "
+          f"float32, {'no' if args.unpadded else 'an all-ones'} padding "
+          "mask; one training step (`train_on_batch`, AdamW) under "
+          "PyTorch, its tensors watched while alive")
+    for model in args.models:
+        for length in args.lengths:
+            net, x, y = mixers.stack_and_batch(
+                model, length, args.hidden, args.layers, args.batch,
+                padded=not args.unpadded)
+            net.compile(optimizer=keras.optimizers.AdamW(1e-4),
+                        loss=keras.losses.SparseCategoricalCrossentropy(
+                            from_logits=True))
+            net.train_on_batch(x, y)  # builds the optimiser's state
+            peak, makers = torch_live_peak(
+                lambda: net.train_on_batch(x, y), args.top)
+            print(f"\n{model}, L = {length}: live tensors' peak "
+                  f"{peak / MiB:,.2f} MiB; the largest by what made them:")
+            print(f"{'MiB':>8}  maker")
+            for size, name in makers:
+                print(f"{size / MiB:8,.1f}  {name}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", nargs="+", default=["transformer"])
@@ -132,9 +247,12 @@ def main(argv=None):
                         help="build the stack without a padding mask")
     args = parser.parse_args(argv)
     backend = os.environ.get("KERAS_BACKEND", "jax")
+    if backend == "torch":
+        return torch_report(args)
     if backend != "jax":
         parser.error("step_memory reads XLA's account of a compiled JAX "
-                     f"step: run it with KERAS_BACKEND=jax (got {backend})")
+                     "step or watches PyTorch's tensors: run it with "
+                     f"KERAS_BACKEND=jax or torch (got {backend})")
     if "jax" in sys.modules:
         import jax
 

@@ -88,7 +88,7 @@ def _table_args(tmp_path, **kwargs):
         dict(models=["s4d", "transformer"], mega_repo=None,
              backends=["jax", "torch"], lengths=[1024, 4096], tokens=8192,
              batch=16, layers=4, hidden=128, dtype_policy="float32",
-             jit_compile="auto", unpadded=False,
+             jit_compile="auto", unpadded=False, live_memory=False,
              one_process=True, deadline=None,
              json_out=str(tmp_path / "rows.jsonl")), **kwargs))
 
@@ -132,6 +132,22 @@ def test_reference_speed_table_ratios_and_json(tmp_path, monkeypatch,
                             side="reference", model="s4d", length=1024,
                             backend="torch", dtype_policy="float32",
                             jit_compile="auto", padded=True)
+
+
+def test_reference_speed_live_memory_table(tmp_path, monkeypatch,
+                                           capsys):
+    def measure(args, side, model, lengths, backend):
+        result = _fake_result(side, model, lengths[0], backend)
+        if backend == "torch" and model == "s4d":
+            result["live_mib"] = 80.0 if side == "ours" else 100.0
+        return {n: dict(result) for n in lengths}
+
+    monkeypatch.setattr(reference_speed, "measure", measure)
+    args = _table_args(tmp_path, lengths=[1024], live_memory=True)
+    assert reference_speed.table(args) is None
+    out = capsys.readouterr().out
+    assert "| s4d | 1024 | 100 | 80, 0.80 |" in out
+    assert "| transformer | 1024 | no PyTorch figure | |" in out
 
 
 def test_tables_name_the_machine_and_versions(tmp_path, monkeypatch,
@@ -212,16 +228,26 @@ def test_reference_speed_runs_the_s5_reference_under_jax(tmp_path,
                      ("reference", "s4d", "torch"), ("ours", "s4d", "torch")]
 
 
-def test_reference_speed_ema_stack_trains_with_the_references_weights():
+@pytest.mark.parametrize("live_memory", [False, True])
+def test_reference_speed_ema_stack_trains_with_the_references_weights(
+        live_memory):
     # `--models ema`: our MultiHeadEMA alone in the s4d reference's stack,
     # timed by mixers.train_steps, holding as many weights as fairseq's
     # bidirectional MultiHeadEMA in that stack (delta, alpha, beta, gamma
-    # per direction and dimension, omega per channel).
+    # per direction and dimension, omega per channel). `--live-memory`
+    # adds the live tensors' peak under PyTorch only.
+    import keras
+
     args = argparse.Namespace(model="ema", batch=2, tokens=None, hidden=8,
                               layers=2, steps=1, dtype_policy="float32",
-                              jit_compile="auto", unpadded=False)
+                              jit_compile="auto", unpadded=False,
+                              live_memory=live_memory, side="ours")
     result = reference_speed._child_ours(args, 16)
     assert result["batch"] == 2 and result["tokens_per_s"] > 0
+    torch = keras.backend.backend() == "torch"
+    assert ("live_mib" in result) == (live_memory and torch)
+    if "live_mib" in result:
+        assert result["live_mib"] > 0
     ema = 4 * 2 * 8 * reference_speed.EMA_DIM + 8
     embedding, norm, head = 18 * 8, 2 * 8, 8 * 10 + 10
     assert result["params"] == embedding + 2 * (ema + norm) + head
@@ -458,9 +484,76 @@ def test_step_memory_reports_the_peak_by_operation(tmp_path):
 
 
 def test_step_memory_refuses_other_backends():
-    run = _step_memory("torch", "--lengths", "32")
+    run = _step_memory("tensorflow", "--lengths", "32")
     assert run.returncode == 2
-    assert "KERAS_BACKEND=jax" in run.stderr
+    assert "KERAS_BACKEND=jax or torch" in run.stderr
+
+
+def test_torch_live_peak_counts_what_is_alive():
+    # PyTorch is installed beside every backend CI runs; it is called
+    # directly here. 1 MiB tensors: a, then b (2 MiB alive), b freed, c
+    # (2), a view of c (no new storage), then cat([a, c]): 1 + 1 + 2.
+    import torch
+
+    mib = 2**18  # float32 elements in 1 MiB
+    kept = []
+
+    def step():
+        a = torch.ones(mib)
+        b = a * 2
+        del b
+        c = a + 1
+        view = c.view(2, -1)
+        kept.append(torch.cat([a, view.reshape(-1)]))
+
+    peak, makers = step_memory.torch_live_peak(step, top=5)
+    assert peak == 4 * 2**20
+    assert [size for size, _ in makers] == [2 * 2**20, 2**20, 2**20]
+    here = Path(__file__).name
+    assert makers[0][1].startswith(f"aten.cat.default at {here}:")
+    assert {name.split(" at ")[0] for _, name in makers[1:]} == {
+        "aten.ones.default", "aten.add.Tensor"}
+    # a tensor freed later is forgotten: the next peak starts from zero
+    kept.clear()
+    assert step_memory.torch_live_peak(lambda: torch.ones(mib))[0] == 2**20
+    # views of a tensor made before (a weight's transpose), and in-place
+    # updates of it, make nothing new
+    weight = torch.ones(512, 512)
+
+    def update():
+        weight.t().mul_(2)
+        weight.view(-1)[:10].add_(1)
+
+    assert step_memory.torch_live_peak(update)[0] == 0
+
+
+def test_torch_live_peak_names_the_backward_node():
+    import torch
+
+    x = torch.ones(2**18, requires_grad=True)
+
+    def step():
+        (x.exp() * 3).sum().backward()
+
+    peak, makers = step_memory.torch_live_peak(step, top=10)
+    assert peak >= 2 * 2**20  # exp's output, saved, and its gradient
+    assert any(name.endswith("in the backward of ExpBackward0")
+               for _, name in makers)
+
+
+def test_step_memory_under_torch_watches_the_step():
+    run = _step_memory("torch", "--models", "transformer", "--lengths", "32",
+                       "--hidden", "16", "--layers", "2", "--batch", "2",
+                       "--top", "40")
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = run.stdout
+    peak = re.search(r"transformer, L = 32: live tensors' peak ([\d,.]+) "
+                     "MiB", out)
+    assert peak and float(peak.group(1)) > 0
+    rows = [line.split(None, 1) for line in out.splitlines()
+            if re.match(r"\s+[\d,.]+\s+aten\.", line)]
+    assert any("in the backward of" in name for _, name in rows)
+    assert any(re.search(r" at \w+\.py:\d+$", name) for _, name in rows)
 
 
 def test_step_memory_operation_names():
