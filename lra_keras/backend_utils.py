@@ -169,6 +169,25 @@ def conjugate(spectrum):
     return tf.math.conj(spectrum)
 
 
+def sum_of_conjugate_products(a, b):
+    """`sum_rows(conjugate(a) * b)` of two complex tensors from `rfft`,
+    the sum over their leading axis (a batch's correlation spectra).
+
+    Under PyTorch it is computed in `b`, which the caller gives up: `b`
+    is conjugated in place, multiplied by `a` in place, and the sum
+    conjugated (`conj(a) b = conj(a conj(b))`). PyTorch copies a
+    conjugated operand before a product, so `conj(a) * b` made two new
+    tensors of the batch's spectra: at (16, 128, 1025), complex64 (16.8
+    MiB), 2.95 ms against 1.49 ms in place, each call (best of ten).
+    """
+    if keras.backend.backend() == "torch":
+        import torch
+
+        torch.conj_physical_(b)
+        return torch.conj_physical(torch.sum(b.mul_(a), 0))
+    return sum_rows(conjugate(a) * b)
+
+
 def use_compilation_cache(path, replace=True):
     """Turns JAX's persistent compilation cache on at `path`, or off.
 

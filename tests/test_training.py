@@ -394,11 +394,13 @@ def test_sum_rows_is_the_sum_over_the_first_axis_and_its_gradient(shape):
 
 @pytest.mark.parametrize("length, fft_length", [(7, 14), (8, 8), (5, 9)])
 def test_complex_spectra_are_numpys(length, fft_length):
-    """`rfft`, `conjugate`, their product, `sum_rows` of it and `irfft`
-    (the backend's own complex tensors) against numpy's."""
+    """`rfft`, `conjugate`, their product, `sum_rows` of it,
+    `sum_of_conjugate_products` and `irfft` (the backend's own complex
+    tensors) against numpy's."""
     from lra_keras.backend_utils import conjugate
     from lra_keras.backend_utils import irfft
     from lra_keras.backend_utils import rfft
+    from lra_keras.backend_utils import sum_of_conjugate_products
     from lra_keras.backend_utils import sum_rows
 
     rng = np.random.default_rng(2)
@@ -415,6 +417,11 @@ def test_complex_spectra_are_numpys(length, fft_length):
                                atol=1e-4)
     np.testing.assert_allclose(to_numpy(sum_rows(product)), want.sum(0),
                                rtol=1e-5, atol=1e-4)
+    # the same sum without the product (`fft_conv`'s kernel gradient),
+    # which may overwrite its second operand: it gets a copy
+    np.testing.assert_allclose(
+        to_numpy(sum_of_conjugate_products(a_hat, b_hat * 1)), want.sum(0),
+        rtol=1e-5, atol=1e-4)
     got = to_numpy(irfft(product, fft_length))
     assert got.shape == (3, 4, fft_length)
     np.testing.assert_allclose(got, np.fft.irfft(want, n=fft_length),

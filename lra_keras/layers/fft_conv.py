@@ -20,6 +20,7 @@ from lra_keras.backend_utils import conjugate
 from lra_keras.backend_utils import contiguous
 from lra_keras.backend_utils import irfft
 from lra_keras.backend_utils import rfft
+from lra_keras.backend_utils import sum_of_conjugate_products
 from lra_keras.backend_utils import sum_rows
 
 
@@ -103,9 +104,10 @@ def _convolve(u, k, length):
                 (upstream,) = args
             g_hat = rfft(upstream, fft_length)
             du = irfft(g_hat * conjugate(k_hat), fft_length)
-            dk_hat = conjugate(u_hat) * g_hat
-            if shared:  # summed over the batch as a product under JAX
-                dk_hat = sum_rows(dk_hat)
+            if shared:  # g_hat is overwritten under PyTorch
+                dk_hat = sum_of_conjugate_products(u_hat, g_hat)
+            else:
+                dk_hat = conjugate(u_hat) * g_hat
             dk = irfft(dk_hat, fft_length)
             return du[..., :length], dk[..., :taps]
 
