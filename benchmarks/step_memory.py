@@ -142,8 +142,8 @@ def torch_live_peak(step, top=0):
     A tensor's storage counts from the operation that returns it until
     it is freed (a `weakref.finalize` on the storage, whose Python object
     PyTorch keeps as long as the storage lives); views and in-place
-    results share their storage and count once, and a view of a tensor made
-before the step (a weight) not at all. What an operation
+    results share their storage and count once, and a view of a tensor
+    made before the step (a weight) not at all. What an operation
     allocates and frees inside itself (a fused kernel's scratch) and the
     allocator's own keeping are not counted. A maker is the ATen
     operation and, in the forward pass, the innermost caller outside
