@@ -312,11 +312,14 @@ def _child_ours(args, length):
 def _live_mib(args, step):
     """`{"live_mib": the peak MiB of the tensors one more `step()` holds
     alive}` (`step_memory.torch_live_peak`) under `--live-memory`, when
-    the step is PyTorch's on a CPU; else `{}`."""
+    the step is PyTorch's, eager (not ours under `--jit-compile true`:
+    the watch would see the ops of another step than the one timed), on
+    a CPU; else `{}`."""
     import keras
 
-    if not args.live_memory or (args.side == "ours"
-                                and keras.backend.backend() != "torch"):
+    if not args.live_memory or (args.side == "ours" and (
+            keras.backend.backend() != "torch"
+            or args.jit_compile == "true")):
         return {}
     if _cuda() is not None:
         return {}
@@ -738,7 +741,8 @@ def main(argv=None):
     parser.add_argument("--live-memory", action="store_true",
                         help="after the table, PyTorch's live tensors' "
                         "peak of one more step, ours and the reference's "
-                        "(CPU; the allocator's keeping left out)")
+                        "(CPU, eager steps; the allocator's keeping left "
+                        "out)")
     parser.add_argument("--side", choices=("ours", "reference"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)

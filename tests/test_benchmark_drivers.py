@@ -248,6 +248,9 @@ def test_reference_speed_ema_stack_trains_with_the_references_weights(
     assert ("live_mib" in result) == (live_memory and torch)
     if "live_mib" in result:
         assert result["live_mib"] > 0
+    # a compiled step is not watched: its ops are not the timed step's
+    args.jit_compile = "true"
+    assert reference_speed._live_mib(args, lambda: None) == {}
     ema = 4 * 2 * 8 * reference_speed.EMA_DIM + 8
     embedding, norm, head = 18 * 8, 2 * 8, 8 * 10 + 10
     assert result["params"] == embedding + 2 * (ema + norm) + head
