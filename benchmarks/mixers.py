@@ -226,18 +226,24 @@ def _child_model(model, length, tokens, hidden, layers, steps,
     return train_steps(net, x, y, steps, jit_compile)
 
 
+def optimizer_and_loss():
+    """(optimizer, loss) of the benchmarked training step: AdamW at
+    1e-4 and the sparse cross-entropy of logits, as every stack here and
+    in `step_memory.py` trains."""
+    import keras
+
+    return (keras.optimizers.AdamW(1e-4),
+            keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+
+
 def train_steps(net, x, y, steps, jit_compile="auto"):
     """`net`'s training step on the batch `x, y` (`x["token_ids"]` (batch,
     L)): the median of `steps` timed `train_on_batch` calls after an
     untimed one, and the memory they took, as a dict."""
-    import keras
 
     batch, length = x["token_ids"].shape
-    net.compile(
-        optimizer=keras.optimizers.AdamW(1e-4),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        jit_compile=jit_compile,
-    )
+    optimizer, loss = optimizer_and_loss()
+    net.compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile)
     accelerator = _accelerator()
     if accelerator and accelerator[2]:
         accelerator[2]()

@@ -55,14 +55,12 @@ def compile_step(model, length, hidden, layers, batch, padded=True):
     """The compiled training step of the family's stack (a jax
     `Compiled`)."""
     import jax
-    import keras
     import mixers
 
     net, x, y = mixers.stack_and_batch(model, length, hidden, layers, batch,
                                        padded)
-    optimizer = keras.optimizers.AdamW(1e-4)
+    optimizer, loss = mixers.optimizer_and_loss()
     optimizer.build(net.trainable_variables)
-    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
     def step(trainable, non_trainable, optimizer_state, x, y):
         def loss_fn(trainable):
@@ -210,7 +208,6 @@ def torch_live_peak(step, top=0):
 def torch_report(args):
     """`main` under PyTorch: the live tensors' peak of each stack's
     training step (`torch_live_peak`), by what made them."""
-    import keras
     import mixers
 
     print(f"batch {args.batch}, width {args.hidden}, {args.layers} blocks, "
@@ -222,9 +219,8 @@ def torch_report(args):
             net, x, y = mixers.stack_and_batch(
                 model, length, args.hidden, args.layers, args.batch,
                 padded=not args.unpadded)
-            net.compile(optimizer=keras.optimizers.AdamW(1e-4),
-                        loss=keras.losses.SparseCategoricalCrossentropy(
-                            from_logits=True))
+            optimizer, loss = mixers.optimizer_and_loss()
+            net.compile(optimizer=optimizer, loss=loss)
             net.train_on_batch(x, y)  # builds the optimiser's state
             peak, makers = torch_live_peak(
                 lambda: net.train_on_batch(x, y), args.top)
