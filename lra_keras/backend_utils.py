@@ -140,12 +140,35 @@ def rfft(x, fft_length):
     forward and backward passes of a PyTorch `fft_conv` spent 790 ms of a
     4-block RTF step's 3.4 s on the real and imaginary parts' products,
     sums and joins (`torch.profiler`, L = 4096, 2 cores)."""
+    backend = keras.backend.backend()
+    if backend == "torch" and fft_length > x.shape[-1]:
+        return _torch_padded_rfft(x, fft_length)
     np_like = _numpy_like()
     if np_like is not None:
         return np_like.fft.rfft(x, n=fft_length)
     import tensorflow as tf
 
     return tf.signal.rfft(x, fft_length=[fft_length])
+
+
+def _torch_padded_rfft(x, fft_length):
+    """PyTorch's `rfft` of `x` zero-padded to `fft_length`, the padding
+    written by us: `x` is copied into the first positions of a new buffer,
+    in whatever layout it has (a transposed view needs no copy of its
+    own), and only the positions past it are zeroed. `torch.fft.rfft(x,
+    n=...)` zeroes the whole buffer and copies `x` in after, and a
+    transposed input took a `.contiguous()` copy before that. A 4-block
+    DLR step (L = 1024, batch 16, width 128, 2 cores) spent 20.8 ms of
+    its ops' 224 ms in them, and 15.9 ms in the copy and zeroing here
+    (each op timed under a `TorchDispatchMode`); its wall time moved
+    within this machine's noise."""
+    import torch
+
+    length = x.shape[-1]
+    padded = x.new_empty((*x.shape[:-1], fft_length))
+    padded[..., length:].zero_()
+    padded[..., :length].copy_(x)
+    return torch.fft.rfft(padded)
 
 
 def irfft(spectrum, fft_length):

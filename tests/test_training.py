@@ -426,6 +426,11 @@ def test_complex_spectra_are_numpys(length, fft_length):
     assert got.shape == (3, 4, fft_length)
     np.testing.assert_allclose(got, np.fft.irfft(want, n=fft_length),
                                rtol=1e-5, atol=1e-5)
+    # a transposed view (`fft_conv`'s input), copied as it is laid out
+    a_t = ops.transpose(ops.convert_to_tensor(a.transpose(0, 2, 1)),
+                        (0, 2, 1))
+    np.testing.assert_allclose(to_numpy(rfft(a_t, fft_length)), want_a,
+                               rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.one_backend

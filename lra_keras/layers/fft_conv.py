@@ -59,7 +59,8 @@ def fft_conv(inputs, kernel, backward_kernel=None):
     """
     dtype = inputs.dtype
     length = ops.shape(inputs)[1]
-    u = contiguous(ops.transpose(ops.cast(inputs, "float32"), (0, 2, 1)))
+    # (B, C, L); a transposed view, which `rfft` copies into its padding
+    u = ops.transpose(ops.cast(inputs, "float32"), (0, 2, 1))
     k = ops.cast(kernel, "float32")  # (C, L)
     if backward_kernel is not None:
         # Place the backward kernel, reversed, in the upper half of the
