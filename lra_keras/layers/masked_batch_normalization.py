@@ -12,6 +12,8 @@ References:
   `vmap` over the batch, i.e. statistics over batch and length).
 """
 
+import functools
+
 import keras
 from keras import backend
 from keras import constraints
@@ -19,7 +21,6 @@ from keras import initializers
 from keras import ops
 from keras import regularizers
 
-from lra_keras.backend_utils import barrier
 from lra_keras.distribute import replica_sum
 from lra_keras.distribute import replicas_in_sync
 from lra_keras.schema import COUNT_PADDING
@@ -50,66 +51,100 @@ def up_to_longest_row(mask, across_replicas=False):
     return ops.broadcast_to(before_end[None, :], ops.shape(mask))
 
 
-def normalize_with_batch_statistics(x, gamma, beta, mean, variance, real,
-                                    count, epsilon):
-    """Training's `gamma (x - mean) / sqrt(variance + epsilon) + beta`,
-    zero where `real` is 0, for `mean`, `variance` the statistics of `x`
-    over its `count` real positions (the batch and length axes), with
-    the gradient of the statistics' dependence on `x` written out:
+def torch_training_normalization(x, gamma, beta, real, epsilon,
+                                 as_keras=False):
+    """Training's BatchNorm under PyTorch, statistics and normalisation in
+    one `torch.autograd.Function`, its backward written out:
 
+        mean, variance over the real positions (n of them)
         x_hat = (x - mean) r,  r = 1 / sqrt(variance + epsilon)
-        dgamma = sum(m dy x_hat),  dbeta = sum(m dy),  g = m dy gamma
-        dx = m r (g - sum(g) / n - x_hat sum(g x_hat) / n)
+        y = gamma x_hat + beta, zero where `real` is 0
+        dgamma = sum(m dy x_hat),  dbeta = sum(m dy)
+        dx = m r gamma (dy - dbeta / n - x_hat dgamma / n)
 
-    (m the `real` mask, n = `count`, sums over the real positions). The
-    backward keeps `x_hat` alone, one tensor of the activations' size.
-    Differentiated through the ops, the masked statistics and
-    normalisation kept three (PyTorch, at L = 1024, batch 16, width 128:
-    the masking `where`s and a copy, 24 MiB a layer;
-    `benchmarks/step_memory.py`).
-
-    The caller computes `mean`, `variance` and `count` from `x` without a
-    gradient (`stop_gradient`); they and `real` get zero gradients here.
+    (m the `real` mask, sums over the real positions: the gradient of the
+    statistics' dependence on x included). It keeps `x_hat` for the
+    backward and nothing else of the activations' size: not `x`, which
+    Keras's `custom_gradient` keeps as it keeps every input. It works in
+    place in the tensors it makes: six new ones of the activations' size
+    a training step, two of them by `where`. Through the layer's ops and
+    Keras's `custom_gradient` there were nineteen, six by `where` (1.2
+    ms each at (16, 1024, 128) on 2 cores, three times a product).
+    Padded positions go through `where`, or a product with the mask
+    after one, so inf or NaN there changes nothing.
 
     Args:
         x: tensor (batch, length, channels), float32 or wider.
         gamma, beta: tensors (channels,).
-        mean, variance: tensors (channels,).
         real: None (every position real) or a (batch, length, 1) float
             mask, 1 at the positions that count.
-        count: scalar tensor, the number of real positions (at least 1).
         epsilon: float.
+        as_keras: bool. With `real` None, the variance as
+            `keras.ops.moments` computes it, E[x^2] - E[x]^2, so that the
+            layer without a mask computes exactly what
+            `keras.layers.BatchNormalization` does. Otherwise it is the
+            mean of the squared deviations, as `_moments`'s.
+
+    Returns:
+        (y, mean, variance, count): the normalised tensor, and the batch's
+        statistics and number of real positions (without gradients).
     """
-    mask = ops.ones_like(x[:1, :1, :1]) if real is None else real
+    return _torch_normalization_function().apply(x, gamma, beta, real,
+                                                 epsilon, as_keras)
 
-    def only_real(t, is_real):  # `where`: padding may hold inf or NaN
-        return t if real is None else ops.where(is_real, t, 0.0)
 
-    @ops.custom_gradient
-    def normalize(x, gamma, beta, mean, variance, mask, count):
-        is_real = mask > 0
-        r = ops.rsqrt(variance + epsilon)
-        x_hat = only_real((x - mean) * r, is_real)
-        y = only_real(x_hat * gamma + beta, is_real)
-        kept = barrier(x_hat, r, mask)
+@functools.cache
+def _torch_normalization_function():
+    """The `torch.autograd.Function` of `torch_training_normalization`,
+    made on first use: torch is imported only under PyTorch."""
+    import torch
 
-        def grad(*args, upstream=None):
-            dy = args[0] if upstream is None else upstream
-            dy, gain, x_hat, r, mask = barrier(dy, gamma, *kept)
-            is_real = mask > 0
-            dy = only_real(dy, is_real)
-            axes = (0, 1)
-            dbeta = ops.sum(dy, axis=axes)
-            dgamma = ops.sum(dy * x_hat, axis=axes)
-            dx = r / count * (count * dy * gain - dbeta * gain
-                              - x_hat * (dgamma * gain))
-            return (only_real(dx, is_real), dgamma, dbeta,
-                    ops.zeros_like(mean), ops.zeros_like(variance),
-                    ops.zeros_like(mask), ops.zeros_like(count))
+    class TrainingNormalization(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, gamma, beta, real, epsilon, as_keras):
+            if real is None:
+                count = x.new_tensor(float(x.shape[0] * x.shape[1]))
+                mean = x.mean((0, 1))
+                if as_keras:  # `keras.ops.moments`'s formula under torch
+                    variance = (x.square().mean((0, 1)) - mean.square())
+                deviation = x - mean
+            else:
+                count = real.sum()
+                deviation = torch.where(real > 0, x, 0.0)
+                mean = deviation.sum((0, 1)) / count.clamp(min=1.0)
+                deviation.addcmul_(real, mean, value=-1.0)
+            n = count.clamp(min=1.0)
+            if not (real is None and as_keras):
+                # (not `vector_norm`: 5.7 against 0.7 ms at (16, 1024,
+                # 128), its reduction over the leading axes is slow)
+                variance = (deviation * deviation).sum((0, 1)) / n
+            r = torch.rsqrt(variance + epsilon)
+            x_hat = deviation.mul_(r)
+            y = x_hat * gamma
+            if real is None:
+                y.add_(beta)
+            else:
+                y.addcmul_(real, beta)
+            ctx.save_for_backward(x_hat, r, gamma, real, n)
+            ctx.mark_non_differentiable(mean, variance, count)
+            return y, mean, variance, count
 
-        return y, grad
+        @staticmethod
+        def backward(ctx, dy, *unused):
+            x_hat, r, gamma, real, n = ctx.saved_tensors
+            if real is not None:
+                dy = torch.where(real > 0, dy, 0.0)
+            dbeta = dy.sum((0, 1))
+            dgamma = (dy * x_hat).sum((0, 1))
+            dx = torch.addcmul(dy, x_hat, dgamma / n, value=-1.0)
+            if real is None:
+                dx.sub_(dbeta / n)
+            else:
+                dx.addcmul_(real, dbeta / n, value=-1.0)
+            dx.mul_(r * gamma)
+            return dx, dgamma, dbeta, None, None, None
 
-    return normalize(x, gamma, beta, mean, variance, mask, count)
+    return TrainingNormalization
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")
@@ -321,8 +356,9 @@ class MaskedBatchNormalization(keras.layers.Layer):
         """Per-channel mean, biased variance and count of real tokens.
 
         `real` is None (all positions real) or a (batch, length, 1) float
-        mask. Two passes (mean, then squared deviations of real tokens
-        only), so padding never enters a sum, whatever it holds. Under a
+        mask, and then `inputs` are zero where it is (`call` puts them
+        there). Two passes (mean, then squared deviations of real tokens
+        only), so padding never enters a sum, whatever it held. Under a
         TensorFlow `MirroredStrategy` (`--distribute`) every sum is taken
         over all replicas (`distribute.replica_sum`): the statistics of
         the whole batch, as one device and JAX's data parallelism compute
@@ -342,11 +378,8 @@ class MaskedBatchNormalization(keras.layers.Layer):
         else:
             count = replica_sum(ops.sum(real))
             denominator = ops.maximum(count, 1.0)
-            is_real = real > 0
-            mean = replica_sum(
-                ops.sum(ops.where(is_real, inputs, 0.0), axis=(0, 1)))
-            mean = mean / denominator
-            deviation = ops.where(is_real, inputs - mean, 0.0)
+            mean = replica_sum(ops.sum(inputs, axis=(0, 1))) / denominator
+            deviation = (inputs - mean) * real
         variance = replica_sum(
             ops.sum(ops.square(deviation), axis=(0, 1))) / denominator
         return mean, variance, count
@@ -373,21 +406,34 @@ class MaskedBatchNormalization(keras.layers.Layer):
         gamma = ops.cast(self.gamma, compute_dtype) if self.scale else None
         beta = ops.cast(self.beta, compute_dtype) if self.center else None
 
-        # Under PyTorch, training's normalisation with its backward
-        # written out (`normalize_with_batch_statistics`), the statistics
-        # computed without a gradient. Elsewhere through the ops: XLA
-        # kept more with it (JAX, the RTF stack at L = 1024, batch 16:
-        # temporaries 322 -> 362 MiB, `benchmarks/step_memory.py`), and
-        # TensorFlow's was not measured. So too under a
-        # `MirroredStrategy` (whose backward sums over the replicas as
-        # well) and without gamma or beta.
+        # Under PyTorch, training's statistics and normalisation with the
+        # backward written out (`torch_training_normalization`). 4-block
+        # stacks at L = 1024, batch 16, width 128 on 2 cores
+        # (`benchmarks/mixers.py`'s): a step went 0.303-0.316 ->
+        # 0.264-0.282 s (RTF) and 0.311-0.329 -> 0.281-0.299 s (S4D),
+        # the live peak 402.8 -> 394.7 and 414.0 -> 406.0 MiB
+        # (`benchmarks/step_memory.py`). Elsewhere through the ops: XLA
+        # kept more with a written-out backward (JAX, the RTF stack at L
+        # = 1024, batch 16: temporaries 322 -> 362 MiB), and TensorFlow's
+        # was not measured. So too under a `MirroredStrategy` (whose
+        # backward sums over the replicas as well) and without gamma or
+        # beta.
         lean = (training and self.trainable and self.scale and self.center
                 and backend.backend() == "torch"
                 and not replicas_in_sync())
+        if lean:
+            outputs, mean, variance, count = torch_training_normalization(
+                inputs, gamma, beta, real, self.epsilon,
+                as_keras=not two_pass)
+        elif real is not None and training and self.trainable:
+            # Padding out of every sum and product: whatever it holds
+            # (inf, NaN), the gradients stay finite. (Through the ops the
+            # variance's gradient summed 0 x inf there, NaN.)
+            inputs = ops.where(real > 0, inputs, 0.0)
         if training and self.trainable:
-            mean, variance, count = self._moments(
-                ops.stop_gradient(inputs) if lean else inputs, real,
-                two_pass)
+            if not lean:
+                mean, variance, count = self._moments(inputs, real,
+                                                      two_pass)
             update_variance = variance
             if self.unbiased_moving_variance:
                 # torch's BatchNorm: n / (n - 1) (guarded at n = 1).
@@ -417,9 +463,6 @@ class MaskedBatchNormalization(keras.layers.Layer):
             variance = moving_variance
 
         if lean:
-            outputs = normalize_with_batch_statistics(
-                inputs, gamma, beta, mean, variance, real,
-                ops.maximum(count, 1.0), self.epsilon)
             return ops.cast(outputs, self.compute_dtype)
         outputs = ops.batch_normalization(
             x=inputs,

@@ -146,50 +146,45 @@ def test_numeric_mask_and_all_padding_batch():
 
 
 @pytest.mark.parametrize("masked", [False, True])
-def test_written_out_gradient_is_autodiffs(masked):
-    # `normalize_with_batch_statistics` (training's backward written out,
-    # the statistics computed without a gradient) against autodiff of the
-    # same normalisation through plain ops, statistics included: values
-    # and the gradients of x, gamma and beta.
-    from lra_keras.layers.masked_batch_normalization import (
-        normalize_with_batch_statistics,
-    )
-
+def test_training_gradients_are_autodiffs_of_plain_ops(masked):
+    # The layer in training (under PyTorch its written-out
+    # `torch_training_normalization`, elsewhere its ops) against autodiff
+    # of the same masked normalisation through plain ops, statistics
+    # included: values, the gradients of x, gamma and beta, and the new
+    # moving statistics.
     rng = np.random.default_rng(4)
-    x = rng.normal(1.5, 2.0, (3, 7, 5)).astype("float32")
-    gamma, beta = rng.normal(size=(2, 5)).astype("float32")
-    weights = ops.convert_to_tensor(rng.normal(size=x.shape), "float32")
-    real = None
+    x = rng.normal(1.5, 2.0, (3, 7, CHANNELS)).astype("float32")
+    weights = _weights()
+    w = ops.convert_to_tensor(rng.normal(size=x.shape), "float32")
+    keep = np.ones((3, 7), bool)
     if masked:
-        keep = np.ones((3, 7, 1), "float32")
-        keep[0, 4:] = keep[2, 1:] = 0.0
-        real = ops.convert_to_tensor(keep)
+        keep[0, 4:] = keep[2, 1:] = False
+    layer = _layer(weights)
+    m = ops.convert_to_tensor(keep[..., None].astype("float32"))
 
-    def statistics(x):
-        m = ops.ones_like(x[..., :1]) if real is None else real
-        count = ops.sum(m * ops.ones_like(x[..., :1]))
-        mean = ops.sum(m * x, axis=(0, 1)) / count
-        variance = ops.sum(m * ops.square(x - mean), axis=(0, 1)) / count
-        return mean, variance, count, m
-
-    def lean(x, gamma, beta):
-        mean, variance, count, _ = statistics(ops.stop_gradient(x))
-        y = normalize_with_batch_statistics(x, gamma, beta, mean, variance,
-                                            real, count, 1e-5)
-        return ops.sum(y * weights)
+    def by_layer(x, gamma, beta):
+        out, _ = layer.stateless_call(
+            [gamma, beta], layer.non_trainable_variables, x,
+            padding_mask=keep if masked else None, training=True)
+        return ops.sum(out * w)
 
     def plain(x, gamma, beta):
-        mean, variance, _, m = statistics(x)
+        count = ops.sum(m)
+        mean = ops.sum(m * x, axis=(0, 1)) / count
+        variance = ops.sum(m * ops.square(x - mean), axis=(0, 1)) / count
         y = (x - mean) * ops.rsqrt(variance + 1e-5) * gamma + beta
-        return ops.sum(m * y * weights)
+        return ops.sum(m * y * w)
 
-    got, got_grads = value_and_grads(lean, x, gamma, beta)
-    want, want_grads = value_and_grads(plain, x, gamma, beta)
+    got, got_grads = value_and_grads(by_layer, x, *weights[:2])
+    want, want_grads = value_and_grads(plain, x, *weights[:2])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
-    for g, w in zip(got_grads, want_grads):
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
-    if masked:
-        np.testing.assert_array_equal(got_grads[0][keep[..., 0] == 0], 0.0)
+    for g, v in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, v, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(got_grads[0][~keep], 0.0)
+    layer(x, padding_mask=keep if masked else None, training=True)
+    _, new_mean, new_var = numpy_reference(x, keep, weights)
+    assert_allclose(layer.moving_mean, new_mean, rtol=1e-5, atol=1e-6)
+    assert_allclose(layer.moving_variance, new_var, rtol=1e-5, atol=1e-6)
 
 
 def test_padded_inputs_get_no_gradient():
@@ -207,11 +202,6 @@ def test_padded_inputs_get_no_gradient():
     assert np.isfinite(value)
     np.testing.assert_array_equal(grad[~mask], 0.0)
     assert np.all(np.isfinite(grad)) and np.any(grad[mask] != 0)
-    if keras.backend.backend() != "torch":
-        # Through the ops (JAX, TensorFlow) an inf in the padding makes
-        # the variance's gradient 0 x inf: NaN (the statistics and the
-        # outputs stay right). Only the written-out backward is held to it.
-        return
     # whatever the padding holds: the same loss and gradients
     x[~mask] = np.inf
     x[np.argwhere(~mask)[0][0], np.argwhere(~mask)[0][1], 0] = np.nan
