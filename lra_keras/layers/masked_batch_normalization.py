@@ -356,9 +356,8 @@ class MaskedBatchNormalization(keras.layers.Layer):
         """Per-channel mean, biased variance and count of real tokens.
 
         `real` is None (all positions real) or a (batch, length, 1) float
-        mask, and then `inputs` are zero where it is (`call` puts them
-        there). Two passes (mean, then squared deviations of real tokens
-        only), so padding never enters a sum, whatever it held. Under a
+        mask. Two passes (mean, then squared deviations of real tokens
+        only), so padding never enters a sum, whatever it holds. Under a
         TensorFlow `MirroredStrategy` (`--distribute`) every sum is taken
         over all replicas (`distribute.replica_sum`): the statistics of
         the whole batch, as one device and JAX's data parallelism compute
@@ -378,8 +377,11 @@ class MaskedBatchNormalization(keras.layers.Layer):
         else:
             count = replica_sum(ops.sum(real))
             denominator = ops.maximum(count, 1.0)
-            mean = replica_sum(ops.sum(inputs, axis=(0, 1))) / denominator
-            deviation = (inputs - mean) * real
+            is_real = real > 0
+            mean = replica_sum(
+                ops.sum(ops.where(is_real, inputs, 0.0), axis=(0, 1)))
+            mean = mean / denominator
+            deviation = ops.where(is_real, inputs - mean, 0.0)
         variance = replica_sum(
             ops.sum(ops.square(deviation), axis=(0, 1))) / denominator
         return mean, variance, count
@@ -425,11 +427,6 @@ class MaskedBatchNormalization(keras.layers.Layer):
             outputs, mean, variance, count = torch_training_normalization(
                 inputs, gamma, beta, real, self.epsilon,
                 as_keras=not two_pass)
-        elif real is not None and training and self.trainable:
-            # Padding out of every sum and product: whatever it holds
-            # (inf, NaN), the gradients stay finite. (Through the ops the
-            # variance's gradient summed 0 x inf there, NaN.)
-            inputs = ops.where(real > 0, inputs, 0.0)
         if training and self.trainable:
             if not lean:
                 mean, variance, count = self._moments(inputs, real,
