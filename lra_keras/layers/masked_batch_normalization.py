@@ -67,9 +67,10 @@ def torch_training_normalization(x, gamma, beta, real, epsilon,
     backward and nothing else of the activations' size: not `x`, which
     Keras's `custom_gradient` keeps as it keeps every input. It works in
     place in the tensors it makes: six new ones of the activations' size
-    a training step, two of them by `where`. Through the layer's ops and
-    Keras's `custom_gradient` there were nineteen, six by `where` (1.2
-    ms each at (16, 1024, 128) on 2 cores, three times a product).
+    in a forward and backward pass, two of them by `where`. Through the
+    layer's ops and Keras's `custom_gradient` there were nineteen, six by
+    `where` (1.2 ms each at (16, 1024, 128) in a 2-core step, a product
+    0.3 ms alone).
     Padded positions go through `where`, or a product with the mask
     after one, so inf or NaN there changes nothing.
 
@@ -411,7 +412,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
         # Under PyTorch, training's statistics and normalisation with the
         # backward written out (`torch_training_normalization`). 4-block
         # stacks at L = 1024, batch 16, width 128 on 2 cores
-        # (`benchmarks/mixers.py`'s): a step went 0.303-0.316 ->
+        # (`benchmarks/mixers.py`'s stacks): a step went 0.303-0.316 ->
         # 0.264-0.282 s (RTF) and 0.311-0.329 -> 0.281-0.299 s (S4D),
         # the live peak 402.8 -> 394.7 and 414.0 -> 406.0 MiB
         # (`benchmarks/step_memory.py`). Elsewhere through the ops: XLA
