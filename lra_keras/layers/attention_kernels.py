@@ -53,19 +53,24 @@ def _mask_bias(dtype):
 # many queries as keep its float32 scores near `_BLOCK_ELEMENTS`
 # (2**22 = 16 MiB), at least `_MIN_BLOCK`: few, large blocks. Under XLA on
 # a CPU a block holds `_CPU_BLOCK_QUERIES` queries of as many rows as keep
-# its scores near `_CPU_BLOCK_ELEMENTS` (2**20 = 4 MiB), so that they stay
+# its scores near `_CPU_BLOCK_ELEMENTS` (2**21 = 8 MiB), so that they stay
 # in cache between the products and the exponentials that read them:
 # under JAX on 2 cores (32 MiB of L3), batch 32, 4 heads of 16, L = 1024,
 # one forward + backward of the attention alone took 148 ms in blocks of
 # 4 rows x 256 queries against 482-905 ms in blocks of all 128 rows x 64
-# queries; at L = 4096 (batch 16, 4 heads of 32) 2.07 s in blocks of
-# 1 x 256 against 4.85 s. TensorFlow without XLA at that 4K shape took
-# 8.9 s in blocks of 1 x 256 and 3.8 s in blocks of 64 x 64 (a
-# `tf.function` of the attention alone, 2026-12-04).
+# queries; at L = 4096 (batch 16, 4 heads of 32) 2.07 s in blocks of 1 x
+# 256 against 4.85 s. TensorFlow without XLA at that 4K shape took 8.9 s
+# in blocks of 1 x 256 and 3.8 s in blocks of 64 x 64 (a `tf.function` of
+# the attention alone, 2026-12-04). The block was 256 queries near 2**20
+# scores until 2026-12-05; on a 2-core Xeon with 2 MiB of L2 a core
+# (batch 16, 4 heads of 32, under JAX) the present one took 262, 932 and
+# 3,838 ms at L = 1024, 2048 and 4096 against 307, 1,076 and 4,147 ms:
+# fewer loop steps of larger products. The best of the layouts tried
+# there (1-16 rows x 64-1024 queries) was within 6% of it.
 _BLOCK_ELEMENTS = 2**22
 _MIN_BLOCK = 64
-_CPU_BLOCK_ELEMENTS = 2**20
-_CPU_BLOCK_QUERIES = 256
+_CPU_BLOCK_ELEMENTS = 2**21
+_CPU_BLOCK_QUERIES = 512
 
 
 # Under TensorFlow on CPU without XLA, "auto" keeps plain attention below
@@ -463,8 +468,8 @@ def chunked_attention(
 
     Same contract as `reference_attention`. A block is `block_rows` of the
     batch x heads rows (a divisor of it) by `block_size` queries, against
-    every key; by default under XLA on a CPU 256 queries of as many rows
-    as keep its scores near 4 MiB, elsewhere every row and as many queries
+    every key; by default under XLA on a CPU 512 queries of as many rows
+    as keep its scores near 8 MiB, elsewhere every row and as many queries
     as keep them near 16 MiB, at least 64 (see `_CPU_BLOCK_ELEMENTS`).
 
     Under a half precision the products take the inputs' dtype, and the

@@ -70,22 +70,22 @@ def test_block_rows_must_divide_the_rows():
 
 
 def test_block_layout(monkeypatch):
-    # Under XLA on a CPU: 256 queries of as many rows (a divisor of batch x
+    # Under XLA on a CPU: 512 queries of as many rows (a divisor of batch x
     # heads, of the heads while the batch is unknown) as keep a block near
-    # 2**20 scores. On an accelerator or without XLA: every row, as many
+    # 2**21 scores. On an accelerator or without XLA: every row, as many
     # queries as keep 2**22 scores, at least 64.
     layout = ak._block_layout
     monkeypatch.setattr(ak, "on_accelerator", lambda: False)
     monkeypatch.setattr(ak, "xla_compiled", lambda: True)
-    assert layout(128, 4, 1024, 1024, None, None) == (4, 256)
-    assert layout(96, 4, 1024, 1024, None, None) == (4, 256)
-    assert layout(6, 3, 1024, 1024, None, None) == (3, 256)
-    assert layout(64, 4, 4096, 4096, None, None) == (1, 256)
+    assert layout(128, 4, 1024, 1024, None, None) == (4, 512)
+    assert layout(96, 4, 1024, 1024, None, None) == (4, 512)
+    assert layout(6, 3, 1024, 1024, None, None) == (3, 512)
+    assert layout(64, 4, 4096, 4096, None, None) == (1, 512)
     assert layout(64, 4, 100, 100, None, None) == (64, 100)
     assert layout(7, 7, 1024, 1024, 16, None) == (7, 16)
-    assert layout(None, 4, 1024, 1024, None, None) == (4, 256)
-    assert layout(None, 3, 1024, 1024, None, None) == (3, 256)
-    assert layout(None, 8, 1024, 1024, None, 2) == (2, 256)
+    assert layout(None, 4, 1024, 1024, None, None) == (4, 512)
+    assert layout(None, 3, 1024, 1024, None, None) == (3, 512)
+    assert layout(None, 8, 1024, 1024, None, 2) == (2, 512)
     for accelerator, xla in ((True, True), (False, False)):
         monkeypatch.setattr(ak, "on_accelerator", lambda: accelerator)
         monkeypatch.setattr(ak, "xla_compiled", lambda: xla)
