@@ -286,15 +286,21 @@ def reference_attention(query, key, value, padding_mask=None, causal=False,
     return ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3))
 
 
-def _block_layout(rows, heads, q_len, k_len, block_size, block_rows):
+def _block_layout(rows, heads, q_len, k_len, block_size, block_rows,
+                  wide_values=False):
     """(rows per block, queries per block) of the chunked path.
 
     `rows` is batch x heads, None when the batch is unknown while tracing
     (TensorFlow's `fit`); then a block's rows divide `heads`, or where
     blocks are few and large it holds every row (rows per block None).
-    See `_CPU_BLOCK_ELEMENTS`. `block_size` and `block_rows`, when given,
-    fix the queries and the rows of a block; the rows must divide
-    batch x heads.
+    See `_CPU_BLOCK_ELEMENTS`; under XLA on a CPU values wider than the
+    queries (`wide_values`, MEGA's: 256 against 64) take one row a block:
+    a forward + backward of `chunked_attention` under JAX on 2 cores, one
+    head, took 239-257 ms in blocks of one row against 262 and 282 ms in
+    blocks of 2 and 4 at 1024 keys (batch 16), 406-427 against 550 ms
+    in blocks of 2 at 2048 (batch 8) (2026-12-05). `block_size` and
+    `block_rows`, when given, fix the queries and the rows of a block;
+    the rows must divide batch x heads.
     """
     divisible = rows or heads  # what a block's rows must divide
     if block_rows is not None:
@@ -314,7 +320,8 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows):
     if block_rows is None:
         # The most rows that divide `rows` and keep the block near
         # _CPU_BLOCK_ELEMENTS scores (at least one row).
-        most = max(1, _CPU_BLOCK_ELEMENTS // (size * k_len))
+        most = 1 if wide_values else max(
+            1, _CPU_BLOCK_ELEMENTS // (size * k_len))
         block_rows = max(r for r in range(1, min(most, divisible) + 1)
                          if divisible % r == 0)
     return block_rows, size
@@ -357,13 +364,17 @@ def _at_least_float32(x):
     return ops.cast(x, keras.backend.result_type(x.dtype, "float32"))
 
 
-def _make_chunked(num_blocks, size, causal, length):
+def _make_chunked(num_blocks, size, causal, length, shared_bias=False):
     """Builds the custom-gradient attention for a fixed block layout.
 
-    Keys and values are in (groups, rows, Lk, D) layout (`_grouped`), the
-    query already scaled, padded to `num_blocks * size` and cut by
-    `_to_blocks`; `bias` is an additive (groups, rows, 1, Lk) key bias
-    (zeros when unmasked). Both passes walk the blocks with
+    Keys and values are in (groups, rows, Lk, D) and (groups, rows, Lk,
+    Dv) layout (`_grouped`), the query already scaled, padded to
+    `num_blocks * size` and cut by `_to_blocks`; `bias` is an additive
+    (groups, rows, 1, Lk) key bias (zeros when unmasked). With
+    `shared_bias`, `attend` takes a fifth argument: an additive bias of
+    the scores (num_blocks, size, Lk) that every row shares, block j
+    holding queries j * size .., and returns its gradient, summed over the
+    rows in the backward loop. Both passes walk the blocks with
     `keras.ops.fori_loop` (`lax.fori_loop`, `tf.while_loop`, a Python loop
     under PyTorch), so one block's scores exist at a time: an unrolled
     loop lets XLA schedule every block at once (measured: 23 GB for two
@@ -377,28 +388,36 @@ def _make_chunked(num_blocks, size, causal, length):
     4 heads of 16, in blocks of 2 x 512).
     """
 
-    def scores(q_b, k_t, bias, start):
+    def scores(q_b, k_t, bias, start, shared):
         # In float32 at least from here: the softmax's statistics.
         s = _at_least_float32(ops.matmul(q_b, k_t))  # (rows, C, Lk)
-        return s + _block_bias(ops.cast(bias, s.dtype), causal, start, size,
-                               length, s.dtype)
+        s = s + _block_bias(ops.cast(bias, s.dtype), causal, start, size,
+                            length, s.dtype)
+        if shared is not None:
+            s = s + ops.cast(shared, s.dtype)  # (C, Lk), every row
+        return s
 
     def put(blocks, i, block):
-        return ops.slice_update(blocks, (i, 0, 0, 0), block[None])
+        start = (i,) + (0,) * (len(blocks.shape) - 1)
+        return ops.slice_update(blocks, start, block[None])
 
     def add(blocks, g, block):
         return put(blocks, g, blocks[g] + block)
 
     @ops.custom_gradient
-    def attend(q_blocks, k, v, bias):
+    def attend(q_blocks, k, v, bias, *shared_blocks):
         k_t = ops.transpose(k, (0, 1, 3, 2))  # (groups, rows, D, Lk)
 
         dtype = q_blocks.dtype
 
+        def shared(i):
+            return shared_blocks[0][i % num_blocks] if shared_bias else None
+
         def forward_block(i, carry):
             out_blocks, lse_blocks = carry
             g = i // num_blocks
-            s = scores(q_blocks[i], k_t[g], bias[g], (i % num_blocks) * size)
+            s = scores(q_blocks[i], k_t[g], bias[g], (i % num_blocks) * size,
+                       shared(i))
             m = ops.max(s, axis=-1, keepdims=True)  # (rows, C, 1)
             p = ops.exp(s - m)
             denom = ops.sum(p, axis=-1, keepdims=True)
@@ -407,10 +426,13 @@ def _make_chunked(num_blocks, size, causal, length):
                     put(lse_blocks, i, m + ops.log(denom)))
 
         steps = ops.shape(q_blocks)[0]  # groups x num_blocks
+        out0 = ops.zeros_like(q_blocks)
+        if v.shape[-1] != q_blocks.shape[-1]:  # values of their own width
+            out0 = ops.zeros(ops.shape(q_blocks)[:-1] + (v.shape[-1],),
+                             dtype)
         out_blocks, lse_blocks = ops.fori_loop(
             0, steps, forward_block,
-            (ops.zeros_like(q_blocks),
-             _at_least_float32(ops.zeros_like(q_blocks[..., :1]))),
+            (out0, _at_least_float32(ops.zeros_like(q_blocks[..., :1]))),
         )
 
         def grad(*args, upstream=None):
@@ -429,31 +451,42 @@ def _make_chunked(num_blocks, size, causal, length):
             # least, as the softmax's statistics are kept.
             dk0, dv0 = (_at_least_float32(ops.zeros_like(x) + zero)
                         for x in (k_t, v_t))
+            # The shared bias's gradient sums over the rows and groups
+            # (float32 at least, as dK and dV).
+            dshared0 = tuple(_at_least_float32(ops.zeros_like(x) + zero)
+                             for x in shared_blocks)
             # delta_i = sum_j P_ij dP_ij = <dO_i, O_i>
             delta_blocks = ops.sum(
                 _at_least_float32(do_blocks) * _at_least_float32(out_blocks),
                 axis=-1, keepdims=True)
 
             def backward_block(i, carry):
-                dq_blocks, dk_t, dv_t = carry
+                dq_blocks, dk_t, dv_t, *dshared = carry
                 g = i // num_blocks
                 q_b, do_b = q_blocks[i], do_blocks[i]
-                s = scores(q_b, k_t[g], bias[g], (i % num_blocks) * size)
+                s = scores(q_b, k_t[g], bias[g], (i % num_blocks) * size,
+                           shared(i))
                 p = ops.exp(s - lse_blocks[i])  # (rows, C, Lk)
                 dv_t = add(dv_t, g, _at_least_float32(ops.matmul(
                     ops.transpose(do_b, (0, 2, 1)), ops.cast(p, dtype))))
                 dp = _at_least_float32(ops.matmul(do_b, v_t[g]))
-                ds = ops.cast(p * (dp - delta_blocks[i]), dtype)
+                ds = p * (dp - delta_blocks[i])  # dL/d(scores), float32
+                dshared = [add(d, i % num_blocks, ops.sum(ds, axis=0))
+                           for d in dshared]
+                ds = ops.cast(ds, dtype)
                 dk_t = add(dk_t, g, _at_least_float32(ops.matmul(
                     ops.transpose(q_b, (0, 2, 1)), ds)))
-                return put(dq_blocks, i, ops.matmul(ds, k[g])), dk_t, dv_t
+                return (put(dq_blocks, i, ops.matmul(ds, k[g])), dk_t, dv_t,
+                        *dshared)
 
-            dq_blocks, dk_t, dv_t = ops.fori_loop(
-                0, steps, backward_block, (dq0, dk0, dv0))
+            dq_blocks, dk_t, dv_t, *dshared = ops.fori_loop(
+                0, steps, backward_block, (dq0, dk0, dv0, *dshared0))
             return (dq_blocks,
                     ops.cast(ops.transpose(dk_t, (0, 1, 3, 2)), dtype),
                     ops.cast(ops.transpose(dv_t, (0, 1, 3, 2)), dtype),
-                    ops.zeros_like(bias))
+                    ops.zeros_like(bias),
+                    *(ops.cast(d, x.dtype)
+                      for d, x in zip(dshared, shared_blocks)))
 
         return out_blocks, grad
 
@@ -462,11 +495,15 @@ def _make_chunked(num_blocks, size, causal, length):
 
 def chunked_attention(
     query, key, value, padding_mask=None, causal=False, block_size=None,
-    block_rows=None,
+    block_rows=None, score_bias=None,
 ):
     """Exact softmax attention in blocks with a recomputing backward.
 
-    Same contract as `reference_attention`. A block is `block_rows` of the
+    Same contract as `reference_attention`, and two more: `value` may
+    have a width of its own, (batch, Lk, heads, Dv), and `score_bias`, a
+    (Lq, Lk) tensor, is added to every row's scaled scores before the
+    softmax, a trainable bias the gradient reaches (MEGA's relative
+    positions, `MovingAverageGatedAttention`). A block is `block_rows` of the
     batch x heads rows (a divisor of it) by `block_size` queries, against
     every key; by default under XLA on a CPU 512 queries of as many rows
     as keep its scores near 8 MiB, elsewhere every row and as many queries
@@ -495,9 +532,10 @@ def chunked_attention(
         )
     rows = None if batch is None else batch * heads
     block_rows, size = _block_layout(rows, heads, q_len, k_len, block_size,
-                                     block_rows)
+                                     block_rows, value.shape[-1] > depth)
     num_blocks = -(-q_len // size)
-    attend = _make_chunked(num_blocks, size, causal, k_len)
+    attend = _make_chunked(num_blocks, size, causal, k_len,
+                           shared_bias=score_bias is not None)
     scale = 1.0 / math.sqrt(depth)
     q = ops.transpose(query, (0, 2, 1, 3)) * scale  # (B, H, Lq, D)
     if num_blocks * size > q_len:
@@ -512,9 +550,15 @@ def chunked_attention(
         bias = ops.zeros_like(k[:, :, None, :, 0])  # (groups, rows, 1, Lk)
     else:  # (B, 1, 1, Lk) -> (B, H, 1, Lk) -> (groups, rows, 1, Lk)
         bias = _grouped(bias + ops.zeros_like(q[:, :, :1, :1]), block_rows)
-    out = attend(_to_blocks(q, block_rows, num_blocks, size), k, v, bias)
+    shared = ()
+    if score_bias is not None:  # (Lq, Lk) -> (num_blocks, size, Lk)
+        score_bias = ops.pad(score_bias,
+                             ((0, num_blocks * size - q_len), (0, 0)))
+        shared = (ops.reshape(score_bias, (num_blocks, size, k_len)),)
+    out = attend(_to_blocks(q, block_rows, num_blocks, size), k, v, bias,
+                 *shared)
     out = _from_blocks(out, heads, num_blocks)[:, :, :q_len]
-    return ops.transpose(out, (0, 2, 1, 3))  # (B, Lq, H, D)
+    return ops.transpose(out, (0, 2, 1, 3))  # (B, Lq, H, Dv)
 
 
 @functools.cache
@@ -538,6 +582,19 @@ def _chunked_function():
             or on_accelerator()):
         return chunked_attention
     return _xla_chunked_attention()
+
+
+def chunked_where_auto(key_length, scores):
+    """The chunked path's function (`chunked_attention`, or its XLA-compiled
+    `tf.function` under TensorFlow outside XLA, `_chunked_function`) where
+    `"auto"` takes the chunked path for `key_length` keys and `scores`
+    scores (`resolve_implementation`, no flash kernel); None where it takes
+    another, for the caller's own attention. For attentions `attention`
+    does not take: MEGA's, whose relative positions are a bias of the
+    scores shared by every row (`chunked_attention`'s `score_bias`)."""
+    if resolve_implementation("auto", key_length, scores=scores) != "chunked":
+        return None
+    return _chunked_function()
 
 
 def attention(

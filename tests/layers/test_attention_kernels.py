@@ -86,6 +86,10 @@ def test_block_layout(monkeypatch):
     assert layout(None, 4, 1024, 1024, None, None) == (4, 512)
     assert layout(None, 3, 1024, 1024, None, None) == (3, 512)
     assert layout(None, 8, 1024, 1024, None, 2) == (2, 512)
+    # Values wider than the queries (MEGA's): one row a block.
+    assert layout(16, 1, 1024, 1024, None, None, True) == (1, 512)
+    assert layout(16, 1, 1024, 1024, None, 2, True) == (2, 512)
+    assert layout(64, 4, 2048, 2048, None, None) == (2, 512)
     for accelerator, xla in ((True, True), (False, False)):
         monkeypatch.setattr(ak, "on_accelerator", lambda: accelerator)
         monkeypatch.setattr(ak, "xla_compiled", lambda: xla)
@@ -331,6 +335,45 @@ def test_chunked_attention_gradients_with_a_ragged_last_block(block_rows,
     _, grads = value_and_grads(loss("chunked"), q, k, v)
     for name, g, r in zip("qkv", grads, ref_grads):
         np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("block_rows", [None, 2])
+def test_shared_score_bias_and_wider_values_equal_plain_ops(block_rows,
+                                                            causal):
+    # MEGA's attention: values wider than the keys and a (Lq, Lk) bias of
+    # the scores that every row shares and the gradient reaches. 37
+    # queries in blocks of 8 (a ragged last block) against the softmax of
+    # plain ops, differentiated by each backend: the value and the
+    # gradients of q, k, v and the bias.
+    q, k, _, mask = _inputs(length=37, seed=8)
+    rng = np.random.default_rng(9)
+    v = rng.normal(size=q.shape[:3] + (12,)).astype("float32")
+    bias = rng.normal(size=(37, 37)).astype("float32")
+    w = ops.convert_to_tensor(rng.normal(size=v.shape).astype("float32"))
+    m = ops.convert_to_tensor(mask)
+
+    def chunked(q, k, v, bias):
+        return ak.chunked_attention(q, k, v, m, causal, block_size=8,
+                                    block_rows=block_rows, score_bias=bias)
+
+    def plain(q, k, v, bias):
+        scores = ops.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(8.0) + bias
+        allowed = mask[:, None, None, :]
+        if causal:
+            allowed = allowed & np.tril(np.ones((37, 37), bool))
+        weights = ops.softmax(ops.where(allowed, scores, -1e9), axis=-1)
+        return ops.einsum("bhqk,bkhd->bqhd", weights, v)
+
+    inputs = [ops.convert_to_tensor(x) for x in (q, k, v, bias)]
+    assert_allclose(chunked(*inputs), plain(*inputs), atol=2e-6)
+    _, ref_grads = value_and_grads(
+        lambda *x: ops.sum(plain(*x) * w), q, k, v, bias)
+    _, grads = value_and_grads(
+        lambda *x: ops.sum(chunked(*x) * w), q, k, v, bias)
+    for name, g, r in zip(("q", "k", "v", "bias"), grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+    assert np.abs(ref_grads[3]).max() > 0.1  # the bias gradient is tested
 
 
 def window_mask(length, window, back, forward):

@@ -329,6 +329,59 @@ def test_gradients_are_finite():
     np.testing.assert_array_equal(grad[~mask], 0.0)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_chunked_path_gives_the_full_scores_values_and_gradients(
+        monkeypatch, causal):
+    # The softmax attention through `chunked_attention` (the relative
+    # positions its shared score bias), as MEGA takes it under JAX on a
+    # CPU, against the (N, C, C) scores in full, on every backend: the
+    # outputs at real positions and the gradients of the input and of
+    # every weight, `rel_pos_bias` among them. Chunks of 5 over 14
+    # positions, the last row padded from 9 (its third chunk all padding).
+    from lra_keras.layers import attention_kernels
+
+    x, mask = inputs_and_mask(seed=7)
+    layer = MovingAverageGatedAttention(
+        key_dim=6, ema_dim=3, chunk_size=5, causal=causal)
+    layer.build(x.shape)
+    randomize(layer, seed=7)
+    real = mask[..., None].astype("float32")
+    names = [w.path for w in layer.trainable_weights]
+    assert any("rel_pos_bias" in name for name in names)
+    fixed = [to_numpy(w) for w in layer.non_trainable_weights]
+
+    # Which path "auto" takes: the chunked one under JAX on a CPU from
+    # chunks of `_CHUNKED_FROM`, the scores in full elsewhere. Here each
+    # path is then taken whatever the backend and the length.
+    assert layer._chunked_path(ops.zeros((2, 5, 6)), 5, False) is None
+    chunked = layer._chunked_path(ops.zeros((2, 1024, 6)), 1024, False)
+    expected = (attention_kernels.chunked_attention
+                if keras.backend.backend() == "jax" else None)
+    assert chunked is expected
+
+    def measure(function):
+        monkeypatch.setattr(layer, "_chunked_path",
+                            lambda q, chunk, training: function)
+
+        def loss(x, *weights):  # a new function: JAX traces it anew
+            out, _ = layer.stateless_call(list(weights), fixed, x,
+                                          padding_mask=mask)
+            return ops.sum(out ** 2 * ops.array(real))
+
+        return call(layer, x, mask)[mask], value_and_grads(
+            compiled(loss), x, *(to_numpy(w) for w in layer.trainable_weights))
+
+    results = {"full": measure(None),
+               "chunked": measure(attention_kernels.chunked_attention)}
+    (out, (value, grads)), (ref_out, (ref_value, ref_grads)) = (
+        results["chunked"], results["full"])
+    np.testing.assert_allclose(out, ref_out, atol=2e-5)
+    np.testing.assert_allclose(value, ref_value, rtol=2e-5)
+    for name, g, r in zip(["x"] + names, grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=1e-4, rtol=1e-4,
+                                   err_msg=f"d/d{name}")
+
+
 def test_serialization_round_trips_and_fit(tmp_path):
     layer = MovingAverageGatedAttention(
         key_dim=6, ema_dim=3, chunk_size=5, causal=True, dropout=0.1
