@@ -296,7 +296,7 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows,
     See `_CPU_BLOCK_ELEMENTS`; under XLA on a CPU values wider than the
     queries (`wide_values`, MEGA's: 256 against 64) take one row a block:
     a forward + backward of `chunked_attention` under JAX on 2 cores, one
-    head, took 239-257 ms in blocks of one row against 262 and 282 ms in
+    head, took 236-258 ms in blocks of one row against 262 and 282 ms in
     blocks of 2 and 4 at 1024 keys (batch 16), 406-427 against 550 ms
     in blocks of 2 at 2048 (batch 8) (2026-12-05). `block_size` and
     `block_rows`, when given, fix the queries and the rows of a block;
