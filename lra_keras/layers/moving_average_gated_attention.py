@@ -31,11 +31,11 @@ ATTENTION_ACTIVATIONS = ("softmax", "laplace")
 # (`_chunked_path`) from chunks of this many positions. On 2 CPU cores
 # (2026-12-05), the attention alone (16 chunks, one head, 64 wide keys,
 # 256 wide values) took 77-88 ms a forward + backward chunked against
-# 53 ms in full at 512 positions a chunk; a training
-# step of 4 MEGA blocks (width 128) took 2.32-2.38 s against 2.31-2.36 s
-# in chunks of 1024, 3.02 against 3.17 s with one chunk of 2048 and
-# 4.52 against 5.04 s with one of 4096, its peak resident set 2.4 and
-# 2.7 GiB against 3.1 and 4.0 GiB.
+# 53 ms in full at 512 positions a chunk; a training step of 4 MEGA
+# blocks (width 128) took 2.32-2.38 s against 2.31-2.36 s in chunks of
+# 1024, 3.02 against 3.17 s with one chunk of 2048 and 4.52 against
+# 5.04 s with one of 4096, its peak resident set 2.4 and 2.7 GiB against
+# 3.1 and 4.0 GiB.
 _CHUNKED_FROM = 1024
 
 # Large finite negative score for masked keys: a fully masked row (a chunk
