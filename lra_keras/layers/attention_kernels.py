@@ -364,15 +364,15 @@ def _at_least_float32(x):
     return ops.cast(x, keras.backend.result_type(x.dtype, "float32"))
 
 
-def _make_chunked(num_blocks, size, causal, length, shared_bias=False):
+def _make_chunked(num_blocks, size, causal, length):
     """Builds the custom-gradient attention for a fixed block layout.
 
     Keys and values are in (groups, rows, Lk, D) and (groups, rows, Lk,
     Dv) layout (`_grouped`), the query already scaled, padded to
     `num_blocks * size` and cut by `_to_blocks`; `bias` is an additive
-    (groups, rows, 1, Lk) key bias (zeros when unmasked). With
-    `shared_bias`, `attend` takes a fifth argument: an additive bias of
-    the scores (num_blocks, size, Lk) that every row shares, block j
+    (groups, rows, 1, Lk) key bias (zeros when unmasked). `attend` may
+    take a fifth argument: an additive bias of the scores
+    (num_blocks, size, Lk) that every row shares, block j
     holding queries j * size .., and returns its gradient, summed over the
     rows in the backward loop. Both passes walk the blocks with
     `keras.ops.fori_loop` (`lax.fori_loop`, `tf.while_loop`, a Python loop
@@ -411,7 +411,7 @@ def _make_chunked(num_blocks, size, causal, length, shared_bias=False):
         dtype = q_blocks.dtype
 
         def shared(i):
-            return shared_blocks[0][i % num_blocks] if shared_bias else None
+            return shared_blocks[0][i % num_blocks] if shared_blocks else None
 
         def forward_block(i, carry):
             out_blocks, lse_blocks = carry
@@ -534,8 +534,7 @@ def chunked_attention(
     block_rows, size = _block_layout(rows, heads, q_len, k_len, block_size,
                                      block_rows, value.shape[-1] > depth)
     num_blocks = -(-q_len // size)
-    attend = _make_chunked(num_blocks, size, causal, k_len,
-                           shared_bias=score_bias is not None)
+    attend = _make_chunked(num_blocks, size, causal, k_len)
     scale = 1.0 / math.sqrt(depth)
     q = ops.transpose(query, (0, 2, 1, 3)) * scale  # (B, H, Lq, D)
     if num_blocks * size > q_len:
@@ -582,19 +581,6 @@ def _chunked_function():
             or on_accelerator()):
         return chunked_attention
     return _xla_chunked_attention()
-
-
-def chunked_where_auto(key_length, scores):
-    """The chunked path's function (`chunked_attention`, or its XLA-compiled
-    `tf.function` under TensorFlow outside XLA, `_chunked_function`) where
-    `"auto"` takes the chunked path for `key_length` keys and `scores`
-    scores (`resolve_implementation`, no flash kernel); None where it takes
-    another, for the caller's own attention. For attentions `attention`
-    does not take: MEGA's, whose relative positions are a bias of the
-    scores shared by every row (`chunked_attention`'s `score_bias`)."""
-    if resolve_implementation("auto", key_length, scores=scores) != "chunked":
-        return None
-    return _chunked_function()
 
 
 def attention(

@@ -17,7 +17,8 @@ import keras
 from keras import ops
 
 from lra_keras.backend_utils import add_shared
-from lra_keras.layers.attention_kernels import chunked_where_auto
+from lra_keras.layers.attention_kernels import chunked_attention
+from lra_keras.layers.attention_kernels import resolve_implementation
 from lra_keras.layers.lean_backward import softmax
 from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
@@ -28,7 +29,7 @@ from lra_keras.layers.sequence_norm import sequence_norm
 ATTENTION_ACTIVATIONS = ("softmax", "laplace")
 
 # Under JAX MEGA's softmax attention takes the chunked path
-# (`_chunked_path`) from chunks of this many positions. On 2 CPU cores
+# (`_takes_chunked_path`) from chunks of this many positions. On 2 CPU cores
 # (2026-12-05), the attention alone (16 chunks, one head, 64 wide keys,
 # 256 wide values) took 77-88 ms a forward + backward chunked against
 # 53 ms in full at 512 positions a chunk; a training step of 4 MEGA
@@ -333,27 +334,28 @@ class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
         x = ops.pad(x, [[0, 0], [0, pad]] + [[0, 0]] * (rank - 2))
         return ops.reshape(x, (-1, chunk, *x.shape[2:]))
 
-    def _chunked_path(self, q, chunk, training):
-        """`attention_kernels.chunked_where_auto`'s function for the softmax
-        attention of these chunks, or None for the scores in full below.
-        Under JAX on a CPU, from chunks of `_CHUNKED_FROM` positions, the
-        chunked path streams the scores in cache-sized blocks, the
-        relative positions its shared `score_bias`. The Laplace function,
-        attention dropout in training and a chunk length unknown while
-        tracing keep the scores in full, as does JAX on an accelerator
-        below its chunked threshold (`"auto"` takes the fused call there).
-        So do TensorFlow, where the chunked path was slower (a step of 4
-        blocks took 2.14 against 1.87 s in chunks of 1024 and 4.80 against
-        4.28 s in one of 4096, 2026-12-05), and PyTorch, whose `"auto"` is
-        its fused kernel."""
+    def _takes_chunked_path(self, q, chunk, training):
+        """Whether the softmax attention of these chunks goes through
+        `attention_kernels.chunked_attention`, the relative positions its
+        shared `score_bias`, rather than the scores in full below: under
+        JAX from chunks of `_CHUNKED_FROM` positions, where
+        `resolve_implementation`'s `"auto"` takes the chunked path (on a
+        CPU; on an accelerator from its chunked threshold). The Laplace
+        function, attention dropout in training and a chunk length
+        unknown while tracing keep the scores in full. So do TensorFlow,
+        where the chunked path was slower (a step of 4 blocks took 2.14
+        against 1.87 s in chunks of 1024 and 4.80 against 4.28 s in one
+        of 4096, 2026-12-05), and PyTorch, whose `"auto"` is its fused
+        kernel."""
         dropout = training and self.attention_dropout > 0
         if (keras.backend.backend() != "jax"
                 or self.attention_activation != "softmax" or dropout
                 or not isinstance(chunk, int) or chunk < _CHUNKED_FROM):
-            return None
-        rows = q.shape[0]  # None while TensorFlow traces `fit`
-        return chunked_where_auto(
-            chunk, None if rows is None else rows * chunk * chunk)
+            return False
+        rows = q.shape[0]
+        scores = None if rows is None else rows * chunk * chunk
+        return resolve_implementation("auto", chunk,
+                                      scores=scores) == "chunked"
 
     def _attend(self, q, k, v, padding_mask, training):
         # q, k: (B, L, Z); v: (B, L, H)
@@ -371,15 +373,15 @@ class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
         bias = relative_position_bias(
             ops.cast(self.rel_pos_bias, "float32"), chunk
         )  # (C, C)
-        chunked = self._chunked_path(q, chunk, training)
-        if chunked is None:
+        if self._takes_chunked_path(q, chunk, training):
+            h = chunked_attention(q[:, :, None], k[:, :, None],
+                                  ops.cast(v_chunks, "float32")[:, :, None],
+                                  key_mask[:, 0] > 0, self.causal,
+                                  score_bias=bias)
+            h = ops.cast(h[:, :, 0], v.dtype)  # (N, C, H)
+        else:
             h = self._attend_in_full(q, k, v_chunks, key_mask, bias, chunk,
                                      training)
-        else:
-            h = chunked(q[:, :, None], k[:, :, None],
-                        ops.cast(v_chunks, "float32")[:, :, None],
-                        key_mask[:, 0] > 0, self.causal, score_bias=bias)
-            h = ops.cast(h[:, :, 0], v.dtype)  # (N, C, H)
         h = ops.reshape(h, (batch, -1, ops.shape(v)[-1]))  # (B, K * C, H)
         return h[:, :length]  # (B, L, H)
 

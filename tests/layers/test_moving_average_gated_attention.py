@@ -338,8 +338,6 @@ def test_chunked_path_gives_the_full_scores_values_and_gradients(
     # outputs at real positions and the gradients of the input and of
     # every weight, `rel_pos_bias` among them. Chunks of 5 over 14
     # positions, the last row padded from 9 (its third chunk all padding).
-    from lra_keras.layers import attention_kernels
-
     x, mask = inputs_and_mask(seed=7)
     layer = MovingAverageGatedAttention(
         key_dim=6, ema_dim=3, chunk_size=5, causal=causal)
@@ -353,15 +351,13 @@ def test_chunked_path_gives_the_full_scores_values_and_gradients(
     # Which path "auto" takes: the chunked one under JAX on a CPU from
     # chunks of `_CHUNKED_FROM`, the scores in full elsewhere. Here each
     # path is then taken whatever the backend and the length.
-    assert layer._chunked_path(ops.zeros((2, 5, 6)), 5, False) is None
-    chunked = layer._chunked_path(ops.zeros((2, 1024, 6)), 1024, False)
-    expected = (attention_kernels.chunked_attention
-                if keras.backend.backend() == "jax" else None)
-    assert chunked is expected
+    assert layer._takes_chunked_path(ops.zeros((2, 5, 6)), 5, False) is False
+    chunked = layer._takes_chunked_path(ops.zeros((2, 1024, 6)), 1024, False)
+    assert chunked is (keras.backend.backend() == "jax")
 
-    def measure(function):
-        monkeypatch.setattr(layer, "_chunked_path",
-                            lambda q, chunk, training: function)
+    def measure(chunked):
+        monkeypatch.setattr(layer, "_takes_chunked_path",
+                            lambda q, chunk, training: chunked)
 
         def loss(x, *weights):  # a new function: JAX traces it anew
             out, _ = layer.stateless_call(list(weights), fixed, x,
@@ -371,8 +367,7 @@ def test_chunked_path_gives_the_full_scores_values_and_gradients(
         return call(layer, x, mask)[mask], value_and_grads(
             compiled(loss), x, *(to_numpy(w) for w in layer.trainable_weights))
 
-    results = {"full": measure(None),
-               "chunked": measure(attention_kernels.chunked_attention)}
+    results = {"full": measure(False), "chunked": measure(True)}
     (out, (value, grads)), (ref_out, (ref_value, ref_grads)) = (
         results["chunked"], results["full"])
     np.testing.assert_allclose(out, ref_out, atol=2e-5)
