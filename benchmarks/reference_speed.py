@@ -593,7 +593,11 @@ def table(args):
           f"{os.cpu_count()} CPUs visible; "
           "ratios: ours / reference (tokens/s: > 1 is faster; memory: "
           "< 1 is leaner). Memory: on a CPU the growth of the peak "
-          "resident set, on a GPU the device's peak allocation.",
+          "resident set, on a GPU the device's peak allocation."
+          + (f" Each cell: the median of {args.rounds} rounds, each round "
+             "the reference and then ours under every backend; ours: the "
+             "median of the rounds' ratios (their range in brackets)."
+             if args.rounds > 1 else ""),
           flush=True)
     head = ["model", "L", "reference tok/s, MiB"] + [
         f"{b} tok/s ×, mem ×" for b in args.backends]
@@ -613,7 +617,7 @@ def table(args):
 
     previous = signal.signal(signal.SIGTERM, stop)
 
-    def timed(side, model, lengths, backend):
+    def timed(side, model, lengths, backend, round_index=0):
         results = None
         if not stopped and (args.deadline is None or time.monotonic()
                             - started <= args.deadline):
@@ -627,9 +631,10 @@ def table(args):
         if results is None:
             why = "stopped (SIGTERM)" if stopped else "not run (deadline)"
             results = {n: {"error": why} for n in lengths}
+        where = dict(round=round_index) if args.rounds > 1 else {}
         for n, result in results.items():
             mixers.record_json(args, result, side=side, model=model,
-                               length=n, backend=backend)
+                               length=n, backend=backend, **where)
         return results
 
     measured = []
@@ -670,33 +675,65 @@ class _Stopped(Exception):
 def _rows(args, models, groups, timed, measured):
     """Measures and prints the table's rows, model by model; appends
     (model, length, the reference's result, {backend: ours}) of each to
-    `measured`."""
+    `measured`. With `--rounds N` the reference and ours alternate N
+    times, so that each ratio pairs measurements minutes apart: this
+    machine's speed drifts by 10-30% over an hour, both sides alike."""
     for model in models:
         for lengths in groups:
-            refs = timed("reference", model, lengths,
-                         REFERENCE_BACKENDS.get(model, "torch"))
-            ours = {b: timed("ours", model, lengths, b)
-                    for b in args.backends}
+            rounds = []
+            for index in range(args.rounds):
+                refs = timed("reference", model, lengths,
+                             REFERENCE_BACKENDS.get(model, "torch"), index)
+                rounds.append((refs, {b: timed("ours", model, lengths, b,
+                                               index)
+                                      for b in args.backends}))
             for length in lengths:
-                ref = refs[length]
+                refs = [r[length] for r, _ in rounds]
+                ours = {b: [o[b][length] for _, o in rounds]
+                        for b in args.backends}
+                ref = _median_result(refs)
                 measured.append((model, length, ref,
-                                 {b: ours[b][length] for b in ours}))
-                cells = [model, str(length), _cell(ref)]
-                for backend in args.backends:
-                    mine = ours[backend][length]
-                    if "error" in mine or "error" in ref:
-                        cells.append(_cell(mine))
-                    else:
-                        cells.append(
-                            f"{mine['tokens_per_s'] / ref['tokens_per_s']:.2f}"
-                            f", {mine['memory_mib'] / ref['memory_mib']:.2f}")
+                                 {b: _median_result(ours[b])
+                                  for b in ours}))
+                cells = [model, str(length), _cell(ref, refs)]
+                cells += [_ratio_cell(ours[b], refs) for b in args.backends]
                 print("| " + " | ".join(cells) + " |", flush=True)
 
 
-def _cell(result):
+def _median_result(results):
+    """One cell's result over its rounds: the first error if a round
+    failed, else the median of each figure every round has."""
+    for result in results:
+        if "error" in result:
+            return result
+    keys = set.intersection(*(set(r) for r in results))
+    return {key: float(np.median([r[key] for r in results]))
+            for key in ("tokens_per_s", "memory_mib", "live_mib")
+            if key in keys}
+
+
+def _ratio_cell(mine, refs):
+    """ours ÷ the reference, tokens/s and memory: the medians of the
+    rounds' ratios, with the range of the tokens/s ratios when there is
+    more than one round."""
+    ours, ref = _median_result(mine), _median_result(refs)
+    if "error" in ours or "error" in ref:  # ours alone, or our error
+        return _cell(ours, mine)
+    speed = [m["tokens_per_s"] / r["tokens_per_s"]
+             for m, r in zip(mine, refs)]
+    memory = [m["memory_mib"] / r["memory_mib"] for m, r in zip(mine, refs)]
+    spread = (f" ({min(speed):.2f}-{max(speed):.2f})" if len(speed) > 1
+              else "")
+    return f"{np.median(speed):.2f}{spread}, {np.median(memory):.2f}"
+
+
+def _cell(result, rounds=()):
     if "error" in result:
         return result["error"]
-    return (f"{result['tokens_per_s']:,.0f} tok/s, "
+    rates = [r["tokens_per_s"] for r in rounds]
+    spread = (f" ({min(rates):,.0f}-{max(rates):,.0f})" if len(rates) > 1
+              else "")
+    return (f"{result['tokens_per_s']:,.0f} tok/s{spread}, "
             f"{result['memory_mib']:,.0f} MiB")
 
 
@@ -735,6 +772,9 @@ def main(argv=None):
                         help="ours: the Keras policy; the reference: "
                         "bf16 autocast over fp32 weights")
     parser.add_argument("--timeout", type=int, default=1800)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure the reference and ours this many "
+                        "times, alternating, and report the medians")
     mixers.add_session_options(
         parser, "one child per side, model and backend for all lengths "
         "(on a CPU only the first length's memory is comparable)")
@@ -749,6 +789,8 @@ def main(argv=None):
     parser.add_argument("--child-lengths", nargs="+", type=int,
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, not {args.rounds}")
     if not args.side:
         return table(args)
     for length in args.child_lengths:

@@ -89,7 +89,7 @@ def _table_args(tmp_path, **kwargs):
              backends=["jax", "torch"], lengths=[1024, 4096], tokens=8192,
              batch=16, layers=4, hidden=128, dtype_policy="float32",
              jit_compile="auto", unpadded=False, live_memory=False,
-             one_process=True, deadline=None,
+             one_process=True, deadline=None, rounds=1,
              json_out=str(tmp_path / "rows.jsonl")), **kwargs))
 
 
@@ -132,6 +132,52 @@ def test_reference_speed_table_ratios_and_json(tmp_path, monkeypatch,
                             side="reference", model="s4d", length=1024,
                             backend="torch", dtype_policy="float32",
                             jit_compile="auto", padded=True)
+
+
+def test_reference_speed_rounds_alternate_and_take_medians(
+        tmp_path, monkeypatch, capsys):
+    # Three rounds, the reference and then ours each round. The machine
+    # runs 1, 2 and 4 times as fast in turn, and ours under JAX 2, 3 and
+    # 1.5 times the reference: the median of the rounds' ratios is 2,
+    # where the ratio of the median speeds would be 3.
+    calls = []
+
+    def measure(args, side, model, lengths, backend):
+        calls.append((side, backend))
+        round_index = sum(1 for c in calls if c[0] == "reference") - 1
+        if (side, backend) == ("ours", "torch") and round_index == 2:
+            return {n: {"error": "killed (out of memory)"} for n in lengths}
+        fast = [1.0, 2.0, 4.0][round_index] * (
+            [1.0, 1.5, 0.75][round_index] if side == "ours" else 1.0)
+        return {n: {key: value * (fast if key == "tokens_per_s" else 1.0)
+                    for key, value in _fake_result(
+                        side, model, n, backend).items()}
+                for n in lengths}
+
+    monkeypatch.setattr(reference_speed, "measure", measure)
+    args = _table_args(tmp_path, models=["s4d"], lengths=[1024], rounds=3)
+    assert reference_speed.table(args) is None
+    assert calls == [("reference", "torch"), ("ours", "jax"),
+                     ("ours", "torch")] * 3
+    out = capsys.readouterr().out
+    assert "Each cell: the median of 3 rounds" in out
+    row = next(line for line in out.splitlines() if line.startswith("| s4d"))
+    assert row == ("| s4d | 1024 | 2,048,000 tok/s (1,024,000-4,096,000), "
+                   "100 MiB | 2.00 (1.50-3.00), 4.00 | "
+                   "killed (out of memory) |")
+    lines = [json.loads(line) for line in
+             (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert [(line["side"], line["backend"], line["round"])
+            for line in lines] == [
+        (side, backend, index) for index in range(3)
+        for side, backend in (("reference", "torch"), ("ours", "jax"),
+                              ("ours", "torch"))]
+
+
+def test_reference_speed_refuses_no_rounds(capsys):
+    with pytest.raises(SystemExit):
+        reference_speed.main(["--s4-repo", "s4", "--rounds", "0"])
+    assert "--rounds must be at least 1" in capsys.readouterr().err
 
 
 def test_reference_speed_live_memory_table(tmp_path, monkeypatch,
