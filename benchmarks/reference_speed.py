@@ -9,6 +9,7 @@
         [--hidden 128] [--layers 4] [--steps 3]
         [--dtype-policy float32|mixed_bfloat16] [--one-process]
         [--deadline S] [--json-out FILE] [--jit-compile auto|true|false]
+        [--rounds N]
 
 One configuration on both sides: `--layers` residual blocks of width
 `--hidden`, a batch of `--batch` rows of L random tokens (or `--tokens //
@@ -23,11 +24,16 @@ the device's peak allocation, weights included, as ours is there.
 under `torch.autocast` to bf16 over fp32 weights. `--one-process` times
 all lengths in one child per side, model and backend (on a GPU, start-ups
 dominate a short lease; on a CPU only the first length's memory is
-comparable). `--deadline S` reports children not started within S seconds
-as not run, `--json-out` appends every measurement as a JSON line, and a
-SIGTERM (a session script's time budget) stops the child in flight and
-prints the rows measured so far. `--jit-compile true` compiles our steps
-(`torch.compile` under PyTorch); the reference stays eager.
+comparable). `--rounds N` measures the reference and then ours N times in
+turn and prints each cell's median: our ratio as the median of the
+rounds' ratios, with their range, so that each ratio pairs measurements
+minutes apart (a 2-core machine's speed drifts by 10-30% over an hour,
+both sides alike). `--deadline S` reports children not started within S
+seconds as not run, `--json-out` appends every measurement as a JSON
+line, and a SIGTERM (a session script's time budget) stops the child in
+flight and prints the rows measured so far. `--jit-compile true`
+compiles our steps (`torch.compile` under PyTorch); the reference stays
+eager.
 
 The references, imported from the checkouts given on the command line
 (nothing of theirs is copied here):
