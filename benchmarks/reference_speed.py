@@ -27,13 +27,13 @@ dominate a short lease; on a CPU only the first length's memory is
 comparable). `--rounds N` measures the reference and then ours N times in
 turn and prints each cell's median: our ratio as the median of the
 rounds' ratios, with their range, so that each ratio pairs measurements
-minutes apart (a 2-core machine's speed drifts by 10-30% over an hour,
-both sides alike). `--deadline S` reports children not started within S
-seconds as not run, `--json-out` appends every measurement as a JSON
-line, and a SIGTERM (a session script's time budget) stops the child in
-flight and prints the rows measured so far. `--jit-compile true`
-compiles our steps (`torch.compile` under PyTorch); the reference stays
-eager.
+minutes apart (on a 2-core CPU a reference's own tokens/s moved by up to
+15% between rounds, docs/results/rounds_xeon). `--deadline S` reports
+children not started within S seconds as not run, `--json-out` appends
+every measurement as a JSON line, and a SIGTERM (a session script's time
+budget) stops the child in flight and prints the rows measured so far.
+`--jit-compile true` compiles our steps (`torch.compile` under PyTorch);
+the reference stays eager.
 
 The references, imported from the checkouts given on the command line
 (nothing of theirs is copied here):
@@ -682,17 +682,18 @@ def _rows(args, models, groups, timed, measured):
     """Measures and prints the table's rows, model by model; appends
     (model, length, the reference's result, {backend: ours}) of each to
     `measured`. With `--rounds N` the reference and ours alternate N
-    times, so that each ratio pairs measurements minutes apart: this
-    machine's speed drifts by 10-30% over an hour, both sides alike."""
+    times, so that each ratio pairs measurements minutes apart, which a
+    machine's drift moves alike."""
     for model in models:
         for lengths in groups:
             rounds = []
             for index in range(args.rounds):
-                refs = timed("reference", model, lengths,
-                             REFERENCE_BACKENDS.get(model, "torch"), index)
-                rounds.append((refs, {b: timed("ours", model, lengths, b,
-                                               index)
-                                      for b in args.backends}))
+                round_refs = timed("reference", model, lengths,
+                                   REFERENCE_BACKENDS.get(model, "torch"),
+                                   index)
+                rounds.append((round_refs, {
+                    b: timed("ours", model, lengths, b, index)
+                    for b in args.backends}))
             for length in lengths:
                 refs = [r[length] for r, _ in rounds]
                 ours = {b: [o[b][length] for _, o in rounds]
@@ -723,7 +724,7 @@ def _ratio_cell(mine, refs):
     rounds' ratios, with the range of the tokens/s ratios when there is
     more than one round."""
     ours, ref = _median_result(mine), _median_result(refs)
-    if "error" in ours or "error" in ref:  # ours alone, or our error
+    if "error" in ours or "error" in ref:  # our error, or ours alone
         return _cell(ours, mine)
     speed = [m["tokens_per_s"] / r["tokens_per_s"]
              for m, r in zip(mine, refs)]
