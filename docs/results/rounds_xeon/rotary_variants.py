@@ -4,8 +4,9 @@ names (JAX and TensorFlow compiled, PyTorch eager).
 
     KERAS_BACKEND=jax REP=5 python rotary_variants.py 4096
 
-`current` is the library's at c5b1f05 (cos and sin tables of shape (1, L,
-heads, hd/2, 1), broadcast over each pair); the others: the tables
+`current` is the library's `apply_rotary_across_heads` (at 40f58f7: cos
+and sin tables of shape (1, L, heads, hd/2, 1), broadcast over each
+pair); the others, written here: the tables
 repeated over the pair (`cos2_flip`), the swap by `roll` (`cos2_roll`),
 the pair split and joined again (`split_cat`), tables of x's own layout
 (1, L, heads, hd) and the swap by a flip (`flat_cos`) or by a split and a
@@ -18,10 +19,15 @@ import math
 import os
 import sys
 import time
+from pathlib import Path
 
 import keras
 import numpy as np
 from keras import ops
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from lra_keras.layers import apply_rotary_across_heads  # noqa: E402
 
 BATCH, HEADS, DEPTH = 16, 4, 32
 LENGTH = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
@@ -43,10 +49,7 @@ def pairs_of(x):
 
 
 def current(x):
-    cos, sin = tables()
-    pairs, shape = pairs_of(x)
-    signed_sin = ops.concatenate([-sin, sin], -1)
-    return ops.reshape(pairs * cos + ops.flip(pairs, -1) * signed_sin, shape)
+    return apply_rotary_across_heads(x)
 
 
 def cos2_flip(x):
