@@ -1,18 +1,19 @@
-"""Forward + backward of `apply_rotary_across_heads`'s rotation written
-five ways, on (16, L, 4, 32) float32, under the backend KERAS_BACKEND
-names (JAX and TensorFlow compiled, PyTorch eager).
+"""Forward + backward of `apply_rotary_across_heads`'s rotation, the
+library's and five other ways, on (16, L, 4, 32) float32, under the
+backend KERAS_BACKEND names (JAX and TensorFlow compiled, PyTorch
+eager).
 
     KERAS_BACKEND=jax REP=5 python rotary_variants.py 4096
 
 `current` is the library's `apply_rotary_across_heads` (at 40f58f7: cos
 and sin tables of shape (1, L, heads, hd/2, 1), broadcast over each
-pair); the others, written here: the tables
-repeated over the pair (`cos2_flip`), the swap by `roll` (`cos2_roll`),
-the pair split and joined again (`split_cat`), tables of x's own layout
-(1, L, heads, hd) and the swap by a flip (`flat_cos`) or by a split and a
-join (`flat_swapcat`). Three rounds of REP calls each; every variant's
-largest difference from the first's output and input gradient is
-printed with its times (ms a call).
+pair); the others, written here: the tables repeated over the pair
+(`cos2_flip`), the swap by `roll` (`cos2_roll`), the pair split and
+joined again (`split_cat`), tables of x's own layout (1, L, heads, hd)
+and the swap by a flip (`flat_cos`) or by a split and a join
+(`flat_swapcat`). Three rounds of REP calls each; every variant's
+largest difference from the first's output and input gradient is printed
+with its times (ms a call).
 """
 
 import math
