@@ -588,10 +588,11 @@ def _jit_note(args):
 
 def model_flags(args):
     """The child's flags of how our model is built and compiled:
-    `--dtype-policy`, `--jit-compile` and `--unpadded`."""
+    `--dtype-policy`, `--jit-compile` and `--unpadded` or `--padded`
+    (named either way: the two benchmarks' defaults differ)."""
     return ["--dtype-policy", args.dtype_policy,
             "--jit-compile", args.jit_compile,
-            *(["--unpadded"] if args.unpadded else [])]
+            "--unpadded" if args.unpadded else "--padded"]
 
 
 def _mask_note(args):
@@ -599,9 +600,11 @@ def _mask_note(args):
             if args.unpadded else "")
 
 
-def add_session_options(parser, one_process_help):
+def add_session_options(parser, one_process_help, padded=True):
     """`--one-process`, `--deadline`, `--json-out` and `--jit-compile`:
-    what a short GPU lease needs of a benchmark."""
+    what a short GPU lease needs of a benchmark; and `--unpadded` /
+    `--padded`, whether our blocks get a padding mask, `padded` by
+    default."""
     parser.add_argument("--jit-compile", default="auto",
                         choices=("auto", "true", "false"),
                         help="our models' `model.compile(jit_compile=)`: "
@@ -614,11 +617,15 @@ def add_session_options(parser, one_process_help):
                         "reported as not run")
     parser.add_argument("--json-out", default=None,
                         help="append every result as a JSON line here")
-    parser.add_argument("--unpadded", action="store_true",
-                        help="our blocks get no padding mask, as on the "
-                        "tasks without padding (Image, Pathfinder, "
-                        "Path-X); by default they get an all-ones one, as "
-                        "on ListOps")
+    mask = parser.add_mutually_exclusive_group()
+    mask.add_argument("--unpadded", dest="unpadded", action="store_true",
+                      help="our blocks get no padding mask, as on the "
+                      "tasks without padding (Image, Pathfinder, Path-X)"
+                      + ("" if padded else " (the default)"))
+    mask.add_argument("--padded", dest="unpadded", action="store_false",
+                      help="our blocks get an all-ones padding mask, as "
+                      "on ListOps" + (" (the default)" if padded else ""))
+    parser.set_defaults(unpadded=not padded)
 
 
 def main(argv=None):

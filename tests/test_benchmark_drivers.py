@@ -337,9 +337,12 @@ def test_jit_compile_flag_reaches_model_compile():
 
 
 def test_unpadded_reaches_the_children_and_the_model(monkeypatch,
-                                                      tmp_path):
-    # `--unpadded`: each child is told, and builds the stack with
-    # padded=False (its blocks get no mask, as on the pixel tasks).
+                                                      tmp_path, capsys):
+    # `--unpadded` / `--padded`: each child is told either way, and
+    # builds the stack with padded=False (its blocks get no mask, as on
+    # the pixel tasks) or True. mixers.py pads by default (it compares
+    # our families with each other); reference_speed.py does not (the
+    # references take no mask).
     extras = []
 
     def run_child_results(args, backend, extra, timeout, script=None):
@@ -347,17 +350,40 @@ def test_unpadded_reaches_the_children_and_the_model(monkeypatch,
         return [{"error": "not measured here"}]
 
     monkeypatch.setattr(mixers, "run_child_results", run_child_results)
-    parser = argparse.ArgumentParser()
-    mixers.add_session_options(parser, "")
-    assert parser.parse_args([]).unpadded is False
+    for padded in (True, False):
+        parser = argparse.ArgumentParser()
+        mixers.add_session_options(parser, "", padded=padded)
+        assert parser.parse_args([]).unpadded is not padded
+        assert parser.parse_args(["--unpadded"]).unpadded is True
+        assert parser.parse_args(["--padded"]).unpadded is False
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--padded", "--unpadded"])
     args = _table_args(tmp_path, unpadded=True, s4_repo=tmp_path,
                        steps=1, timeout=1)
     reference_speed.measure(args, "ours", "transformer", [1024], "jax")
-    assert "--unpadded" in extras[-1]
+    assert "--unpadded" in extras[-1] and "--padded" not in extras[-1]
     reference_speed.measure(_table_args(tmp_path, s4_repo=tmp_path,
                                         steps=1, timeout=1),
                             "ours", "transformer", [1024], "jax")
-    assert "--unpadded" not in extras[-1]
+    assert "--padded" in extras[-1] and "--unpadded" not in extras[-1]
+    # reference_speed.py's own default: no mask
+    parsed = []
+    monkeypatch.setattr(reference_speed, "table", parsed.append)
+    reference_speed.main(["--s4-repo", "s4"])
+    reference_speed.main(["--s4-repo", "s4", "--padded"])
+    assert [a.unpadded for a in parsed] == [True, False]
+    monkeypatch.undo()
+    # the table's first line says which
+    monkeypatch.setattr(reference_speed, "measure",
+                        lambda args, side, model, lengths, backend: {
+                            n: _fake_result(side, model, n, backend)
+                            for n in lengths})
+    for unpadded, note in ((True, "no padding mask on either side"),
+                           (False, "all-ones padding mask (--padded)")):
+        reference_speed.table(_table_args(tmp_path, unpadded=unpadded,
+                                          models=["s4d"], lengths=[1024],
+                                          s4_repo=tmp_path))
+        assert note in capsys.readouterr().out.splitlines()[1]
 
     import lra_keras.models
 
