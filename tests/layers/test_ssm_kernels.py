@@ -1,3 +1,4 @@
+import keras
 import numpy as np
 import pytest
 
@@ -88,11 +89,26 @@ def test_shared_modes_kernel_gradients_match_the_direct_product():
         assert_allclose(g, w, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("length", [1, 8, 30])
-def test_power_kernel_matches_powers(length):
-    _, log_z = _modes((4,))
-    real, imag = power_kernel(log_z.real, log_z.imag, length)
-    z = np.exp(log_z[:, None] * np.arange(length))
+@pytest.mark.parametrize("shape", [(4,), (2, 3)])
+@pytest.mark.parametrize("length,block_size", [(1, None), (8, None),
+                                               (30, None), (30, 4)])
+def test_power_kernel_matches_powers(length, block_size, shape):
+    # leading axes kept; a last block that runs past L cut off. Under
+    # JAX the product is XLA's matrix product, under PyTorch and
+    # TensorFlow's eager ops the elementwise one; TensorFlow under XLA
+    # takes the matrix product too.
+    _, log_z = _modes(shape)
+    real, imag = power_kernel(log_z.real, log_z.imag, length, block_size)
+    z = np.exp(log_z[..., None] * np.arange(length))
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        compiled = tf.function(power_kernel, jit_compile=True)
+        xla_real, xla_imag = compiled(log_z.real.astype("float32"),
+                                      log_z.imag.astype("float32"), length,
+                                      block_size)
+        assert_allclose(xla_real, z.real, atol=1e-5)
+        assert_allclose(xla_imag, z.imag, atol=1e-5)
     assert_allclose(real, z.real, atol=1e-5)
     assert_allclose(imag, z.imag, atol=1e-5)
 
