@@ -359,3 +359,35 @@ def test_attention_window_restricts_the_softmax_to_neighbouring_windows():
         with pytest.raises(ValueError, match="attention_window"):
             RotaryMultiHeadAttention(num_heads=2, key_dim=8,
                                      attention_window=16, **bad)
+
+
+@pytest.mark.parametrize("table_limit", [None, 0])
+def test_rotary_tables_as_constants_or_ops_give_the_same_rotation(
+        monkeypatch, table_limit):
+    # Where XLA compiles the step (JAX; TensorFlow under jit_compile) the
+    # tables are numpy constants up to NUMPY_TABLE_ANGLES angles, ops
+    # beyond (table_limit=0) and everywhere else; every way matches the
+    # numpy rotations, with disable_half and from a start index too.
+    from lra_keras.layers import rotary_attention
+
+    if table_limit is not None:
+        monkeypatch.setattr(rotary_attention, "NUMPY_TABLE_ANGLES",
+                            table_limit)
+    rotary_attention._numpy_rotary_tables.cache_clear()
+    x = np.random.default_rng(3).normal(size=(2, 17, 4, 6)).astype("float32")
+    calls = [lambda t: apply_rotary_across_heads(t, 300.0, True),
+             lambda t: apply_rotary(t, 500.0, disable_half=True),
+             lambda t: apply_rotary(t[:, 5:], 500.0, start_index=5)]
+    expected = [numpy_rotary_across_heads(x, 300.0, True),
+                numpy_rotary(x, 500.0, disable_half=True),
+                numpy_rotary(x, 500.0)[:, 5:]]
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        calls = [tf.function(call, jit_compile=True) for call in calls]
+    for call, want in zip(calls, expected):
+        got = to_numpy(call(x))
+        np.testing.assert_allclose(got, want, atol=1e-5)
+    made = rotary_attention._numpy_rotary_tables.cache_info().currsize
+    xla = keras.backend.backend() in ("jax", "tensorflow")
+    assert made == (3 if xla and table_limit is None else 0)

@@ -1,0 +1,43 @@
+"""The A/B timer of this folder: one `benchmarks/mixers.py` stack's
+training step without a padding mask (as `reference_speed.py` now runs
+ours), the median of N `train_on_batch` calls after 3 untimed.
+
+    R=<checkout> N=9 KERAS_BACKEND=jax python ab_step.py dlr 1024
+
+R is the checkout whose `lra_keras` and `benchmarks` are timed (a
+worktree of the parent commit and this one, alternated); 16,384 tokens a
+batch, 4 blocks of width 128.
+"""
+
+import os
+import sys
+import time
+
+R = os.path.abspath(os.environ.get("R", "."))
+sys.path.insert(0, os.path.join(R, "benchmarks"))
+sys.path.insert(0, R)
+
+import keras  # noqa: E402
+import mixers  # noqa: E402 (from the checkout R)
+
+
+def main():
+    model, length = sys.argv[1], int(sys.argv[2])
+    net, x, y = mixers.stack_and_batch(model, length, 128, 4,
+                                       16384 // length, padded=False)
+    optimizer, loss = mixers.optimizer_and_loss()
+    net.compile(optimizer=optimizer, loss=loss)
+    for _ in range(3):
+        net.train_on_batch(x, y)
+    times = []
+    for _ in range(int(os.environ.get("N", 7))):
+        start = time.perf_counter()
+        net.train_on_batch(x, y)
+        times.append(time.perf_counter() - start)
+    times.sort()
+    print(keras.backend.backend(), model, length, R,
+          f"median {times[len(times) // 2]:.4f} s")
+
+
+if __name__ == "__main__":
+    main()
