@@ -13,9 +13,10 @@ cosines per element of (2N, L)).
 
 `dump` compiles and runs one training step of a `benchmarks/mixers.py`
 stack (4 blocks of width 128, 16,384 tokens, no padding mask) under the
-XLA_FLAGS given; `scan` reads the optimised train step of each dump and
-prints, per fusion found, its output's elements, how many such
-functions it evaluates per element, and their names and shapes.
+XLA_FLAGS given, from the checkout R (default: this one); `scan` reads
+the optimised train step of each dump and prints, per fusion found, its
+output's elements, how many such functions it evaluates per element,
+and their names and shapes.
 """
 
 import glob
@@ -59,7 +60,7 @@ def scan(directory):
 
 
 def dump(model, length):
-    root = Path(__file__).resolve().parents[3]
+    root = Path(os.environ.get("R", Path(__file__).resolve().parents[3]))
     sys.path.insert(0, str(root / "benchmarks"))
     sys.path.insert(0, str(root))
     os.environ["KERAS_BACKEND"] = "jax"
