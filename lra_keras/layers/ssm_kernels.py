@@ -112,17 +112,20 @@ def power_kernel(log_z_real, log_z_imag, length, block_size=None):
     TensorFlow under `jit_compile=True`) the product is one real matrix
     product per mode, whose contraction is the two parts of q: `[[Re p,
     -Im p], [Im p, Re p]] @ [Re q; Im q]`, so that p and q are made once.
-    As an elementwise product XLA fused their sines and cosines into the
-    product's loop, 4 of each per element of (N, L): a 4-block DLR step
-    at L = 1024 (N = 256, 2 cores) spent 29 ms of its 520 ms of ops in
-    those 4 products and 9 ms more in 16 backward ones that took one
-    each, 1.8 ms in all of its trigonometric functions with the matrix
-    product (`jax.profiler`). Alone, the kernel's forward and backward
-    with its readout (`shared_modes_kernel`, 2 x 128 channels) went 7.6
-    -> 5.0 ms at N = 256, L = 1024. TensorFlow's graphs and PyTorch run
-    the ops as written, and there the elementwise product was the faster
-    (TensorFlow 5.5-5.9 against 7.0-8.6 ms, PyTorch 9.8-9.9 against
-    10.1-10.6 ms).
+    As an elementwise product XLA fused p's and q's sines and cosines
+    into the product's loop and evaluated all 4 again for every element
+    of z's real and imaginary parts: a 4-block DLR step at L = 1024 (N =
+    256, 2 cores) spent 29 ms of its 520 ms of ops in those 4 products
+    and 9 ms more in 16 backward ones that evaluated one each, 1.8 ms in
+    all of its trigonometric functions with the matrix product
+    (`jax.profiler`). Alone, the kernel's forward and backward with its
+    readout (`shared_modes_kernel`, 2 x 128 channels) went 7.4-8.0 ->
+    4.9-5.4 ms at N = 256, L = 1024 and 84-86 -> 47-48 ms at N = 1024, L
+    = 2048; the paper's ListOps DLR step 2.38 -> 2.06-2.07 s
+    (docs/results/like_for_like_xeon). TensorFlow's graphs and PyTorch
+    run the ops as written, and there the elementwise product was the
+    faster (TensorFlow 5.5-5.9 against 7.0-8.6 ms, PyTorch 9.8-9.9
+    against 10.1-10.6 ms).
 
     Args:
         log_z_real, log_z_imag: tensors (..., N).
