@@ -177,6 +177,28 @@ def test_gelu_value_and_gradient_match_the_closed_form():
     assert_allclose(grad, upstream * (cdf + x64 * pdf), atol=1e-5)
 
 
+def test_gelu_tails_stay_within_float32_rounding():
+    # Under JAX Phi is (1 + erf(x / sqrt 2)) / 2 (PyTorch's form) where
+    # jax.nn.gelu takes erfc: on a fine grid over [-10, 10], tails
+    # included, the value and the derivative stay within a few float32
+    # roundings of float64's, under every backend.
+    from math import erf
+
+    x = np.linspace(-10.0, 10.0, 4001).astype("float32")
+    x64 = x.astype("float64")
+    cdf = 0.5 * (1.0 + np.vectorize(erf)(x64 / np.sqrt(2.0)))
+    pdf = np.exp(-0.5 * x64**2) / np.sqrt(2.0 * np.pi)
+    assert_allclose(gelu(keras.ops.convert_to_tensor(x)), x64 * cdf,
+                    atol=3e-6, rtol=3e-7)
+    _, (grad,) = value_and_grads(lambda x: keras.ops.sum(gelu(x)), x)
+    assert_allclose(grad, cdf + x64 * pdf, atol=1e-6)
+    # and beside Keras's own exact gelu
+    assert_allclose(gelu(keras.ops.convert_to_tensor(x)),
+                    keras.activations.gelu(keras.ops.convert_to_tensor(x),
+                                           approximate=False),
+                    atol=3e-6, rtol=3e-7)
+
+
 @pytest.mark.parametrize("axis", [-1, 1])
 def test_glu_value_and_gradient_match_the_closed_form(axis):
     # glu(x) = a sigmoid(b) of x's halves along `axis`
