@@ -11,6 +11,7 @@ from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
 from tests.testing import assert_saving_round_trip
 from tests.testing import to_numpy
+from tests.testing import value_and_grads
 
 
 def numpy_rotary(x, base=10000.0, start=0, disable_half=False):
@@ -49,6 +50,30 @@ def test_rotary_across_heads_matches_the_yctfs_rotation(disable_half):
     np.testing.assert_allclose(
         y, numpy_rotary_across_heads(x, 300.0, disable_half), atol=1e-5
     )
+
+
+@pytest.mark.parametrize("disable_half", [False, True])
+def test_rotary_across_heads_of_a_view_and_its_gradient(disable_half):
+    # A slice of a wider tensor (under PyTorch a view at an odd offset,
+    # with odd strides, which the complex form copies first), and the
+    # gradient: the rotation is orthogonal, so the upstream gradient g
+    # comes back rotated the other way, R^T g, which is R applied to g
+    # with its odd channels negated, those negated again.
+    rng = np.random.default_rng(12)
+    wide = rng.normal(size=(2, 17, 4, 7)).astype("float32")
+    upstream = rng.normal(size=(2, 17, 4, 6)).astype("float32")
+    x = wide[..., 1:]
+    y = apply_rotary_across_heads(ops.convert_to_tensor(wide)[..., 1:],
+                                  300.0, disable_half)
+    assert_allclose(y, numpy_rotary_across_heads(x, 300.0, disable_half),
+                    atol=1e-5)
+    _, (grad,) = value_and_grads(
+        lambda t: ops.sum(apply_rotary_across_heads(t, 300.0, disable_half)
+                          * ops.convert_to_tensor(upstream)),
+        np.ascontiguousarray(x))
+    signs = np.tile([1.0, -1.0], 3).astype("float32")
+    assert_allclose(grad, signs * numpy_rotary_across_heads(
+        signs * upstream, 300.0, disable_half), atol=1e-5)
 
 
 @pytest.mark.parametrize("disable_half", [False, True])
