@@ -300,11 +300,11 @@ def _torch_eager_float32(x):
 
 def _torch_rotate_pairs(x, cos, sin):
     """`apply_rotary_across_heads`'s rotation under PyTorch in float32,
-    outside `torch.compile`:
-    the pair (x0, x1) read as the complex number x0 + i x1 (a view of
-    `x`), times cos + i sin, which is the same arithmetic, (x0 cos - x1
-    sin, x1 cos + x0 sin), in one kernel; its gradient is one more (the
-    upstream gradient times cos - i sin). The real form's products, flip
+    outside `torch.compile`: the pair (x0, x1) read as the complex number
+    x0 + i x1 (a view of `x`), times cos + i sin, which is the same
+    arithmetic, (x0 cos - x1 sin, x1 cos + x0 sin), in one kernel; its
+    gradient is one more (the upstream gradient times cos - i sin), and
+    its backward keeps only the table. The real form's products, flip
     and sum take four kernels forwards and four backwards, each writing
     a tensor of x's size. A query's or key's rotation, forward and
     backward, at (16, 1024, 4, 32) took 9.5 ms that way and 1.1 ms this
