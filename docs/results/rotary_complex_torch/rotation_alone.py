@@ -2,8 +2,8 @@
 forward and backward, in its real form (the pairs times cos plus the
 flipped pairs times (-sin, sin)) and as a product of complex numbers
 (what the library now runs in float32), the median of 20 calls after one
-untimed, and the largest difference between the two forms' outputs and
-gradients.
+untimed (`benchmarks/mixers.py`'s `_timed`), and the largest difference
+between the two forms' outputs and gradients.
 
     R=<checkout> python rotation_alone.py
 
@@ -14,12 +14,13 @@ Transformer (width 128, 16,384 tokens a batch).
 
 import os
 import sys
-import time
 
 os.environ["KERAS_BACKEND"] = "torch"
 R = os.path.abspath(os.environ.get("R", "."))
+sys.path.insert(0, os.path.join(R, "benchmarks"))
 sys.path.insert(0, R)
 
+import mixers  # noqa: E402 (from the checkout R)
 import torch  # noqa: E402
 
 from lra_keras.layers.rotary_attention import _rotary_tables  # noqa: E402
@@ -34,16 +35,6 @@ def real_form(x, cos, sin):
     shape = x.shape
     pairs = x.reshape(*shape[:-1], shape[-1] // 2, 2)
     return (pairs * cos + torch.flip(pairs, [-1]) * signed_sin).reshape(shape)
-
-
-def median_ms(function, calls=20):
-    function()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return 1000 * sorted(times)[calls // 2]
 
 
 def main():
@@ -62,8 +53,8 @@ def main():
             def step():
                 x.grad = None
                 form(x, cos, sin).backward(upstream)
-            results.append((median_ms(step), form(x, cos, sin).detach(),
-                            x.grad.clone()))
+            results.append((1000 * mixers._timed(step, 20),
+                            form(x, cos, sin).detach(), x.grad.clone()))
         (real_ms, real_y, real_g), (complex_ms, complex_y, complex_g) = results
         print(f"| {(batch, length, 4, 32)} | {real_ms:.2f} | "
               f"{complex_ms:.2f} | "

@@ -1,7 +1,7 @@
 """One XLA CPU op timed alone and inside a larger jitted program, beside
 PyTorch's on one and on all threads.
 
-    python op_alone_and_in_a_program.py
+    R=<checkout> python op_alone_and_in_a_program.py
 
 For each op of a state-space or attention step (the FFT convolution's
 transforms at (16, 128, 2048), the GLU dense layer's product, one
@@ -25,25 +25,19 @@ import glob
 import gzip
 import json
 import os
+import sys
 import tempfile
-import time
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-import torch
+R = os.path.abspath(os.environ.get("R", "."))
+sys.path.insert(0, os.path.join(R, "benchmarks"))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import mixers  # noqa: E402 (`_timed`, from the checkout R)
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 CHAIN = 8
-
-
-def median_ms(function, calls=30):
-    function()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return 1000 * sorted(times)[calls // 2]
 
 
 def traced_op_ms(function, args, kinds):
@@ -120,14 +114,15 @@ def main():
     for name, kinds, args, op, back, torch_op in cases(rng):
         jax_args = [jnp.asarray(a) for a in args]
         alone = jax.jit(op)
-        alone_ms = median_ms(lambda: jax.block_until_ready(alone(*jax_args)))
+        alone_ms = 1000 * mixers._timed(
+            lambda: jax.block_until_ready(alone(*jax_args)), 30)
         in_program_ms = traced_op_ms(chained(op, back, jax_args), jax_args,
                                      kinds)
         torch_args = [torch.from_numpy(np.asarray(a)) for a in args]
         torch.set_num_threads(1)
-        one = median_ms(lambda: torch_op(*torch_args))
+        one = 1000 * mixers._timed(lambda: torch_op(*torch_args), 30)
         torch.set_num_threads(threads)
-        every = median_ms(lambda: torch_op(*torch_args))
+        every = 1000 * mixers._timed(lambda: torch_op(*torch_args), 30)
         print(f"| {name} | {alone_ms:.2f} | {in_program_ms:.2f} | "
               f"{one:.2f} | {every:.2f} |")
 
