@@ -549,14 +549,20 @@ class MegalodonAttention(keras.layers.Layer):
         q = self._rotate(self._split(q, chunk, self.head_dim))  # (N,C,H,d)
         k = self._rotate(self._split(k, chunk, self.head_dim))
         v = self._split(v, chunk, self.hdim // self.num_heads)
-        allowed = ops.reshape(ops.cast(real, "float32"),
-                              (-1, 1, 1, chunk))  # (N, 1, 1, C)
+        # No padding mask and chunks that tile the rows: every key is real,
+        # and the scores are not masked (as `MovingAverageGatedAttention`).
+        every_key_real = padding_mask is None and isinstance(
+            length, int) and length % chunk == 0
+        allowed = None if every_key_real else ops.reshape(
+            ops.cast(real, "float32"), (-1, 1, 1, chunk))  # (N, 1, 1, C)
         if self.causal:
             positions = ops.arange(chunk)
-            past = positions[None, :] <= positions[:, None]  # (C, C)
-            allowed = allowed * ops.cast(past, "float32")  # (N, 1, C, C)
+            past = ops.cast(positions[None, :] <= positions[:, None],
+                            "float32")  # (C, C)
+            allowed = past if allowed is None else allowed * past
         scores = ops.einsum("nihd,njhd->nhij", q, k)  # (N, H, C, C)
-        scores = ops.where(allowed > 0, scores, _MASK_SCORE)
+        if allowed is not None:
+            scores = ops.where(allowed > 0, scores, _MASK_SCORE)
         weights = softmax(scores, axis=-1)
         weights = self.attention_dropout_layer(
             ops.cast(weights, v.dtype), training=training)

@@ -360,24 +360,35 @@ class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
     def _attend(self, q, k, v, padding_mask, training):
         # q, k: (B, L, Z); v: (B, L, H)
         batch, length = ops.shape(v)[0], ops.shape(v)[1]
-        if padding_mask is None:
+        chunk = self.chunk_size or length
+        # Padding added to complete the last chunk is masked like padding.
+        # With no padding mask and chunks that tile the rows, every key is
+        # real and no mask is made: a mask of ones cost PyTorch three
+        # passes over each layer's (N, C, C) scores (a `where` forwards,
+        # two backwards), about a tenth of its step at L = 1024.
+        every_key_real = padding_mask is None and (
+            self.chunk_size is None
+            or (isinstance(length, int) and length % chunk == 0))
+        if every_key_real:
+            key_mask = None
+        elif padding_mask is None:
             key_mask = ops.ones_like(v[..., 0], dtype="float32")  # (B, L)
         else:
             key_mask = ops.cast(padding_mask, "float32")  # (B, L)
-        chunk = self.chunk_size or length
-        # Padding added to complete the last chunk is masked like padding.
         q = self._chunk(ops.cast(q, "float32"), chunk)  # (N, C, Z)
         k = self._chunk(ops.cast(k, "float32"), chunk)  # (N, C, Z)
         v_chunks = self._chunk(v, chunk)  # (N, C, H)
-        key_mask = self._chunk(key_mask, chunk)[:, None, :]  # (N, 1, C)
+        if key_mask is not None:
+            key_mask = self._chunk(key_mask, chunk)[:, None, :]  # (N, 1, C)
         bias = relative_position_bias(
             ops.cast(self.rel_pos_bias, "float32"), chunk
         )  # (C, C)
         if self._takes_chunked_path(q, chunk, training):
             h = chunked_attention(q[:, :, None], k[:, :, None],
                                   ops.cast(v_chunks, "float32")[:, :, None],
-                                  key_mask[:, 0] > 0, self.causal,
-                                  score_bias=bias)
+                                  None if key_mask is None
+                                  else key_mask[:, 0] > 0,
+                                  self.causal, score_bias=bias)
             h = ops.cast(h[:, :, 0], v.dtype)  # (N, C, H)
         else:
             h = self._attend_in_full(q, k, v_chunks, key_mask, bias, chunk,
@@ -387,26 +398,34 @@ class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
 
     def _attend_in_full(self, q, k, v_chunks, key_mask, bias, chunk,
                         training):
-        """The chunks' attention (N, C, H) from their (N, C, C) scores."""
-        allowed = key_mask  # (N, 1, C)
+        """The chunks' attention (N, C, H) from their (N, C, C) scores;
+        `key_mask` (N, 1, C), or None where every key is real."""
+        allowed = key_mask  # (N, 1, C), (N, C, C), (C, C) or None
         if self.causal:
             positions = ops.arange(chunk)
-            past = positions[None, :] <= positions[:, None]  # (C, C)
-            allowed = allowed * ops.cast(past, "float32")  # (N, C, C)
+            past = ops.cast(positions[None, :] <= positions[:, None],
+                            "float32")  # (C, C)
+            allowed = past if allowed is None else allowed * past
         if self.attention_activation == "softmax":
             scores = add_shared(ops.einsum(
                 "nid,njd->nij", q * self.key_dim**-0.5, k
             ), bias)  # (N, C, C)
-            scores = ops.where(allowed > 0, scores, _MASK_SCORE)
+            if allowed is not None:
+                scores = ops.where(allowed > 0, scores, _MASK_SCORE)
             weights = softmax(scores, axis=-1)  # (N, C, C)
         else:
             # Laplace scores are averaged over the keys a query may see.
-            lengths = ops.maximum(
-                ops.sum(allowed, axis=-1, keepdims=True), 1.0
-            )  # (N, C or 1, 1)
+            if allowed is None:
+                lengths = ops.cast(chunk, "float32")
+            else:
+                lengths = ops.maximum(
+                    ops.sum(allowed, axis=-1, keepdims=True), 1.0
+                )  # (N, C or 1, 1), or (C, 1)
             scores = add_shared(ops.einsum("nid,njd->nij", q, k) / lengths,
                                 bias)
-            weights = laplace_attention_function(scores) * allowed
+            weights = laplace_attention_function(scores)
+            if allowed is not None:
+                weights = weights * allowed
         weights = self.attention_dropout_layer(
             ops.cast(weights, v_chunks.dtype), training=training
         )
@@ -422,10 +441,14 @@ class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
         mx = self.dropout_layer(mx, training=training)
         base = self.mx_proj(mx)  # (B, L, 2D + Z + H)
         d, zh = self.hidden_dim, self.key_dim + self.hdim
-        u = ops.sigmoid(base[..., :d])  # (B, L, D) update gate
-        zr = ops.silu(base[..., d:d + zh])  # (B, L, Z + H)
-        hx = base[..., d + zh:]  # (B, L, D) candidate
-        z, r = zr[..., :self.key_dim], zr[..., self.key_dim:]  # Z, H wide
+        # Split, not sliced: PyTorch's gradient of each slice is a zeroed
+        # tensor of the whole width (three of (B, L, 2D + Z + H) a layer,
+        # summed), a split's one concatenation.
+        u, zr, hx = ops.split(base, [d, d + zh], axis=-1)
+        u = ops.sigmoid(u)  # (B, L, D) update gate
+        zr = ops.silu(zr)  # (B, L, Z + H)
+        # hx: (B, L, D) candidate
+        z, r = ops.split(zr, [self.key_dim], axis=-1)  # Z, H wide
         gamma = ops.cast(self.qk_gamma, z.dtype)  # (2, Z)
         beta = ops.cast(self.qk_beta, z.dtype)  # (2, Z)
         q = z * gamma[0] + beta[0]  # (B, L, Z)

@@ -398,6 +398,43 @@ def test_block_padding_changes_no_real_position():
     assert_padding_changes_no_real_position(make_block)
 
 
+@pytest.mark.parametrize("causal, chunk_size", [
+    (False, None), (False, 5), (True, 5), (False, 4)])
+def test_no_padding_mask_is_an_all_true_one(causal, chunk_size):
+    # 15 positions: chunks of 5 tile the rows and no mask is made
+    # (`_attend`'s `every_key_real`); chunks of 4 do not, and the
+    # completed chunk's keys are masked. Either way the output and the
+    # gradients are an all-true mask's, and the output numpy's.
+    x, _ = padded_inputs(14, length=15)
+    every = np.ones(x.shape[:2], "float32")
+    block = MegalodonEncoder(key_dim=8, num_heads=2, ema_dim=3,
+                             norm_groups=4, chunk_size=chunk_size,
+                             causal=causal)
+    block.build(x.shape)
+    randomise(block, 14, scale=0.2)
+    fixed = [to_numpy(w) for w in block.non_trainable_weights]
+
+    def measure(mask):
+        def loss(x, *trained):
+            out, _ = block.stateless_call(list(trained), fixed, x,
+                                          padding_mask=mask)
+            return keras.ops.sum(out ** 2)
+
+        return call(block, x, mask), value_and_grads(
+            compiled(loss), x, *(to_numpy(w) for w in block.trainable_weights))
+
+    (out, (value, grads)), (ref_out, (ref_value, ref_grads)) = (
+        measure(None), measure(every))
+    assert_allclose(out, numpy_block(block, x.astype("float64"), every),
+                    atol=5e-5, rtol=1e-4)
+    np.testing.assert_allclose(out, ref_out, atol=1e-5)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+    for w, g, r in zip(["x"] + [w.path for w in block.trainable_weights],
+                       grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=1e-4, rtol=1e-4,
+                                   err_msg=f"d/d{w}")
+
+
 def test_block_trains_every_weight():
     block = MegalodonEncoder(key_dim=8, num_heads=2, ema_dim=3,
                              norm_groups=4, swiglu=True, ffn_rescale=0.1)

@@ -377,6 +377,54 @@ def test_chunked_path_gives_the_full_scores_values_and_gradients(
                                    err_msg=f"d/d{name}")
 
 
+@pytest.mark.parametrize("activation, causal, chunk_size, length, chunked", [
+    ("softmax", False, 5, 15, False),
+    ("softmax", True, 5, 15, False),
+    ("softmax", False, 5, 15, True),
+    ("softmax", True, 5, 15, True),
+    ("laplace", False, None, 14, False),
+    ("laplace", True, 5, 15, False),
+    ("softmax", False, 5, 14, False),  # 5 + 5 + 4: the fourth chunk's
+])                                     # completion masked all the same
+def test_no_padding_mask_is_an_all_true_one(
+        monkeypatch, activation, causal, chunk_size, length, chunked):
+    # With no padding mask and chunks that tile the rows, `_attend` makes
+    # no mask at all (its `every_key_real`); the output and the gradients
+    # of the input and of every weight are those of an all-true mask,
+    # which masks the scores, and the output is the numpy reference's.
+    # `chunked`: the softmax through `chunked_attention` with no mask, on
+    # every backend.
+    x, _ = inputs_and_mask(seed=8, length=length)
+    every = np.ones(x.shape[:2], bool)
+    layer = MovingAverageGatedAttention(
+        key_dim=6, ema_dim=3, attention_activation=activation, causal=causal,
+        chunk_size=chunk_size, max_positions=16)
+    layer.build(x.shape)
+    randomize(layer, seed=8)
+    monkeypatch.setattr(layer, "_takes_chunked_path",
+                        lambda q, chunk, training: chunked)
+    fixed = [to_numpy(w) for w in layer.non_trainable_weights]
+    names = ["x"] + [w.path for w in layer.trainable_weights]
+
+    def measure(mask):
+        def loss(x, *weights):  # a new function: JAX traces it anew
+            out, _ = layer.stateless_call(list(weights), fixed, x,
+                                          padding_mask=mask)
+            return ops.sum(out ** 2)
+
+        return call(layer, x, mask), value_and_grads(
+            compiled(loss), x, *(to_numpy(w) for w in layer.trainable_weights))
+
+    (out, (value, grads)), (ref_out, (ref_value, ref_grads)) = (
+        measure(None), measure(every))
+    np.testing.assert_allclose(out, numpy_mega(layer, x, every), atol=5e-5)
+    np.testing.assert_allclose(out, ref_out, atol=1e-5)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+    for name, g, r in zip(names, grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=1e-4, rtol=1e-4,
+                                   err_msg=f"d/d{name}")
+
+
 def test_serialization_round_trips_and_fit(tmp_path):
     layer = MovingAverageGatedAttention(
         key_dim=6, ema_dim=3, chunk_size=5, causal=True, dropout=0.1
