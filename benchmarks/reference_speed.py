@@ -52,8 +52,9 @@ The references, imported from the checkouts given on the command line
   feed-forward 256), the fused attention a PyTorch user would call;
 - `mega`: facebookresearch/mega's fairseq `LRAModel`, built as
   `reference_parity_mega.py` builds it from the README's ListOps command,
-  with MEGA's chunks of 1024 and this script's sizes (`--mega-repo`; the
-  row is left out without it);
+  with MEGA's chunks of 1024, this script's sizes and the command's
+  dropout of 0.1, as our ListOps row (`--mega-repo`; the row is left out
+  without it);
 - `dlr`: IdoAmos/not-from-scratch's `DSS` block with `kernel_type: dlr`
   (`src/models/sequence/ss/dss.py` lines 602-749, `DLRKernel` lines
   406-537; `--ntfs-repo`, a checkout at 3e4b6d9, as
@@ -245,6 +246,19 @@ def _mega(args, length):
     # (as ours).
     chunk = min(mixers.SIZES["mega"]["chunk_size"], length)
     model_args, _ = rpm.reference_args(ref, sizes, chunk)
+    # `reference_args` zeroes the dropout for the parity tests; here both
+    # sides train as the ListOps row, whose dropout is the README
+    # command's `--dropout 0.1` (`examples/mega/README.lra.md` line 37),
+    # one fairseq flag for the blocks and the classifier
+    # (`fairseq/models/lra/model.py` lines 51-55). Before, the reference
+    # ran without it and ours with it: 13 dropout masks of (16, 1024, 128)
+    # a step.
+    row = mixers.stack_hparams("mega", length, args.hidden, args.layers)
+    if row["dropout"] != row["head_dropout"]:
+        raise ValueError("fairseq's MEGA takes one dropout for the blocks "
+                         f"and the classifier; the row has {row['dropout']}"
+                         f" and {row['head_dropout']}")
+    model_args.dropout = row["dropout"]
     hp = dict(vocabulary_size=VOCABULARY, padding_id=0)
     model = rpm.build_reference(ref, model_args, hp)
 
