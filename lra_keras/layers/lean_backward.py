@@ -39,9 +39,13 @@ identity):
 - `gelu` (Keras's exact one) and `glu` keep their input: XLA also kept
   the GELU's erfc and the GLU's sigmoid, two more activation-sized
   buffers a state-space block (the DLR stack at L = 4096 under JAX:
-  temporaries 1,878 -> 1,686 MiB). Under TensorFlow and PyTorch, Keras's.
-  The state-space layers call them (`activation` swaps Keras's `gelu`
-  for this one, their configurations unchanged).
+  temporaries 1,878 -> 1,686 MiB). Under PyTorch, Keras's; under
+  TensorFlow, this `gelu` (fewer passes than TensorFlow's own gradient)
+  and Keras's `glu` (this one was no faster there: 6.6-7.5 against
+  6.1-7.2 ms forward and backward on (16, 1024, 256)). The state-space
+  layers
+  call them (`activation` swaps Keras's `gelu` for this one, their
+  configurations unchanged).
 """
 
 import math
@@ -127,19 +131,25 @@ def gelu(x):
     """Keras's exact `gelu`, `x Phi(x)`, whose backward keeps its input
     alone: d gelu / dx = Phi(x) + x phi(x), recomputed from x. Under JAX
     XLA kept x and the erfc of the forward pass (two activation-sized
-    buffers a block). TensorFlow and PyTorch run Keras's.
+    buffers a block). PyTorch runs Keras's, its own fused kernels.
 
-    Under JAX `Phi(x)` is `(1 + erf(x / sqrt 2)) / 2`, PyTorch's formula
-    for its exact GELU and its backward (so the references' too), where
-    `jax.nn.gelu` takes `erfc(-x / sqrt 2) / 2`. In float32 both are
-    within 2e-7 of float64's `Phi` on [-10, 10] (erfc 8e-8, erf 1.7e-7),
-    and XLA evaluates erf as one rational function where its erfc takes
-    two, an exponential and two divisions. In the state-space layers the
-    activation meets the convolution's transposes, and XLA fuses it into
-    them, evaluated per element of a strided read: the forward and
-    backward fusions of a (16, 1024, 128) block took 4.4 and 15.5 ms
-    with erfc, 1.6 and 8.9 with erf (`docs/results/gelu_erf_xeon/`)."""
-    if keras.backend.backend() != "jax":
+    `Phi(x)` is `(1 + erf(x / sqrt 2)) / 2`, PyTorch's formula for its
+    exact GELU and its backward (so the references' too), where
+    `jax.nn.gelu` and `tf.nn.gelu` take `erfc(-x / sqrt 2) / 2`. In
+    float32 both are within 2e-7 of float64's `Phi` on [-10, 10] (erfc
+    8e-8, erf 1.7e-7), and XLA evaluates erf as one rational function
+    where its erfc takes two, an exponential and two divisions. In the
+    state-space layers the activation meets the convolution's
+    transposes, and XLA fuses it into them, evaluated per element of a
+    strided read: the forward and backward fusions of a (16, 1024, 128)
+    block took 4.4 and 15.5 ms with erfc, 1.6 and 8.9 with erf
+    (`docs/results/gelu_erf_xeon/`). TensorFlow's graph (without XLA)
+    runs each operation as a pass of its own: forward and backward on
+    (16, 1024, 128) in a `tf.function`, this took 5.0-5.4 ms (7.3 in one
+    of four runs), Keras's `gelu` differentiated by TensorFlow 7.9-8.9
+    ms, the erf form differentiated by TensorFlow 6.2-6.6 ms
+    (`docs/results/gelu_tensorflow_epyc/`)."""
+    if keras.backend.backend() == "torch":
         return keras.activations.gelu(x, approximate=False)
 
     def cdf(x32):

@@ -178,8 +178,9 @@ def test_gelu_value_and_gradient_match_the_closed_form():
 
 
 def test_gelu_tails_stay_within_float32_rounding():
-    # Under JAX Phi is (1 + erf(x / sqrt 2)) / 2 (PyTorch's form) where
-    # jax.nn.gelu takes erfc: on a fine grid over [-10, 10], tails
+    # Under JAX and TensorFlow Phi is (1 + erf(x / sqrt 2)) / 2 (PyTorch's
+    # form) where jax.nn.gelu and tf.nn.gelu take erfc: on a fine grid
+    # over [-10, 10], tails
     # included, the value and the derivative stay within a few float32
     # roundings of float64's, under every backend.
     from math import erf
