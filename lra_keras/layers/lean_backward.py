@@ -43,9 +43,8 @@ identity):
   TensorFlow, this `gelu` (fewer passes than TensorFlow's own gradient)
   and Keras's `glu` (this one was no faster there: 6.6-7.5 against
   6.1-7.2 ms forward and backward on (16, 1024, 256)). The state-space
-  layers
-  call them (`activation` swaps Keras's `gelu` for this one, their
-  configurations unchanged).
+  layers call them (`activation` swaps Keras's `gelu` for this one,
+  their configurations unchanged).
 """
 
 import math
