@@ -94,9 +94,10 @@ def _layer_norm(x, gamma, beta, epsilon):
 
 
 def _lean(x, forward, backward, keep_output=False):
-    """`forward(x)` under JAX with a custom gradient `backward(dy, kept)`,
-    where `kept` is x, or with `keep_output` the output, pinned (with the
-    upstream gradient) by `barrier`: the one tensor the backward keeps."""
+    """`forward(x)` with a custom gradient `backward(dy, kept)` (under JAX,
+    and for `gelu` under TensorFlow too), where `kept` is x, or with
+    `keep_output` the output, pinned (with the upstream gradient) by
+    `barrier`: the one tensor the backward keeps."""
 
     @ops.custom_gradient
     def lean(x):
