@@ -97,7 +97,28 @@ class AdamW(keras.optimizers.AdamW):
 
     def apply(self, grads, trainable_variables=None):
         grads = [None if g is None else dense_gradient(g) for g in grads]
-        return super().apply(grads, trainable_variables)
+        if keras.backend.backend() != "torch":
+            return super().apply(grads, trainable_variables)
+        # Keras asks for the rate twice a step, for the update and for the
+        # weight decay (`TorchOptimizer._apply_weight_decay`), and under
+        # PyTorch each time runs the schedule's ops eagerly (XLA and
+        # TensorFlow's graphs compute it once): one evaluation serves the
+        # step, as the iteration count does not move until its end.
+        self._step_rate = self._get_current_learning_rate()
+        try:
+            return super().apply(grads, trainable_variables)
+        finally:
+            self._step_rate = None
+
+    def _get_current_learning_rate(self):
+        step_rate = getattr(self, "_step_rate", None)
+        if step_rate is not None:
+            return step_rate
+        return self._rate()
+
+    def _rate(self):
+        """The rate at the present iteration, computed anew."""
+        return super()._get_current_learning_rate()
 
     def _rate_multiplier(self, variable):
         """The variable's learning-rate multiplier (1 here)."""
@@ -294,9 +315,9 @@ class ScheduledAdamW(AdamW):
                 setattr(self, name, keras.Variable(
                     value, name=name, trainable=False, dtype="float32"))
 
-    def _get_current_learning_rate(self):
+    def _rate(self):
         rate = keras.ops.multiply(
-            super()._get_current_learning_rate(),
+            super()._rate(),
             keras.ops.cast(self.plateau_scale, "float32"),
         )
         if self.final_decay_step is not None and self.final_decay_factor != 1:

@@ -54,12 +54,15 @@ def test_plain_optimizer_is_ours_with_pytorchs_epsilon():
 def _adamw_reference(params, grads, lr, multipliers, weight_decay, beta_1,
                      beta_2, eps, style):
     """AdamW in numpy: PyTorch's `_single_tensor_adamw` ("torch") or
-    Keras's `Adam.update_step` ("keras"), decay at the global rate."""
+    Keras's `Adam.update_step` ("keras"), decay at the global rate. `lr`
+    is a number or a function of the step (0 first)."""
     params = [p.astype(np.float64) for p in params]
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
+    rate_at = lr if callable(lr) else (lambda step: lr)
     for t, step_grads in enumerate(grads, start=1):
         c1, c2 = 1 - beta_1**t, 1 - beta_2**t
+        lr = rate_at(t - 1)
         for i, g in enumerate(step_grads):
             params[i] *= 1 - lr * weight_decay[i]
             m[i] = beta_1 * m[i] + (1 - beta_1) * g
@@ -111,6 +114,61 @@ def test_adamw_step_is_the_frameworks_formula(style, scheduled):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
         # The two placements differ by far more than the tolerance here.
         assert np.max(np.abs(want - not_want)) > 1e-4
+
+
+class _CountedSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """0.01 / (step + 1), counting its evaluations."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, step):
+        self.calls += 1
+        return 0.01 / (keras.ops.cast(step, "float32") + 1.0)
+
+
+@pytest.mark.parametrize("scheduled", [False, True])
+def test_a_changing_rate_serves_the_update_and_the_decay_of_its_step(
+        scheduled):
+    # Under PyTorch the rate is evaluated once a step and used by both
+    # the update and the weight decay; a rate kept from the step before,
+    # or read after the count moved, would put the decay or the update at
+    # 0.01 / t instead of 0.01 / (t + 1) and miss the formula by far more
+    # than the tolerance (the gradients are as large as the weights).
+    rng = np.random.default_rng(1)
+    shapes = [(3, 4), (5,)]
+    params = [rng.normal(size=s).astype("float32") for s in shapes]
+    grads = [[rng.normal(size=s).astype("float32") for s in shapes]
+             for _ in range(3)]
+    schedule = _CountedSchedule()
+    kwargs = dict(learning_rate=schedule, weight_decay=0.5, beta_1=0.9,
+                  beta_2=0.98, epsilon=1e-6, epsilon_style="torch")
+    if scheduled:
+        # The second variable at half the rate, decaying at its own rate.
+        optimizer = ScheduledAdamW(rate_multipliers={"ssm": 0.5}, **kwargs)
+        multipliers, decay = [1.0, 0.5], [0.5, 0.25]
+    else:
+        optimizer = AdamW(**kwargs)
+        multipliers, decay = [1.0, 1.0], [0.5, 0.5]
+    variables = [keras.Variable(p, name=n)
+                 for p, n in zip(params, ("kernel", "ssm_A"))]
+    optimizer.build(variables)
+    calls = []
+    for step_grads in grads:
+        before = schedule.calls
+        optimizer.apply([keras.ops.convert_to_tensor(g) for g in step_grads],
+                        variables)
+        calls.append(schedule.calls - before)
+    expected = _adamw_reference(params, grads, lambda step: 0.01 / (step + 1),
+                                multipliers, decay, 0.9, 0.98, 1e-6, "torch")
+    for variable, want in zip(variables, expected):
+        np.testing.assert_allclose(to_numpy(variable), want, rtol=1e-5,
+                                   atol=1e-6)
+    if keras.backend.backend() == "torch":
+        assert calls == [1, 1, 1]
+    # Outside a step the rate is the schedule's at the present count.
+    np.testing.assert_allclose(
+        float(to_numpy(optimizer.learning_rate)), 0.01 / 4, rtol=1e-6)
 
 
 def test_adamw_rejects_an_unknown_epsilon_style():
