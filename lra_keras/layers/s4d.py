@@ -16,6 +16,7 @@ from keras import ops
 from lra_keras.layers import hippo
 from lra_keras.layers.fft_conv import complex_multiply
 from lra_keras.layers.ssm_kernels import complex_exp
+from lra_keras.layers.ssm_kernels import torch_vandermonde_kernel
 from lra_keras.layers.ssm_kernels import vandermonde_kernel
 from lra_keras.layers.state_space import StateSpaceLayer
 
@@ -323,11 +324,32 @@ class S4D(StateSpaceLayer):
         return coeff, (dta_real, dta_imag)
 
     def ssm_kernel(self, length):
+        if keras.backend.backend() == "torch":
+            return 2.0 * self._torch_kernel(length)
         (c_real, c_imag), (dta_real, dta_imag) = self.discretize()
         # Conjugate pairs: K = 2 Re(sum_n ...).
         return 2.0 * vandermonde_kernel(
             c_real, c_imag, dta_real, dta_imag, length
         )  # (dirs, H, L)
+
+    def _torch_kernel(self, length):
+        """`discretize` and the kernel's sum (without its factor 2) on
+        PyTorch's complex tensors (`torch_vandermonde_kernel` says why)."""
+        import torch
+
+        def weight(variable, H):
+            return tile_ssms(ops.convert_to_tensor(variable), H)
+
+        dt = step_size(self)[:, None]  # (H, 1)
+        H = ops.shape(dt)[0]
+        a = torch.complex(-ops.exp(weight(self.log_A_real, H)),
+                          weight(self.A_imag, H))  # (H, N/2)
+        dta = a * dt
+        b = torch.complex(weight(self.B_real, H), weight(self.B_imag, H))
+        bbar = (torch.exp(dta) - 1.0) / a * b  # ZOH
+        coeff = torch.complex(ops.convert_to_tensor(self.C_real),
+                              ops.convert_to_tensor(self.C_imag)) * bbar
+        return torch_vandermonde_kernel(coeff, dta, length)
 
     def get_config(self):
         config = super().get_config()
