@@ -100,10 +100,11 @@ class AdamW(keras.optimizers.AdamW):
         if keras.backend.backend() != "torch":
             return super().apply(grads, trainable_variables)
         # Keras asks for the rate twice a step, for the update and for the
-        # weight decay (`TorchOptimizer._apply_weight_decay`), and under
-        # PyTorch each time runs the schedule's ops eagerly (XLA and
-        # TensorFlow's graphs compute it once): one evaluation serves the
-        # step, as the iteration count does not move until its end.
+        # weight decay (`TorchOptimizer._apply_weight_decay`; more with
+        # `ScheduledAdamW`'s scaled decay), and under PyTorch each ask
+        # runs the schedule's ops eagerly, where JAX and TensorFlow trace
+        # them once into the step. One evaluation serves the step: the
+        # iteration count does not move until its end.
         self._step_rate = self._get_current_learning_rate()
         try:
             return super().apply(grads, trainable_variables)
