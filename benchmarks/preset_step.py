@@ -60,11 +60,12 @@ def _parse_set(items):
     return parse_overrides(items or [])
 
 
-def child(task, model, preset, overrides, steps, data_dir, seed=0,
-          fit=False):
-    """Times the first `steps` training batches of a run; a dict. With
-    `fit`, also `model.fit` on the same batches (a second model, built
-    and seeded alike): the `fit_` keys."""
+def recipe_run(task, model, preset, overrides=None, data_dir=None,
+               seed=0):
+    """What a recipe trains, built as `lra_keras.training.run` builds it:
+    (the resolved row, its `Technique`, the training batches (a
+    `PyDataset`), the planned steps, the compiled model), seeded with
+    `seed`."""
     import keras
 
     from lra_keras import techniques
@@ -74,7 +75,7 @@ def child(task, model, preset, overrides, steps, data_dir, seed=0,
     from lra_keras.training.optimization import make_optimizer
     from lra_keras.training.run import planned_steps
 
-    hp = get_hparams(task, model, preset, **overrides)
+    hp = get_hparams(task, model, preset, **(overrides or {}))
     technique = techniques.get_technique(hp.get("technique", "none"))
     keras.utils.set_random_seed(seed)
     splits = load_splits(task, hp, data_dir)
@@ -82,6 +83,20 @@ def child(task, model, preset, overrides, steps, data_dir, seed=0,
     _, total_steps = planned_steps(hp, len(train))
     net = technique.build(hp)
     technique.compile(net, make_optimizer(hp, total_steps), hp)
+    return hp, technique, train, total_steps, net
+
+
+def child(task, model, preset, overrides, steps, data_dir, seed=0,
+          fit=False):
+    """Times the first `steps` training batches of a run; a dict. With
+    `fit`, also `model.fit` on the same batches (a second model, built
+    and seeded alike): the `fit_` keys."""
+    import keras
+
+    from lra_keras.training.optimization import make_optimizer
+
+    hp, technique, train, total_steps, net = recipe_run(
+        task, model, preset, overrides, data_dir, seed)
     batches = [train[i] for i in range(min(steps, len(train)))]
     steps = len(batches)
     shapes = [_batch_shape(batch) for batch in batches]

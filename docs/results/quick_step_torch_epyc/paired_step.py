@@ -4,9 +4,9 @@ by more than the changes).
 
     python docs/results/quick_step_torch_epyc/paired_step.py [ROUNDS]
 
-Builds the ListOps S4D quick preset as `benchmarks/preset_step.py` does,
-takes 20 of its first training batches of one shape (32 x 32 tokens),
-and times `train_on_batch` on them in rounds, the two variants in turn
+Builds the ListOps S4D quick preset with `benchmarks/preset_step.py`'s
+`recipe_run`, takes 20 of its first training batches of one shape (32 x
+32 tokens), and times `train_on_batch` on them in rounds, the two variants in turn
 (order alternating): "before" puts back the rate evaluated at each ask
 (`AdamW._rate`, as before ea0b817) and S4D's kernel on (real, imaginary)
 pairs (the path JAX and TensorFlow take, as before e187b46); "after" is
@@ -27,14 +27,11 @@ sys.path.insert(0, str(ROOT))
 import keras  # noqa: E402
 
 from lra_keras import optimizers  # noqa: E402
-from lra_keras import techniques  # noqa: E402
-from lra_keras.hparams import get_hparams  # noqa: E402
 from lra_keras.layers import s4d  # noqa: E402
 from lra_keras.layers.ssm_kernels import vandermonde_kernel  # noqa: E402
-from lra_keras.training.inputs import load_splits  # noqa: E402
-from lra_keras.training.inputs import run_batches  # noqa: E402
-from lra_keras.training.optimization import make_optimizer  # noqa: E402
-from lra_keras.training.run import planned_steps  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from preset_step import recipe_run  # noqa: E402
 
 
 def pairs_kernel(layer, length):
@@ -57,14 +54,7 @@ VARIANTS = {
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 12
-    hp = get_hparams("listops", "s4d", "quick")
-    technique = techniques.get_technique(hp.get("technique", "none"))
-    keras.utils.set_random_seed(0)
-    splits = load_splits("listops", hp, None)
-    train, _, _ = run_batches("listops", splits, hp, technique, seed=0)
-    _, total_steps = planned_steps(hp, len(train))
-    net = technique.build(hp)
-    technique.compile(net, make_optimizer(hp, total_steps), hp)
+    _, _, train, _, net = recipe_run("listops", "s4d", "quick")
     batches = [train[i] for i in range(60)]
 
     def shape(batch):

@@ -1,6 +1,6 @@
 """The README's first command's training step at one batch shape: the
-quick ListOps S4D, built and compiled as `benchmarks/preset_step.py`
-builds it, timed on its most frequent shape among the first 60 training
+quick ListOps S4D, built and compiled by `benchmarks/preset_step.py`'s
+`recipe_run`, timed on its most frequent shape among the first 60 training
 batches (40 calls after 5 untimed; median and best).
 
     KERAS_BACKEND=torch PROF=1 python quick_step_shape.py
@@ -19,23 +19,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 import keras  # noqa: E402
 
-from lra_keras import techniques  # noqa: E402
-from lra_keras.hparams import get_hparams  # noqa: E402
-from lra_keras.training.inputs import load_splits  # noqa: E402
-from lra_keras.training.inputs import run_batches  # noqa: E402
-from lra_keras.training.optimization import make_optimizer  # noqa: E402
-from lra_keras.training.run import planned_steps  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+from preset_step import recipe_run  # noqa: E402
 
 
 def main():
-    hp = get_hparams("listops", "s4d", "quick")
-    technique = techniques.get_technique(hp.get("technique", "none"))
-    keras.utils.set_random_seed(0)
-    splits = load_splits("listops", hp, None)
-    train, _, _ = run_batches("listops", splits, hp, technique, seed=0)
-    _, total = planned_steps(hp, len(train))
-    net = technique.build(hp)
-    technique.compile(net, make_optimizer(hp, total), hp)
+    _, _, train, _, net = recipe_run("listops", "s4d", "quick")
     batches = [train[i] for i in range(60)]
     counts = collections.Counter(x["token_ids"].shape for x, _ in batches)
     shape = counts.most_common(1)[0][0]
