@@ -94,6 +94,7 @@ class AdamW(keras.optimizers.AdamW):
                 f"Received: epsilon_style={epsilon_style!r}"
             )
         self.epsilon_style = epsilon_style
+        self._step_rate = None  # the rate of the step under way (PyTorch)
 
     def apply(self, grads, trainable_variables=None):
         grads = [None if g is None else dense_gradient(g) for g in grads]
@@ -112,9 +113,8 @@ class AdamW(keras.optimizers.AdamW):
             self._step_rate = None
 
     def _get_current_learning_rate(self):
-        step_rate = getattr(self, "_step_rate", None)
-        if step_rate is not None:
-            return step_rate
+        if self._step_rate is not None:
+            return self._step_rate
         return self._rate()
 
     def _rate(self):
