@@ -6,7 +6,8 @@ the step as it is, and with `fft_conv`'s transforms replaced by a product.
 
 `benchmarks/mixers.py`'s stack (4 blocks of width 128, 16,384 tokens, no
 padding mask, as `reference_speed.py` runs ours), the median of 7
-`train_on_batch` calls after 3 untimed. `without` replaces
+`train_on_batch` calls after 3 untimed (`../like_for_like_xeon/ab_step.py`'s
+`median_step`). `without` replaces
 `fft_conv._convolve` (the transforms, their products and their written-out
 gradients) by `u * mean(k)`, which keeps the kernel's own computation and
 gradient in the step but no transform: the difference of the two is what
@@ -21,10 +22,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "docs" / "results" / "like_for_like_xeon"))
 sys.path.insert(0, str(ROOT))
 
 import keras  # noqa: E402
-import mixers  # noqa: E402
+from ab_step import median_step  # noqa: E402
 from keras import ops  # noqa: E402
 
 # The module, not the function of the same name that `lra_keras.layers`
@@ -43,14 +45,7 @@ def main():
         raise SystemExit("the variant is `full` or `without`")
     if variant == "without":
         fft_conv._convolve = product_only
-    net, x, y = mixers.stack_and_batch(model, length, 128, 4,
-                                       16384 // length, padded=False)
-    optimizer, loss = mixers.optimizer_and_loss()
-    net.compile(optimizer=optimizer, loss=loss)
-    for _ in range(2):  # and one more untimed in _timed
-        net.train_on_batch(x, y)
-    step = mixers._timed(lambda: net.train_on_batch(x, y),
-                         int(os.environ.get("N", 7)))
+    step = median_step(model, length, int(os.environ.get("N", 7)))
     print(f"{keras.backend.backend()} {model} {length} {variant} "
           f"median {step:.4f} s")
 

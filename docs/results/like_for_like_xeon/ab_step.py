@@ -20,16 +20,20 @@ import keras  # noqa: E402
 import mixers  # noqa: E402 (from the checkout R)
 
 
-def main():
-    model, length = sys.argv[1], int(sys.argv[2])
+def median_step(model, length, repeats):
+    """Seconds of the stack's step: the median of `repeats` calls."""
     net, x, y = mixers.stack_and_batch(model, length, 128, 4,
                                        16384 // length, padded=False)
     optimizer, loss = mixers.optimizer_and_loss()
     net.compile(optimizer=optimizer, loss=loss)
     for _ in range(2):  # and one more untimed in _timed
         net.train_on_batch(x, y)
-    step = mixers._timed(lambda: net.train_on_batch(x, y),
-                         int(os.environ.get("N", 7)))
+    return mixers._timed(lambda: net.train_on_batch(x, y), repeats)
+
+
+def main():
+    model, length = sys.argv[1], int(sys.argv[2])
+    step = median_step(model, length, int(os.environ.get("N", 7)))
     print(keras.backend.backend(), model, length, R, f"median {step:.4f} s")
 
 
