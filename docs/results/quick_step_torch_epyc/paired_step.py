@@ -6,12 +6,12 @@ by more than the changes).
 
 Builds the ListOps S4D quick preset with `benchmarks/preset_step.py`'s
 `recipe_run`, takes 20 of its first training batches of one shape (32 x
-32 tokens), and times `train_on_batch` on them in rounds, the two variants in turn
-(order alternating): "before" puts back the rate evaluated at each ask
-(`AdamW._rate`, as before ea0b817) and S4D's kernel on (real, imaginary)
-pairs (the path JAX and TensorFlow take, as before e187b46); "after" is
-the library as it is. Prints each variant's median over the rounds of the
-rounds' median step, and every round's.
+32 tokens), and times `train_on_batch` on them in rounds, the two
+variants in turn (order alternating): "before" puts back the rate
+evaluated at each ask (`AdamW._rate`, as before ea0b817) and S4D's
+kernel on (real, imaginary) pairs (the path JAX and TensorFlow take, as
+before e187b46); "after" is the library as it is. Prints each variant's
+median over the rounds of the rounds' median step, and every round's.
 """
 
 import os
