@@ -101,39 +101,6 @@ def vandermonde_kernel(
     return k[..., :length]
 
 
-def torch_vandermonde_kernel(coeff, log_z, length, block_size=None):
-    """`vandermonde_kernel` on PyTorch's complex tensors: K[..., l] =
-    Re(sum_n coeff[..., n] exp(log_z[..., n] l)), the same block split,
-    the sum over n one complex matrix product.
-
-    Under PyTorch every operation runs on its own, so the (real,
-    imaginary) pairs' four products and two sums per complex product are
-    six calls (and more backwards); complex tensors make them one. With
-    it, S4D's discretisation and kernel (`S4D.ssm_kernel`) took the quick
-    S4D's step (batch 32, L = 32, width 64, 2 layers, 2 cores) from 17.0
-    to 15.0 ms, paired in one process; alone (forward and backward, (64,
-    16) modes) 2.1 against 1.4 ms. TensorFlow's complex operations were
-    slower there (1.8 against 1.2 ms), and XLA fuses the pairs either way.
-
-    Args:
-        coeff: complex64 tensor (..., N).
-        log_z: complex64 tensor (..., N), broadcastable with `coeff`.
-        length: int L.
-        block_size: int or None (see `vandermonde_kernel`).
-
-    Returns:
-        A float32 tensor (..., L).
-    """
-    import torch
-
-    starts, offsets = _block_positions(length, block_size)
-    log_z = log_z[..., None]
-    p = coeff[..., None] * torch.exp(log_z * starts)  # (..., N, A)
-    q = torch.exp(log_z * offsets)  # (..., N, B)
-    k = torch.matmul(p.transpose(-1, -2), q).real  # (..., A, B)
-    return k.reshape(*k.shape[:-2], -1)[..., :length]
-
-
 def power_kernel(log_z_real, log_z_imag, length, block_size=None):
     """z^l = exp(log_z * l) for l < L, without a sum over states.
 

@@ -87,15 +87,16 @@ def test_softplus_dt_kernel_matches_recurrence(causal):
         assert_allclose(layer.ssm_kernel(length), expected, atol=2e-5)
 
 
+@pytest.mark.parametrize("length", [20, 23])
 @pytest.mark.parametrize("dt_transform", ["exp", "softplus"])
-def test_s4d_kernel_gradients_match_finite_differences(dt_transform):
+def test_s4d_kernel_gradients_match_finite_differences(dt_transform, length):
     # The kernel's gradients with respect to every weight it reads, against
     # central differences of the float64 recurrence. Under PyTorch the
-    # kernel runs on complex tensors (`S4D._torch_kernel`), elsewhere on
-    # (real, imaginary) pairs.
+    # kernel and its written-out backward are one autograd function
+    # (`torch_s4d_kernel`), elsewhere (real, imaginary) pairs through the
+    # ops. 20 = 4 blocks of 5 positions; 23 leaves 2 of the last 5 unused.
     layer = S4D(state_dim=8, causal=False, dt_transform=dt_transform)
     layer.build((None, None, 3))
-    length = 20
     upstream = np.random.default_rng(0).normal(size=(2, 3, length))
     variables = [v for v in layer.trainable_variables
                  if v.name.startswith(("ssm_", "C_"))]
