@@ -3,6 +3,7 @@
     python benchmarks/preset_step.py [--task listops] [--model s4d]
         [--preset quick] [--set key=value ...] [--steps 60]
         [--backends jax tensorflow torch] [--data-dir DIR] [--fit]
+        [--rounds 1]
 
 `mixers.py` times one stack on one batch shape; this benchmark times what
 a recipe's `model.fit` does with a preset: the same resolved row, the same
@@ -24,6 +25,12 @@ compilation time, and the step as a multiple of the fastest backend's
 (its time per token over the fastest's; the aim: every backend within
 1.2x). Data loading is left
 out: batches are made before the timing, as `fit` prefetches them.
+
+On a machine whose speed drifts (a shared 2-core one moved this
+command's ratios by tens of percent between runs), `--rounds N` runs the
+backends in turn N times, each round starting one backend later; the
+table gives each backend's median round, and a line per backend its
+ratio to the fastest within each round.
 
 With `--fit` the child then builds the model again (same seed) and runs
 `model.fit` on the same batches in the same order, as an uninterrupted
@@ -191,6 +198,9 @@ def main(argv=None):
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--fit", action="store_true",
                         help="also time model.fit on the same batches")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the backends in turn this many times; "
+                        "the table gives each one's median round")
     parser.add_argument("--timeout", type=int, default=1800)
     parser.add_argument("--child", action="store_true",
                         help=argparse.SUPPRESS)
@@ -208,7 +218,17 @@ def main(argv=None):
              *(["--fit"] if args.fit else []),
              *(["--set", *args.set] if args.set else [])]
     script = str(Path(__file__).resolve())
-    results = mixers.run_backends(args, extra, script)
+    rounds = []
+    for r in range(args.rounds):
+        # Each round starts one backend later, so that none is always
+        # first on a machine that drifts.
+        shift = r % max(len(args.backends), 1)
+        order = args.backends[shift:] + args.backends[:shift]
+        done = mixers.run_backends(argparse.Namespace(
+            **{**vars(args), "backends": order}), extra, script)
+        rounds.append({backend: done[backend] for backend in args.backends})
+    results = {backend: median_round([done[backend] for done in rounds])
+               for backend in args.backends}
     rates = [r["tokens_per_s"] for r in results.values() if "step_s" in r]
     fastest = max(rates, default=None)
     print(f"\n{args.task}, {args.model}, {args.preset} preset"
@@ -233,6 +253,27 @@ def main(argv=None):
                     f"{r['fit_step_s'] / r['step_s']:.2f} | "
                     f"{r['fit_weight_difference']:.1e} |")
         print(row)
+    if args.rounds > 1:
+        print("\nx fastest in each round (that round's fastest rate):")
+        for backend in args.backends:
+            print(f"- {backend}: " + ", ".join(
+                _times_fastest(done, backend) for done in rounds))
+
+
+def median_round(results):
+    """Of one backend's results over the rounds, the one with the median
+    rate (the lower of the two middle ones for an even count); an error
+    only if no round ended well."""
+    good = sorted((r for r in results if "step_s" in r),
+                  key=lambda r: r["tokens_per_s"])
+    return good[(len(good) - 1) // 2] if good else results[-1]
+
+
+def _times_fastest(done, backend):
+    rates = [r["tokens_per_s"] for r in done.values() if "step_s" in r]
+    if "step_s" not in done[backend]:
+        return done[backend].get("error", "failed")
+    return f"{max(rates) / done[backend]['tokens_per_s']:.2f}"
 
 
 if __name__ == "__main__":

@@ -441,6 +441,38 @@ def test_preset_step_table_ratios(monkeypatch, capsys):
     ]
 
 
+def test_preset_step_rounds_take_each_backends_median_round(monkeypatch,
+                                                            capsys):
+    # Three rounds, each starting one backend later; jax's rates 30k, 50k,
+    # 40k (median 40k), torch's 20k, 25k, then a failure (median of the
+    # two that ended well: the lower, 20k).
+    rates = dict(jax=[30000.0, 50000.0, 40000.0],
+                 torch=[20000.0, 25000.0, None])
+    order = []
+
+    def run_child(args, backend, extra, timeout, script=None):
+        order.append(backend)
+        rate = rates[backend].pop(0)
+        if rate is None:
+            return {"error": "failed"}
+        return dict(step_s=1000.0 / rate, tokens_per_s=rate, shapes=2,
+                    compile_s=3.0, steps=10, total_s=12.0, batch_size=32)
+
+    monkeypatch.setattr(preset_step.mixers, "run_child", run_child)
+    preset_step.main(["--backends", "jax", "torch", "--rounds", "3"])
+    assert order == ["jax", "torch", "torch", "jax", "jax", "torch"]
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines()
+            if line.startswith(("| jax", "| torch"))]
+    assert rows == [
+        "| jax | 0.025 | 40,000 | 1.00 | 2 | 3.0 | 12.0 |",
+        "| torch | 0.050 | 20,000 | 2.00 | 2 | 3.0 | 12.0 |",
+    ]
+    # each round's own ratio: 30/20, 50/25, and the failure
+    assert "- jax: 1.00, 1.00, 1.00" in out
+    assert "- torch: 1.50, 2.00, failed" in out
+
+
 def test_preset_step_times_fit_on_the_same_batches(tmp_path):
     from tests.test_run_guards import _write_listops
 
