@@ -31,6 +31,9 @@ from lra_keras.layers import s4d  # noqa: E402
 from lra_keras.layers.ssm_kernels import _block_positions  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "docs" / "results" / "quick_step_torch_epyc"))
+from paired_step import first_shape_batches  # noqa: E402
+from preset_step import _batch_shape  # noqa: E402
 from preset_step import recipe_run  # noqa: E402
 
 
@@ -90,16 +93,9 @@ def main():
         print(f"kernel alone, L = {length}, 15 rounds of 50")
         paired(15, lambda: timed(
             lambda: layer.ssm_kernel(length).sum().backward(), 50))
-    batches = [train[i] for i in range(60)]
-
-    def shape(batch):
-        return tuple(batch[0]["token_ids"].shape)
-
-    same = [b for b in batches if shape(b) == shape(batches[0])][:20]
-    for x, y in batches[:20]:
-        net.train_on_batch(x, y)
+    same = first_shape_batches(train, net)
     steps = iter(same * 2 * rounds)
-    print(f"step, {shape(same[0])} tokens, {rounds} rounds of 20")
+    print(f"step, {_batch_shape(same[0])} tokens, {rounds} rounds of 20")
     paired(rounds, lambda: timed(lambda: net.train_on_batch(*next(steps)),
                                  20))
 
