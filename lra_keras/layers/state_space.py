@@ -252,10 +252,13 @@ class StateSpaceLayer(keras.layers.Layer):
         u = (inputs if self.read_padding is True
              else masked(inputs, padding_mask))
         x = self.ssm_convolve(u, self.D)
-        if self.pre_activation_dropout_layer is not None:
+        # A dropout of rate 0 returns its input: not called, since a Keras
+        # layer call costs about 60 us under PyTorch (4 a quick S4D step).
+        if (self.pre_activation_dropout_layer is not None
+                and self.pre_activation_dropout_layer.rate > 0):
             x = self.pre_activation_dropout_layer(x, training=training)
         y = lean_backward.activation(self.activation)(x)
-        if self.activation_dropout():
+        if self.activation_dropout() and self.dropout_layer.rate > 0:
             y = self.dropout_layer(y, training=training)
         if self.output_activation == "half_glu2":
             # S5 half_glu2 (s5/layers.py:76-80): x1 = drop(gelu(x)),
