@@ -16,7 +16,7 @@ from keras import ops
 
 from lra_keras.layers import hippo
 from lra_keras.layers.fft_conv import complex_multiply
-from lra_keras.layers.ssm_kernels import block_size_for
+from lra_keras.layers.ssm_kernels import _block_positions
 from lra_keras.layers.ssm_kernels import complex_exp
 from lra_keras.layers.ssm_kernels import vandermonde_kernel
 from lra_keras.layers.state_space import StateSpaceLayer
@@ -150,7 +150,8 @@ def torch_s4d_kernel(dt, log_a_real, a_imag, b_real, b_imag, c_real, c_imag,
     """S4D's ZOH kernel under PyTorch, as one autograd function: K[..., l] =
     2 Re(sum_n C_n B_bar_n z_n^l), `z = exp(dt A)`, `A = -exp(log_a_real)
     + i a_imag`, `B_bar = (z - 1) / A * B`, with `vandermonde_kernel`'s
-    block split `l = alpha S + beta` (S = `block_size_for(length)`).
+    block split `l = alpha S + beta` (S = `block_size_for(length)`,
+    `_block_positions`).
 
     The backward pass is written out. With `g_x` the conjugate of PyTorch's
     gradient for a complex x and G the kernel's (real) gradient, both sums
@@ -186,16 +187,17 @@ def torch_s4d_kernel(dt, log_a_real, a_imag, b_real, b_imag, c_real, c_imag,
 
 
 @functools.cache
-def _torch_block_positions(blocks, size, dtype, device):
-    """(alpha S for each block, beta within a block, and the (2, blocks,
-    size) weights 2 and 2 l of the backward's two sums) as torch tensors."""
+def _torch_block_positions(length, dtype, device):
+    """`ssm_kernels._block_positions(length)` (alpha S for each of the A
+    blocks, beta within a block) as torch tensors of `dtype` on `device`,
+    and the (2, A, S) weights 2 and 2 l of the backward's two sums."""
     import torch
 
-    steps = torch.arange(blocks * size, dtype=dtype, device=device)
-    starts = steps[:blocks] * size
-    offsets = steps[:size]
+    starts, offsets = (positions.to(dtype=dtype, device=device)
+                       for positions in _block_positions(length, None))
+    steps = starts[:, None] + offsets  # l = alpha S + beta, (A, S)
     weights = torch.stack([torch.full_like(steps, 2.0), 2.0 * steps])
-    return starts, offsets, weights.view(2, blocks, size)
+    return starts, offsets, weights
 
 
 @functools.cache
@@ -208,10 +210,9 @@ def _torch_s4d_kernel_function():
         @staticmethod
         def forward(ctx, dt, log_a_real, a_imag, b_real, b_imag, c_real,
                     c_imag, length):
-            size = block_size_for(length)
-            blocks = -(-length // size)
             starts, offsets, _ = _torch_block_positions(
-                blocks, size, dt.dtype, dt.device)
+                length, dt.dtype, dt.device)
+            blocks, size = starts.shape[0], offsets.shape[0]
             a_real = -torch.exp(log_a_real)
             a = torch.complex(a_real, a_imag)  # (H, N)
             dt = dt[:, None]
@@ -236,7 +237,7 @@ def _torch_s4d_kernel_function():
             (dt, a_real, a, z, ratio, b, bbar, c, coeff, z_starts,
              z_offsets) = ctx.saved_tensors
             blocks, size = ctx.blocks, ctx.size
-            _, _, weights = _torch_block_positions(blocks, size, grad.dtype,
+            _, _, weights = _torch_block_positions(ctx.length, grad.dtype,
                                                    grad.device)
             if blocks * size != ctx.length:
                 grad = torch.nn.functional.pad(
