@@ -24,6 +24,7 @@ kernel is `irfft(rfft([0, b]) / rfft([1, a]) + h_0)`, its first L taps.
 import keras
 from keras import ops
 
+from lra_keras.layers.ssm_kernels import first_taps
 from lra_keras.layers.state_space import StateSpaceLayer
 
 
@@ -57,7 +58,7 @@ def transfer_function_kernel(numerator, denominator, feedthrough, length,
     h_imag = (b_imag * a_real - b_real * a_imag) / denom
     h_real = h_real + ops.cast(feedthrough, "float32")[..., None]
     kernel = ops.irfft((h_real, h_imag), fft_length=points)
-    return kernel[..., :length]
+    return first_taps(kernel, length)
 
 
 @keras.saving.register_keras_serializable(package="lra_keras")

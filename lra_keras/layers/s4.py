@@ -92,6 +92,7 @@ from lra_keras.layers.s4d import complex_normal_part
 from lra_keras.layers.s4d import ssm_copies
 from lra_keras.layers.s4d import step_size
 from lra_keras.layers.s4d import tile_ssms
+from lra_keras.layers.ssm_kernels import first_taps
 from lra_keras.layers.state_space import StateSpaceLayer
 
 S4_INITS = ("legs", "random")
@@ -262,7 +263,7 @@ def dplr_kernel(a_bar, b_bar, c, length):
             if j:
                 power = ops.matmul(power, power)  # A_bar^(2^j B)
             w = ops.concatenate([w, ops.matmul(w, power[:, None])], axis=2)
-        return _block_kernel(w, v)[..., :length]
+        return first_taps(_block_kernel(w, v), length)
     v, power = _offset_columns(a_bar, b_bar, SYMBOLIC_LOG2_BLOCK)
     block = 2**SYMBOLIC_LOG2_BLOCK
     num_blocks = (ops.cast(length, "int32") + block - 1) // block

@@ -197,13 +197,19 @@ class StateSpaceLayer(keras.layers.Layer):
         20-70 MiB less memory under both, its time the same within this
         2-core machine's noise (`benchmarks/mixers.py`, two runs each).
         """
-        k = self.ssm_kernel(ops.shape(u)[1])  # (directions, H, L)
-        causal = k[0]
+        length = ops.shape(u)[1]
+        # (directions, H, L), unstacked rather than indexed, and the skip
+        # added through a one-hot lag rather than at a slice: TensorFlow's
+        # gradient of a strided slice (`StridedSliceGrad`) took 1.0-1.2 ms
+        # a call on these (128, 1024) kernels, 4 to 5 calls a block,
+        # where the unstack's (a stack) and the product's cost little
+        # (`docs/results/tensorflow_graph_epyc/`).
+        kernels = ops.unstack(self.ssm_kernel(length), axis=0)
+        causal = kernels[0]
         if skip is not None:
-            causal = ops.concatenate(
-                [causal[:, :1] + ops.cast(skip, causal.dtype)[:, None],
-                 causal[:, 1:]], axis=-1)
-        return fft_conv(u, causal, None if self.causal else k[1])
+            lag_zero = ops.cast(ops.arange(length) == 0, causal.dtype)
+            causal = causal + ops.cast(skip, causal.dtype)[:, None] * lag_zero
+        return fft_conv(u, causal, None if self.causal else kernels[1])
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from lra_keras.layers.ssm_kernels import block_size_for
+from lra_keras.layers.ssm_kernels import first_taps
 from lra_keras.layers.ssm_kernels import power_kernel
 from lra_keras.layers.ssm_kernels import shared_modes_kernel
 from lra_keras.layers.ssm_kernels import vandermonde_kernel
@@ -40,6 +41,21 @@ def test_every_block_size_gives_the_same_kernel(block_size):
     k = vandermonde_kernel(coeff.real, coeff.imag, log_z.real, log_z.imag,
                            50, block_size=block_size)
     assert_allclose(k, numpy_vandermonde(coeff, log_z, 50), atol=1e-4)
+
+
+def test_first_taps_keeps_a_tensor_already_that_long():
+    # The same tensor where nothing is cut (no slice, so no slice gradient
+    # under TensorFlow); the first taps otherwise, as a plain slice.
+    x = keras.ops.convert_to_tensor(
+        np.arange(24, dtype="float32").reshape(2, 3, 4))
+    assert first_taps(x, 4) is x
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(first_taps(x, 3)),
+        np.arange(24, dtype="float32").reshape(2, 3, 4)[..., :3])
+    length = keras.ops.convert_to_tensor(np.int32(4))  # not a Python int
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(first_taps(x, length)),
+        keras.ops.convert_to_numpy(x))
 
 
 def test_vandermonde_broadcasts_leading_axes():
