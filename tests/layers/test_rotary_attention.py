@@ -76,6 +76,52 @@ def test_rotary_across_heads_of_a_view_and_its_gradient(disable_half):
         signs * upstream, 300.0, disable_half), atol=1e-5)
 
 
+def test_rotary_across_heads_traced_with_unknown_batch_and_length():
+    # As a step traces it: under TensorFlow a graph whose batch and length
+    # are unknown (Keras's retracing relaxes them), where the pairs are
+    # rotated as complex numbers with a written-out gradient; under JAX a
+    # jitted function; under PyTorch eager. Value and gradient as in the
+    # test above.
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=(3, 11, 4, 6)).astype("float32")
+    upstream = rng.normal(size=(3, 11, 4, 6)).astype("float32")
+
+    def loss(t, g):
+        return ops.sum(apply_rotary_across_heads(t, 300.0) * g)
+
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        spec = tf.TensorSpec((None, None, 4, 6), tf.float32)
+
+        @tf.function(input_signature=[spec, spec])
+        def traced(t, g):
+            with tf.GradientTape() as tape:
+                tape.watch(t)
+                y = apply_rotary_across_heads(t, 300.0)
+                value = ops.sum(y * g)
+            return y, tape.gradient(value, t)
+    elif backend == "jax":
+        import jax
+
+        @jax.jit
+        def traced(t, g):
+            return (apply_rotary_across_heads(t, 300.0),
+                    jax.grad(loss)(t, g))
+    else:
+        def traced(t, g):
+            y = apply_rotary_across_heads(ops.convert_to_tensor(t), 300.0)
+            _, (grad,) = value_and_grads(lambda a: loss(
+                a, ops.convert_to_tensor(g)), t)
+            return y, grad
+    y, grad = traced(ops.convert_to_tensor(x), ops.convert_to_tensor(upstream))
+    assert_allclose(y, numpy_rotary_across_heads(x, 300.0), atol=1e-5)
+    signs = np.tile([1.0, -1.0], 3).astype("float32")
+    assert_allclose(grad, signs * numpy_rotary_across_heads(
+        signs * upstream, 300.0), atol=1e-5)
+
+
 @pytest.mark.parametrize("disable_half", [False, True])
 def test_rotary_across_heads_gives_each_head_its_band(disable_half):
     # At position 1 pair j of head h turns by its frequency,
