@@ -346,8 +346,8 @@ def _tensorflow_rotate_pairs(x, cos, sin):
     cos - i sin; `Bitcast` has none). The real form is four operations
     forwards and more backwards, each a pass over a tensor of x's size
     in TensorFlow's graph: a query's or key's rotation, forward and
-    backward with a product and a sum, at (16, 1024, 4, 32) took 11.7-12.3
-    ms that way and 2.6-2.7 ms this way, equal to the bit
+    backward with a product and a sum, at (16, 1024, 4, 32) took 11.7-12.4
+    ms that way and 3.3-4.3 ms this way, equal to the bit
     (`docs/results/tensorflow_graph_epyc/`)."""
     import tensorflow as tf
 

@@ -200,8 +200,8 @@ class StateSpaceLayer(keras.layers.Layer):
         length = ops.shape(u)[1]
         # (directions, H, L), unstacked rather than indexed, and the skip
         # added through a one-hot lag rather than at a slice: TensorFlow's
-        # gradient of a strided slice (`StridedSliceGrad`) took 1.0-1.2 ms
-        # a call on these (128, 1024) kernels, 4 to 5 calls a block,
+        # gradient of a strided slice (`StridedSliceGrad`) took 0.6-1.2 ms
+        # a call on a DLR block's (2, 128, 1024) kernels, three a block,
         # where the unstack's (a stack) and the product's cost little
         # (`docs/results/tensorflow_graph_epyc/`).
         kernels = ops.unstack(self.ssm_kernel(length), axis=0)
