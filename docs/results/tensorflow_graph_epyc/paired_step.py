@@ -1,0 +1,113 @@
+"""A stack's TensorFlow step with one of this folder's changes undone and
+as it is, paired in one process:
+
+    cd docs/results/tensorflow_graph_epyc
+    N=20 python paired_step.py slices dlr 1024
+    N=20 python paired_step.py rotation transformer 1024
+
+Two `benchmarks/mixers.py` stacks of the family (4 blocks of width 128,
+16,384 tokens, no padding mask, the same seed), the first traced with
+the change undone (`before`), the second with the library as it is
+(`now`); after 3 untimed steps each, N steps of each in turn (the order
+swapped every round), so that the machine's drift meets both alike.
+Prints both medians and the median of the rounds' ratios with their
+range. The changes:
+
+- `slices`: the state-space kernels as before, indexed per direction,
+  the skip added at a slice of lag 0 and every kernel sliced to its
+  length even where nothing is cut (`ssm_kernels.first_taps`);
+- `rotation`: the rotary rotation's real form (a flip of the pairs and
+  products) rather than `_tensorflow_rotate_pairs`' complex one.
+"""
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import keras  # noqa: E402
+import mixers  # noqa: E402
+from keras import ops  # noqa: E402
+
+from lra_keras.layers import rotary_attention  # noqa: E402
+from lra_keras.layers import rtf  # noqa: E402
+from lra_keras.layers import s4  # noqa: E402
+from lra_keras.layers import ssm_kernels  # noqa: E402
+from lra_keras.layers import state_space  # noqa: E402
+
+
+def sliced(x, length):
+    """The slice as before: taken whatever the shapes."""
+    return x[..., :length]
+
+
+def indexed_convolve(self, u, skip=None):
+    """`StateSpaceLayer.ssm_convolve` as before: indexed, the skip at a
+    slice."""
+    k = self.ssm_kernel(ops.shape(u)[1])  # (directions, H, L)
+    causal = k[0]
+    if skip is not None:
+        causal = ops.concatenate(
+            [causal[:, :1] + ops.cast(skip, causal.dtype)[:, None],
+             causal[:, 1:]], axis=-1)
+    return state_space.fft_conv(u, causal, None if self.causal else k[1])
+
+
+def slices(undone):
+    """Puts the kernels' slicing as before (`undone`) or as it is."""
+    taps, convolve = ((sliced, indexed_convolve) if undone
+                      else SLICES_NOW)
+    for module in (ssm_kernels, rtf, s4):
+        module.first_taps = taps
+    state_space.StateSpaceLayer.ssm_convolve = convolve
+
+
+def rotation(undone):
+    """Puts the real rotation (`undone`) or the complex one."""
+    rotary_attention._tensorflow_graph_float32 = (
+        (lambda x: False) if undone else ROTATION_NOW)
+
+
+SLICES_NOW = (ssm_kernels.first_taps,
+              state_space.StateSpaceLayer.ssm_convolve)
+ROTATION_NOW = rotary_attention._tensorflow_graph_float32
+CHANGES = {"slices": slices, "rotation": rotation}
+
+
+def main():
+    change, model, length = (CHANGES[sys.argv[1]], sys.argv[2],
+                             int(sys.argv[3]))
+    nets = {}
+    for name in ("before", "now"):
+        change(undone=name == "before")
+        keras.utils.set_random_seed(0)
+        net, x, y = mixers.stack_and_batch(model, length, 128, 4,
+                                           16384 // length, padded=False)
+        optimizer, loss = mixers.optimizer_and_loss()
+        net.compile(optimizer=optimizer, loss=loss)
+        for _ in range(3):  # traced here, with this variant's code
+            net.train_on_batch(x, y)
+        nets[name] = net
+    change(undone=False)
+    times = {name: [] for name in nets}
+    for i in range(int(os.environ.get("N", 15))):
+        for name in (("before", "now") if i % 2 == 0 else ("now", "before")):
+            start = time.perf_counter()
+            nets[name].train_on_batch(x, y)
+            times[name].append(time.perf_counter() - start)
+    ratios = [a / b for a, b in zip(times["before"], times["now"])]
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    print(f"{keras.backend.backend()} {sys.argv[1]} {model} L={length}: "
+          f"before {medians['before']:.4f} s, now {medians['now']:.4f} s; "
+          f"before / now a round: median {statistics.median(ratios):.3f}"
+          f" ({min(ratios):.3f}-{max(ratios):.3f})")
+
+
+if __name__ == "__main__":
+    main()
