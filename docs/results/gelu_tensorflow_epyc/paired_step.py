@@ -13,9 +13,7 @@ of the rounds' ratios with their range.
 """
 
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ["KERAS_BACKEND"] = "tensorflow"
@@ -24,7 +22,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import keras  # noqa: E402
-import mixers  # noqa: E402
+
+# The pairing's stack and alternation, shared with the later folder.
+sys.path.insert(0, str(ROOT / "docs" / "results" / "tensorflow_graph_epyc"))
+from paired_step import compiled_stack  # noqa: E402
+from paired_step import paired_times  # noqa: E402
+from paired_step import summary  # noqa: E402
 
 from lra_keras.layers import lean_backward  # noqa: E402
 
@@ -37,28 +40,10 @@ def main():
     nets = {}
     for name, gelu in forms.items():
         lean_backward.gelu = gelu
-        keras.utils.set_random_seed(0)
-        net, x, y = mixers.stack_and_batch(model, length, 128, 4,
-                                           16384 // length, padded=False)
-        optimizer, loss = mixers.optimizer_and_loss()
-        net.compile(optimizer=optimizer, loss=loss)
-        for _ in range(3):
-            net.train_on_batch(x, y)
-        nets[name] = net
+        nets[name], x, y = compiled_stack(model, length)
     lean_backward.gelu = lean
-    times = {name: [] for name in nets}
-    for i in range(int(os.environ.get("N", 15))):
-        for name in (("keras", "lean") if i % 2 == 0 else ("lean", "keras")):
-            start = time.perf_counter()
-            nets[name].train_on_batch(x, y)
-            times[name].append(time.perf_counter() - start)
-    ratios = [a / b for a, b in zip(times["keras"], times["lean"])]
-    medians = {name: statistics.median(t) for name, t in times.items()}
-    print(f"{model} L={length}: Keras's gelu {medians['keras']:.4f} s, lean"
-          f" {medians['lean']:.4f} s; Keras's / lean a round: median"
-          f" {statistics.median(ratios):.3f}"
-          f" ({min(ratios):.3f}-{max(ratios):.3f})")
-
+    times, ratios = paired_times(nets, x, y, int(os.environ.get("N", 15)))
+    print(f"{model} L={length}: {summary(times, ratios)}")
 
 if __name__ == "__main__":
     main()

@@ -80,34 +80,56 @@ ROTATION_NOW = rotary_attention._tensorflow_graph_float32
 CHANGES = {"slices": slices, "rotation": rotation}
 
 
+def compiled_stack(model, length):
+    """The family's stack at `length` (the same seed), compiled and
+    trained 3 untimed steps, so traced with the code in place now; with
+    its batch."""
+    keras.utils.set_random_seed(0)
+    net, x, y = mixers.stack_and_batch(model, length, 128, 4,
+                                       16384 // length, padded=False)
+    optimizer, loss = mixers.optimizer_and_loss()
+    net.compile(optimizer=optimizer, loss=loss)
+    for _ in range(3):
+        net.train_on_batch(x, y)
+    return net, x, y
+
+
+def paired_times(nets, x, y, rounds):
+    """The two stacks' steps in turn, `rounds` times, the order swapped
+    every round: their times, {name: [s]}, and the first's ÷ the
+    second's a round."""
+    first, second = nets
+    times = {name: [] for name in nets}
+    for i in range(rounds):
+        for name in ((first, second) if i % 2 == 0 else (second, first)):
+            start = time.perf_counter()
+            nets[name].train_on_batch(x, y)
+            times[name].append(time.perf_counter() - start)
+    return times, [a / b for a, b in zip(times[first], times[second])]
+
+
+def summary(times, ratios):
+    """Both medians and the median of the rounds' ratios, with their
+    range, as a line."""
+    first, second = times
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    return (f"{first} {medians[first]:.4f} s, {second} {medians[second]:.4f}"
+            f" s; {first} / {second} a round: median "
+            f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-"
+            f"{max(ratios):.3f})")
+
+
 def main():
     change, model, length = (CHANGES[sys.argv[1]], sys.argv[2],
                              int(sys.argv[3]))
     nets = {}
     for name in ("before", "now"):
         change(undone=name == "before")
-        keras.utils.set_random_seed(0)
-        net, x, y = mixers.stack_and_batch(model, length, 128, 4,
-                                           16384 // length, padded=False)
-        optimizer, loss = mixers.optimizer_and_loss()
-        net.compile(optimizer=optimizer, loss=loss)
-        for _ in range(3):  # traced here, with this variant's code
-            net.train_on_batch(x, y)
-        nets[name] = net
+        nets[name], x, y = compiled_stack(model, length)
     change(undone=False)
-    times = {name: [] for name in nets}
-    for i in range(int(os.environ.get("N", 15))):
-        for name in (("before", "now") if i % 2 == 0 else ("now", "before")):
-            start = time.perf_counter()
-            nets[name].train_on_batch(x, y)
-            times[name].append(time.perf_counter() - start)
-    ratios = [a / b for a, b in zip(times["before"], times["now"])]
-    medians = {name: statistics.median(t) for name, t in times.items()}
+    times, ratios = paired_times(nets, x, y, int(os.environ.get("N", 15)))
     print(f"{keras.backend.backend()} {sys.argv[1]} {model} L={length}: "
-          f"before {medians['before']:.4f} s, now {medians['now']:.4f} s; "
-          f"before / now a round: median {statistics.median(ratios):.3f}"
-          f" ({min(ratios):.3f}-{max(ratios):.3f})")
-
+          f"{summary(times, ratios)}")
 
 if __name__ == "__main__":
     main()

@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import mixers  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from paired_step import CHANGES  # noqa: E402
+from paired_step import compiled_stack  # noqa: E402
 
 STEPS = 3
 OPERATION = re.compile(r"[^:]+:\w+")  # "scope/op_name:OpType"
@@ -67,12 +67,7 @@ def main():
     listed = sys.argv[3].split(",") if len(sys.argv) > 3 else []
     if os.environ.get("UNDO"):
         CHANGES[os.environ["UNDO"]](undone=True)
-    net, x, y = mixers.stack_and_batch(model, length, 128, 4,
-                                       16384 // length, padded=False)
-    optimizer, loss = mixers.optimizer_and_loss()
-    net.compile(optimizer=optimizer, loss=loss)
-    for _ in range(3):
-        net.train_on_batch(x, y)
+    net, x, y = compiled_stack(model, length)
     trace = f"/tmp/tensorflow_step_profile_{model}"
     shutil.rmtree(trace, ignore_errors=True)
     tf.profiler.experimental.start(trace)
