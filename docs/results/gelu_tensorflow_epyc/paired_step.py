@@ -45,5 +45,6 @@ def main():
     times, ratios = paired_times(nets, x, y, int(os.environ.get("N", 15)))
     print(f"{model} L={length}: {summary(times, ratios)}")
 
+
 if __name__ == "__main__":
     main()

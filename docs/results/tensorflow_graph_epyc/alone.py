@@ -31,6 +31,9 @@ from keras import ops  # noqa: E402
 
 from lra_keras.layers import rotary_attention  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from paired_step import rotation  # noqa: E402
+
 RNG = np.random.default_rng(0)
 
 
@@ -48,14 +51,13 @@ def gradient_of(f, *sources):
 def rotation_forms():
     x = tf.constant(RNG.normal(size=(16, 1024, 4, 32)).astype("float32"))
     w = tf.constant(RNG.normal(size=(16, 1024, 4, 32)).astype("float32"))
-    now = rotary_attention._tensorflow_graph_float32
 
-    def real(t):
-        rotary_attention._tensorflow_graph_float32 = lambda x: False
+    def real(t):  # traced with the change undone (`paired_step.rotation`)
+        rotation(undone=True)
         try:
             return ops.sum(rotary_attention.apply_rotary_across_heads(t) * w)
         finally:
-            rotary_attention._tensorflow_graph_float32 = now
+            rotation(undone=False)
 
     def complex_(t):
         return ops.sum(rotary_attention.apply_rotary_across_heads(t) * w)
