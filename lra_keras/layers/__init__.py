@@ -28,6 +28,8 @@ from lra_keras.layers.multi_head_ema import MultiHeadEMA
 from lra_keras.layers.pixel_encoder import PixelEncoder
 from lra_keras.layers.position_embedding import LearnedPositionEmbedding
 from lra_keras.layers.position_embedding import SinusoidalPositionEmbedding
+from lra_keras.layers.projections import Dense
+from lra_keras.layers.projections import EinsumDense
 from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
 from lra_keras.layers.rotary_attention import apply_rotary
 from lra_keras.layers.rotary_attention import apply_rotary_across_heads

@@ -13,6 +13,7 @@ from lra_keras.layers import activations
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import grouped_fft_conv
+from lra_keras.layers.projections import Dense
 from lra_keras.layers.state_space import masked
 
 
@@ -143,7 +144,7 @@ class ConvBlock(keras.layers.Layer):
                 self.dense_init,
                 hidden_dim // self.groups * self.kernel_size),
         )
-        self.output_dense = keras.layers.Dense(
+        self.output_dense = Dense(
             hidden_dim, name="output_dense", dtype=dtype,
             **dense_initializers(self.dense_init, self.intermediate_dim),
         )

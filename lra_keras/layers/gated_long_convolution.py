@@ -18,6 +18,7 @@ from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.lean_backward import LayerNormalization
+from lra_keras.layers.projections import Dense
 from lra_keras.layers.state_space import masked
 
 # Kernels reaching at most this many lags per direction use a direct
@@ -286,11 +287,11 @@ class GatedLongConvolution(keras.layers.Layer):
         dtype = self.dtype_policy
         H, C, K = self.intermediate_dim, self.num_kernel_channels, self._lags
         inner_shape = (*input_shape[:-1], H)
-        self.input_dense = keras.layers.Dense(
+        self.input_dense = Dense(
             2 * H, activation=self.activation, name="input_dense",
             dtype=dtype, **dense_initializers(self.dense_init, hidden_dim),
         )  # U
-        self.output_dense = keras.layers.Dense(
+        self.output_dense = Dense(
             hidden_dim, name="output_dense", dtype=dtype,
             **dense_initializers(self.dense_init, H),
         )  # V

@@ -29,6 +29,7 @@ from keras import ops
 from lra_keras.layers.efficient_attention import pad_to_blocks
 from lra_keras.layers.lean_backward import softmax
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
+from lra_keras.layers.projections import Dense
 from lra_keras.layers.rotary_attention import apply_rotary_across_heads
 
 # Large finite negative score for masked keys (a chunk made only of padding
@@ -44,7 +45,7 @@ def _he_normal():
 
 
 def _dense(units, name, dtype, use_bias=True):
-    return keras.layers.Dense(
+    return Dense(
         units, use_bias=use_bias, kernel_initializer=_he_normal(),
         bias_initializer="zeros", name=name, dtype=dtype)
 

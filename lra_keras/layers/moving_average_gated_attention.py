@@ -22,6 +22,7 @@ from lra_keras.layers.attention_kernels import resolve_implementation
 from lra_keras.layers.lean_backward import softmax
 from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
+from lra_keras.layers.projections import Dense
 from lra_keras.layers.sequence_norm import NORMS
 from lra_keras.layers.sequence_norm import normalize
 from lra_keras.layers.sequence_norm import sequence_norm
@@ -124,7 +125,7 @@ class _MegaNorms:
 
 def _dense(units, name, dtype, activation=None):
     # MEGA initialises every projection N(0, 0.02) with zero biases.
-    return keras.layers.Dense(
+    return Dense(
         units,
         activation=activation,
         kernel_initializer=keras.initializers.RandomNormal(stddev=0.02),

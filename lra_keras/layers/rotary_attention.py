@@ -44,6 +44,7 @@ from lra_keras.layers.efficient_attention import synthesizer_attention
 from lra_keras.layers.lsh_attention import lra_lsh_attention
 from lra_keras.layers.lsh_attention import lsh_attention
 from lra_keras.layers.masked_batch_normalization import up_to_longest_row
+from lra_keras.layers.projections import EinsumDense
 from lra_keras.layers.sparse_attention import bigbird_attention
 from lra_keras.layers.sparse_attention import longformer_attention
 from lra_keras.layers.sparse_attention import sparse_transformer_attention
@@ -935,7 +936,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                 and self.reformer_variant == "lra")
 
     def _projection(self, name, size, hidden_dim):
-        return keras.layers.EinsumDense(
+        return EinsumDense(
             "bld,dhk->blhk",
             output_shape=(None, self.num_heads, size),
             bias_axes="hk" if self.use_bias else None,
@@ -969,7 +970,7 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                     f"Received: num_heads={self.num_heads}, "
                     f"value_dim={self.value_dim}, hidden_dim={hidden_dim}")
         else:
-            self.output_dense = keras.layers.EinsumDense(
+            self.output_dense = EinsumDense(
                 "blhk,hkd->bld",
                 output_shape=(None, hidden_dim),
                 bias_axes="d" if self.use_bias else None,
@@ -1049,11 +1050,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
                     name="random_logits", shape=(heads, length, length),
                     initializer="glorot_uniform")
         if "dense" in self.synthesizer_mode:
-            self.dense_hidden = keras.layers.EinsumDense(
+            self.dense_hidden = EinsumDense(
                 "bld,dhk->blhk", output_shape=(None, heads, self.key_dim),
                 activation="relu", name="dense_synthesizer",
                 dtype=self.dtype_policy)
-            self.dense_logits = keras.layers.EinsumDense(
+            self.dense_logits = EinsumDense(
                 "blhk,km->blhm", output_shape=(None, heads, length),
                 name="dense_synthesizer_logits", dtype=self.dtype_policy)
             self.dense_hidden.build((None, None, hidden_dim))

@@ -24,6 +24,7 @@ from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.masked_batch_normalization import up_to_longest_row
+from lra_keras.layers.projections import Dense
 from lra_keras.schema import READ_PADDING
 from lra_keras.schema import Rule
 
@@ -244,7 +245,7 @@ class StateSpaceLayer(keras.layers.Layer):
                  "linear": self.hidden_dim}.get(self.output_activation)
         self.output_dense = None
         if width is not None:
-            self.output_dense = keras.layers.Dense(
+            self.output_dense = Dense(
                 width, name="output_dense", dtype=dtype,
                 **dense_initializers(self.dense_init, self.hidden_dim),
             )

@@ -12,6 +12,7 @@ from lra_keras.layers import activations
 from lra_keras.layers.dense_init import check_dense_init
 from lra_keras.layers.dense_init import dense_initializers
 from lra_keras.layers.lean_backward import LayerNormalization
+from lra_keras.layers.projections import Dense
 from lra_keras.layers.rotary_attention import ATTENTION_OPTIONS
 from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
 
@@ -166,14 +167,14 @@ class TransformerEncoder(keras.layers.Layer):
         self.ffn_norm = LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="ffn_norm", dtype=dtype
         )
-        self.ffn_inner = keras.layers.Dense(
+        self.ffn_inner = Dense(
             self.intermediate_dim,
             activation=self.activation,
             name="ffn_inner",
             dtype=dtype,
             **self._ffn_initializers(hidden_dim),
         )
-        self.ffn_outer = keras.layers.Dense(
+        self.ffn_outer = Dense(
             hidden_dim, name="ffn_outer", dtype=dtype,
             **self._ffn_initializers(self.intermediate_dim),
         )

@@ -20,6 +20,7 @@ from lra_keras.layers import SequencePooling
 from lra_keras.layers import SinusoidalPositionEmbedding
 from lra_keras.layers.class_token import with_class_position
 from lra_keras.layers.dense_init import dense_initializers
+from lra_keras.layers.projections import Dense
 from lra_keras.models.families import HEAD_KEYS
 from lra_keras.models.families import get_family
 from lra_keras.models.families import make_norm
@@ -370,7 +371,7 @@ def build_classifier(task, model="transformer", *, num_classes,
                        (head_hidden_dim or hidden_dim) // 2]}[head]
     for i, width in enumerate(widths):
         suffix = "" if i == 0 else f"_{i + 1}"
-        head_layers.append(keras.layers.Dense(
+        head_layers.append(Dense(
             width,
             activation=None if head_dropout else head_activation,
             name=f"head_hidden{suffix}",
@@ -390,13 +391,12 @@ def build_classifier(task, model="transformer", *, num_classes,
     logits_init = dense_initializers(head_init, head_inputs)
     if not logits_bias:
         logits_init.pop("bias_initializer", None)
-    head_layers.append(keras.layers.Dense(
+    head_layers.append(Dense(
         1 if binary_logit else num_classes, name="logits", dtype="float32",
         use_bias=logits_bias, **logits_init))
     tokens_head = (
-        keras.layers.Dense(vocabulary_size, name="token_logits",
-                           dtype="float32",
-                           **dense_initializers(dense_init, hidden_dim))
+        Dense(vocabulary_size, name="token_logits", dtype="float32",
+              **dense_initializers(dense_init, hidden_dim))
         if token_head else None
     )
     # === Functional Model ===
@@ -476,10 +476,10 @@ def build_pretrainer(task, model="transformer", *, vocabulary_size,
     initializers = dense_initializers(arch.get("dense_init", "keras"),
                                       encoder.output.shape[-1])
     if pretrain_loss == "ce":
-        head = keras.layers.Dense(vocabulary_size, name="token_logits",
-                                  dtype="float32", **initializers)
+        head = Dense(vocabulary_size, name="token_logits",
+                     dtype="float32", **initializers)
     else:
-        head = keras.layers.Dense(1, name="pixel_values", dtype="float32",
-                                  **initializers)
+        head = Dense(1, name="pixel_values", dtype="float32",
+                     **initializers)
     outputs = head(token_outputs(encoder(inputs), arch.get("cls_token")))
     return keras.Model(inputs, outputs, name=f"{task}_{model}_pretrainer")

@@ -1,0 +1,110 @@
+"""`Dense` and `EinsumDense` whose products XLA runs on 2-D operands.
+
+Under JAX, `keras.layers.Dense` on a (batch, length, width) input is
+`jnp.matmul` of a 3-D tensor, and its weight gradient a `dot_general`
+that contracts two axes, batch and length, of the input and of the
+output gradient. XLA's CPU backend ran that product at about half the
+speed of the same product on the operands folded to (batch x length,
+width): the weight gradient alone (`jax.grad` of a jitted product at
+batch 16, L = 1024, 2 cores of an AMD EPYC, medians of 30 calls) took
+16.5-18.9 against 8.7-8.9 ms for 128 -> 256 features, 12.1-12.4 against
+9.0 ms for 256 -> 128 and 8.7-9.3 against 4.4-4.8 ms for 128 -> 128,
+while the forward product and the input gradient took the same either
+way. `keras.layers.EinsumDense`'s projections (`"bld,dhk->blhk"`,
+`"blhk,hkd->bld"`) contract the same way.
+
+Here both fold the input's leading axes into one before the product and
+unfold the result, under JAX: the same product, the same arithmetic. In
+the training step of `benchmarks/mixers.py`'s stacks at L = 1024 (batch
+16, width 128, 4 blocks; both versions built in one process and timed
+in alternation, 10-20 rounds) the fold made the rotary Transformer's
+step 1.06x as fast (its attention replaced by q + k + v: 1.14-1.18x),
+S4D's 1.10x, gMLP's 1.08x and MEGA's 1.06x
+(`docs/results/flat_products_epyc/`).
+
+Under TensorFlow, whose `Dense` already multiplies a folded view
+(`tensordot`), and PyTorch, which folds a matrix product's leading axes
+itself, and wherever a shape is unknown while tracing, they are Keras's
+layers unchanged. Their weights, names and configurations are Keras's,
+so checkpoints load either way.
+"""
+
+import math
+
+import keras
+from keras import ops
+
+
+def _folds(inputs):
+    """Whether the product of `inputs` is folded to 2-D: under JAX, on an
+    input of rank 3 or more whose shape is known."""
+    shape = inputs.shape
+    return (keras.backend.backend() == "jax" and len(shape) > 2
+            and all(isinstance(d, int) for d in shape))
+
+
+def contracted_axes(equation):
+    """How many of the kernel's leading axes `equation` contracts with
+    the input's trailing ones, when it is a matrix product of the two
+    (`"PC,CN->PN"`: the input's other axes P, then the kernel's other
+    axes N, each letter once); None for any other equation.
+
+    >>> contracted_axes("bld,dhk->blhk"), contracted_axes("blhk,hkd->bld")
+    (1, 2)
+    >>> contracted_axes("ab,bc->ca") is None
+    True
+    """
+    if "..." in equation or equation.count("->") != 1:
+        return None
+    operands, output = equation.replace(" ", "").split("->")
+    if operands.count(",") != 1:
+        return None
+    x, kernel = operands.split(",")
+    for c in range(len(kernel), 0, -1):
+        kept = x[:len(x) - c] + kernel[c:]
+        if (c < len(x) and x.endswith(kernel[:c]) and output == kept
+                and len(set(x + kernel[c:])) == len(x) + len(kernel) - c):
+            return c
+    return None
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class Dense(keras.layers.Dense):
+    """`keras.layers.Dense` whose product, under JAX, runs on the input
+    folded to (rows, features) (see the module docstring); same
+    arguments, weights and outputs."""
+
+    def call(self, inputs, training=None):
+        if not _folds(inputs):
+            return super().call(inputs, training=training)
+        rows = ops.reshape(inputs, (-1, inputs.shape[-1]))
+        outputs = super().call(rows, training=training)
+        return ops.reshape(outputs,
+                           tuple(inputs.shape[:-1]) + (outputs.shape[-1],))
+
+
+@keras.saving.register_keras_serializable(package="lra_keras")
+class EinsumDense(keras.layers.EinsumDense):
+    """`keras.layers.EinsumDense` whose product, when its equation is a
+    matrix product of the input's trailing axes with the kernel's leading
+    ones (`contracted_axes`), runs under JAX as one on the input folded
+    to (rows, contracted) and the kernel to (contracted, outputs) (see
+    the module docstring); same arguments, weights and outputs."""
+
+    def call(self, inputs, training=None):
+        contracted = contracted_axes(self.equation)
+        if contracted is None or not _folds(inputs):
+            return super().call(inputs, training=training)
+        kernel = self.kernel
+        depth = math.prod(kernel.shape[:contracted])
+        x = ops.matmul(ops.reshape(inputs, (-1, depth)),
+                       ops.reshape(kernel, (depth, -1)))
+        x = ops.reshape(x, tuple(inputs.shape[:len(inputs.shape)
+                                              - contracted])
+                        + tuple(kernel.shape[contracted:]))
+        # As `keras.layers.EinsumDense.call` goes on.
+        if self.bias is not None:
+            x = ops.add(x, self.bias)
+        if self.activation is not None:
+            x = self.activation(x)
+        return x

@@ -1,0 +1,185 @@
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from lra_keras.layers.projections import Dense
+from lra_keras.layers.projections import EinsumDense
+from lra_keras.layers.projections import contracted_axes
+from tests.testing import assert_allclose
+from tests.testing import assert_config_round_trip
+from tests.testing import assert_saving_round_trip
+from tests.testing import to_numpy
+from tests.testing import value_and_grads
+
+
+def _random(rng, shape):
+    return rng.normal(size=shape).astype("float32")
+
+
+def _loss_grads(layer, x, upstream):
+    """sum(upstream * layer(x)) and its gradients by x and by each of the
+    layer's weights (kernel, then bias), through `stateless_call`."""
+
+    def loss(x, *weights):
+        out, _ = layer.stateless_call(list(weights), [], x)
+        return ops.sum(out * ops.convert_to_tensor(upstream))
+
+    return value_and_grads(loss, x, *[to_numpy(w) for w in
+                                      layer.trainable_weights])
+
+
+@pytest.mark.parametrize("equation,expected", [
+    ("bld,dhk->blhk", 1),
+    ("blhk,hkd->bld", 2),
+    ("blhk,km->blhm", 1),
+    ("ab,bc->ac", 1),
+    ("ab,bc->ca", None),  # the output transposed
+    ("bld,hd->blh", None),  # the kernel's last axis contracted
+    ("bld,dl->bl", None),  # a letter in both kept parts
+    ("...d,de->...e", None),
+    ("bd,de->be,bd", None),
+])
+def test_contracted_axes(equation, expected):
+    assert contracted_axes(equation) == expected
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 4), (2, 3, 5, 4), (6, 4)])
+def test_dense_values_and_gradients_match_numpy(shape):
+    rng = np.random.default_rng(0)
+    x, upstream = _random(rng, shape), _random(rng, shape[:-1] + (3,))
+    layer = Dense(3, bias_initializer="glorot_uniform")
+    layer.build(shape)
+    kernel, bias = (to_numpy(w) for w in layer.weights)
+    value, (dx, dkernel, dbias) = _loss_grads(layer, x, upstream)
+    x64, u64 = x.astype("float64"), upstream.astype("float64")
+    assert_allclose(layer(x), x64 @ kernel + bias, atol=1e-5)
+    assert_allclose(value, np.sum((x64 @ kernel + bias) * u64), atol=1e-4)
+    rows = x64.reshape(-1, shape[-1])
+    assert_allclose(dx, u64 @ kernel.T, atol=1e-5)
+    assert_allclose(dkernel, rows.T @ u64.reshape(rows.shape[0], -1),
+                    atol=1e-4)
+    assert_allclose(dbias, u64.reshape(-1, 3).sum(0), atol=1e-5)
+
+
+EINSUMS = [
+    # (equation, input shape, output_shape, bias_axes)
+    ("bld,dhk->blhk", (2, 5, 4), (None, 3, 2), "hk"),
+    ("blhk,hkd->bld", (2, 5, 3, 2), (None, 4), "d"),
+    ("blhk,km->blhm", (2, 5, 3, 2), (None, 3, 6), None),
+    ("bld,hd->blh", (2, 5, 4), (None, 3), "h"),  # Keras's own path
+]
+
+
+@pytest.mark.parametrize("equation,shape,output_shape,bias_axes", EINSUMS)
+def test_einsum_dense_values_and_gradients_match_numpy(
+        equation, shape, output_shape, bias_axes):
+    rng = np.random.default_rng(1)
+    layer = EinsumDense(equation, output_shape=output_shape,
+                        bias_axes=bias_axes,
+                        bias_initializer="glorot_uniform")
+    layer.build(shape)
+    x = _random(rng, shape)
+    expected = np.einsum(equation, x.astype("float64"),
+                         to_numpy(layer.kernel).astype("float64"))
+    if bias_axes:
+        expected = expected + to_numpy(layer.bias)
+    assert_allclose(layer(x), expected, atol=1e-5)
+    upstream = _random(rng, expected.shape)
+    _, (dx, dkernel, *dbias) = _loss_grads(layer, x, upstream)
+    operands, output = equation.split("->")
+    x_axes, kernel_axes = operands.split(",")
+    u64 = upstream.astype("float64")
+    assert_allclose(dx, np.einsum(f"{output},{kernel_axes}->{x_axes}", u64,
+                                  to_numpy(layer.kernel)), atol=1e-5)
+    assert_allclose(dkernel, np.einsum(f"{x_axes},{output}->{kernel_axes}",
+                                       x, u64), atol=1e-4)
+    if bias_axes:
+        kept = "".join(a for a in output if a in bias_axes)
+        assert_allclose(dbias[0], np.einsum(f"{output}->{kept}", u64),
+                        atol=1e-5)
+
+
+def test_the_product_runs_on_two_dimensional_operands_under_jax():
+    # Under JAX every product of the layers' forward and backward passes
+    # takes 2-D operands, one axis contracted (the fold of the module
+    # docstring); elsewhere they are Keras's layers (equal outputs above).
+    if keras.backend.backend() != "jax":
+        pytest.skip("the fold is JAX's; TensorFlow and PyTorch run Keras's")
+    import jax
+
+    rng = np.random.default_rng(2)
+    for layer, shape in ((Dense(3), (2, 5, 4)),
+                         (EinsumDense("blhk,hkd->bld", output_shape=(None, 4),
+                                      bias_axes="d"), (2, 5, 3, 2))):
+        layer.build(shape)
+        weights = [to_numpy(w) for w in layer.trainable_weights]
+
+        def loss(weights, x, layer=layer):
+            return ops.sum(layer.stateless_call(weights, [], x)[0])
+
+        jaxpr = jax.make_jaxpr(jax.grad(loss, argnums=(0, 1)))(
+            weights, _random(rng, shape))
+        products = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"]
+        assert len(products) == 3  # forward, input and weight gradients
+        for product in products:
+            (contracting, _), _ = product.params["dimension_numbers"]
+            assert [v.aval.ndim for v in product.invars] == [2, 2]
+            assert len(contracting) == 1
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (Dense(6, activation="gelu"),
+             keras.layers.Dense(6, activation="gelu")),
+    lambda: (EinsumDense("bld,dhk->blhk", output_shape=(None, 3, 2),
+                         bias_axes="hk", activation="relu"),
+             keras.layers.EinsumDense("bld,dhk->blhk",
+                                      output_shape=(None, 3, 2),
+                                      bias_axes="hk", activation="relu")),
+])
+def test_equals_the_keras_layer_with_its_names_and_weights(make):
+    ours, theirs = make()
+    x = _random(np.random.default_rng(3), (2, 7, 4))
+    ours.build(x.shape)
+    theirs.build(x.shape)
+    theirs.set_weights(ours.get_weights())
+    assert_allclose(ours(x), theirs(x), atol=1e-6)
+    # Checkpoints load either way: the automatic names come from the same
+    # counter as Keras's (`dense`, `dense_1`, ...; `einsum_dense`, ...), the
+    # weights' names are Keras's, and so is the configuration.
+    stem = {"Dense": "dense", "EinsumDense": "einsum_dense"}[
+        type(theirs).__name__]
+    assert type(ours).__name__ == type(theirs).__name__
+    assert ours.name.startswith(stem) and theirs.name.startswith(stem)
+    assert [w.path.split("/", 1)[1] for w in ours.weights] == [
+        w.path.split("/", 1)[1] for w in theirs.weights]
+    assert (dict(ours.get_config(), name=None)
+            == dict(theirs.get_config(), name=None))
+
+
+def test_mixed_bfloat16_matches_the_keras_layer():
+    x = _random(np.random.default_rng(4), (2, 7, 4))
+    ours = Dense(5, dtype="mixed_bfloat16")
+    theirs = keras.layers.Dense(5, dtype="mixed_bfloat16")
+    ours.build(x.shape)
+    theirs.build(x.shape)
+    theirs.set_weights(ours.get_weights())
+    out = ours(x)
+    assert keras.backend.standardize_dtype(out.dtype) == "bfloat16"
+    assert_allclose(ops.cast(out, "float32"),
+                    ops.cast(theirs(x), "float32"), atol=2e-2, rtol=2e-2)
+
+
+def test_config_and_saving_round_trip(tmp_path):
+    inputs = keras.Input((7, 4))
+    hidden = EinsumDense("bld,dhk->blhk", output_shape=(None, 3, 2),
+                         bias_axes="hk")(inputs)
+    outputs = Dense(2)(keras.layers.Reshape((7, 6))(hidden))
+    model = keras.Model(inputs, outputs)
+    for layer in model.layers[1:]:
+        if isinstance(layer, (Dense, EinsumDense)):
+            assert_config_round_trip(layer)
+    loaded = assert_saving_round_trip(
+        model, _random(np.random.default_rng(5), (2, 7, 4)), tmp_path)
+    assert [type(layer) for layer in loaded.layers] == [
+        type(layer) for layer in model.layers]
