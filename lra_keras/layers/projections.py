@@ -43,6 +43,17 @@ def _folds(inputs):
             and all(isinstance(d, int) for d in shape))
 
 
+def matmul(x, kernel):
+    """`keras.ops.matmul(x, kernel)` of an input (..., features) and a
+    2-D kernel, on `x` folded to (rows, features) under JAX as the layers
+    below fold theirs: the products into and out of S5's and the LRU's
+    states (`ssm_kernels.diagonal_ssm`)."""
+    if not _folds(x) or len(kernel.shape) != 2:
+        return ops.matmul(x, kernel)
+    y = ops.matmul(ops.reshape(x, (-1, x.shape[-1])), kernel)
+    return ops.reshape(y, tuple(x.shape[:-1]) + (kernel.shape[-1],))
+
+
 def contracted_axes(equation):
     """How many of the kernel's leading axes `equation` contracts with
     the input's trailing ones, when it is a matrix product of the two

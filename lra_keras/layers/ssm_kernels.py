@@ -32,6 +32,7 @@ import keras
 from keras import ops
 
 from lra_keras.backend_utils import xla_compiled
+from lra_keras.layers import projections
 from lra_keras.layers.fft_conv import complex_fft_conv
 from lra_keras.layers.fft_conv import complex_multiply
 
@@ -409,14 +410,15 @@ def diagonal_ssm(u, b, log_z, c, causal=True, recurrence="chunked"):
         Tensor (batch, L, H) float32.
     """
     u = ops.cast(u, "float32")
-    v = ops.matmul(u, ops.transpose(ops.concatenate(b, 0)))  # (B, L, 2N)
+    v = projections.matmul(
+        u, ops.transpose(ops.concatenate(b, 0)))  # (B, L, 2N)
     states = stacked_recurrence(v, log_z, causal, recurrence)
     c_real, c_imag = c
     # Re(C x) = C_re x_re - C_im x_im, every direction in one product
     readout = ops.concatenate(
         [part for d in range(1 if causal else 2) for part in (
             ops.transpose(c_real[d]), -ops.transpose(c_imag[d]))], 0)
-    return ops.matmul(states, readout)
+    return projections.matmul(states, readout)
 
 
 def _recurrence_step(earlier, later):

@@ -6,6 +6,7 @@ from keras import ops
 from lra_keras.layers.projections import Dense
 from lra_keras.layers.projections import EinsumDense
 from lra_keras.layers.projections import contracted_axes
+from lra_keras.layers.projections import matmul
 from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
 from tests.testing import assert_saving_round_trip
@@ -60,6 +61,22 @@ def test_dense_values_and_gradients_match_numpy(shape):
     assert_allclose(dkernel, rows.T @ u64.reshape(rows.shape[0], -1),
                     atol=1e-4)
     assert_allclose(dbias, u64.reshape(-1, 3).sum(0), atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 4), (2, 3, 5, 4), (6, 4)])
+def test_matmul_values_and_gradients_match_numpy(shape):
+    rng = np.random.default_rng(6)
+    x, kernel = _random(rng, shape), _random(rng, (4, 3))
+    upstream = _random(rng, shape[:-1] + (3,))
+    value, (dx, dkernel) = value_and_grads(
+        lambda x, w: ops.sum(matmul(x, w) * ops.convert_to_tensor(upstream)),
+        x, kernel)
+    x64, u64 = x.astype("float64"), upstream.astype("float64")
+    assert_allclose(matmul(x, kernel), x64 @ kernel, atol=1e-5)
+    assert_allclose(value, np.sum((x64 @ kernel) * u64), atol=1e-4)
+    assert_allclose(dx, u64 @ kernel.T, atol=1e-5)
+    assert_allclose(dkernel, x64.reshape(-1, 4).T @ u64.reshape(-1, 3),
+                    atol=1e-4)
 
 
 EINSUMS = [
@@ -118,14 +135,20 @@ def test_the_product_runs_on_two_dimensional_operands_under_jax():
         def loss(weights, x, layer=layer):
             return ops.sum(layer.stateless_call(weights, [], x)[0])
 
-        jaxpr = jax.make_jaxpr(jax.grad(loss, argnums=(0, 1)))(
-            weights, _random(rng, shape))
-        products = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"]
-        assert len(products) == 3  # forward, input and weight gradients
-        for product in products:
-            (contracting, _), _ = product.params["dimension_numbers"]
-            assert [v.aval.ndim for v in product.invars] == [2, 2]
-            assert len(contracting) == 1
+        _assert_two_dimensional_products(jax.make_jaxpr(jax.grad(
+            loss, argnums=(0, 1)))(weights, _random(rng, shape)))
+    _assert_two_dimensional_products(jax.make_jaxpr(jax.grad(
+        lambda x, w: ops.sum(matmul(x, w)), argnums=(0, 1)))(
+            _random(rng, (2, 5, 4)), _random(rng, (4, 3))))
+
+
+def _assert_two_dimensional_products(jaxpr):
+    products = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"]
+    assert len(products) == 3  # forward, input and weight gradients
+    for product in products:
+        (contracting, _), _ = product.params["dimension_numbers"]
+        assert [v.aval.ndim for v in product.invars] == [2, 2]
+        assert len(contracting) == 1
 
 
 @pytest.mark.parametrize("make", [
