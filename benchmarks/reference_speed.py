@@ -527,12 +527,11 @@ def _child_reference_s5(args, length):
                 device=device.device_kind, loss=losses[-1])
 
 
-def child_reference(args, length):
-    """One training step of the reference at `length`, as a dict: on a
-    CPU, memory is the growth of the peak resident set; on a GPU, the
-    device's peak allocation (weights included), as `mixers`."""
-    if args.model == "s5":
-        return _child_reference_s5(args, length)
+def reference_training_step(args, length):
+    """(the reference's training step at `length`, a function that runs
+    one and waits for its device; its batch; the CUDA device or None):
+    seeded, with `torch.optim.AdamW` and a cross-entropy loss on random
+    tokens, for every model but S5 (`_child_reference_s5`)."""
     import contextlib
 
     import torch
@@ -564,6 +563,18 @@ def child_reference(args, length):
         if cuda is not None:
             torch.cuda.synchronize()
 
+    return step, batch, cuda
+
+
+def child_reference(args, length):
+    """One training step of the reference at `length`, as a dict: on a
+    CPU, memory is the growth of the peak resident set; on a GPU, the
+    device's peak allocation (weights included), as `mixers`."""
+    if args.model == "s5":
+        return _child_reference_s5(args, length)
+    import torch
+
+    step, batch, cuda = reference_training_step(args, length)
     before = mixers._rss_mib()
     compile_s, seconds = _timed_steps(step, args.steps)
     memory = (torch.cuda.max_memory_allocated() / 2**20 if cuda is not None
