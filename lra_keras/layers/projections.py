@@ -1,4 +1,5 @@
-"""`Dense` and `EinsumDense` whose products XLA runs on 2-D operands.
+"""`Dense`, `EinsumDense` and `matmul` whose products XLA runs on 2-D
+operands.
 
 Under JAX, `keras.layers.Dense` on a (batch, length, width) input is
 `jnp.matmul` of a 3-D tensor, and its weight gradient a `dot_general`
@@ -6,27 +7,28 @@ that contracts two axes, batch and length, of the input and of the
 output gradient. XLA's CPU backend ran that product at about half the
 speed of the same product on the operands folded to (batch x length,
 width): the weight gradient alone (`jax.grad` of a jitted product at
-batch 16, L = 1024, 2 cores of an AMD EPYC, medians of 30 calls) took
-16.5-18.9 against 8.7-8.9 ms for 128 -> 256 features, 12.1-12.4 against
-9.0 ms for 256 -> 128 and 8.7-9.3 against 4.4-4.8 ms for 128 -> 128,
-while the forward product and the input gradient took the same either
-way. `keras.layers.EinsumDense`'s projections (`"bld,dhk->blhk"`,
-`"blhk,hkd->bld"`) contract the same way.
+batch 16, L = 1024, 2 cores of an AMD EPYC, medians of 30 calls, two
+rounds) took 17.8-18.0 against 8.8 ms for 128 -> 256 features, 12.9
+against 9.8-10.6 ms for 256 -> 128 and 9.6-9.9 against 5.0-5.2 ms for
+128 -> 128, while the forward product and the input gradient took the
+same either way. `keras.layers.EinsumDense`'s projections
+(`"bld,dhk->blhk"`, `"blhk,hkd->bld"`) contract the same way.
 
-Here both fold the input's leading axes into one before the product and
-unfold the result, under JAX: the same product, the same arithmetic. In
-the training step of `benchmarks/mixers.py`'s stacks at L = 1024 (batch
-16, width 128, 4 blocks; both versions built in one process and timed
-in alternation, 10-20 rounds) the fold made the rotary Transformer's
-step 1.06x as fast (its attention replaced by q + k + v: 1.14-1.18x),
-S4D's 1.10x, gMLP's 1.08x and MEGA's 1.06x
-(`docs/results/flat_products_epyc/`).
+Here each folds the input's leading axes into one before the product
+and unfolds the result, under JAX: the same product, the same
+arithmetic. In the JAX training step of `benchmarks/mixers.py`'s stacks
+at L = 1024 (batch 16, width 128, 4 blocks; both versions built in one
+process and timed in alternation, 10-16 rounds; the median of the
+rounds' ratios) the fold made the rotary Transformer's step 1.003x and
+1.081x as fast in two runs (1.139x with its attention replaced by q + k
++ v), S4D's 1.055x, S5's 1.105x, RTF's 1.089x, gMLP's 1.115x and MEGA's
+1.050x (`docs/results/flat_products_epyc/`).
 
 Under TensorFlow, whose `Dense` already multiplies a folded view
 (`tensordot`), and PyTorch, which folds a matrix product's leading axes
 itself, and wherever a shape is unknown while tracing, they are Keras's
-layers unchanged. Their weights, names and configurations are Keras's,
-so checkpoints load either way.
+layers and `keras.ops.matmul` unchanged. The layers' weights, names and
+configurations are Keras's, so checkpoints load either way.
 """
 
 import math
