@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent / "tensorflow_graph_epyc"))
 sys.path.insert(0, str(HERE))
 
 import keras  # noqa: E402
-from paired_step import compiled_stack  # noqa: E402
+from paired_step import paired_stacks  # noqa: E402
 from paired_step import paired_times  # noqa: E402
 from paired_step import summary  # noqa: E402
 from rest_of_step import attention_off  # noqa: E402
@@ -46,11 +46,7 @@ def main():
     model, length = sys.argv[1], int(sys.argv[2])
     if os.environ.get("ATTENTION") == "off":
         attention_off()
-    nets = {}
-    for name in ("keras", "folded"):
-        folds(undone=name == "keras")
-        nets[name], x, y = compiled_stack(model, length)
-    folds(undone=False)
+    nets, x, y = paired_stacks(folds, model, length, ("keras", "folded"))
     times, ratios = paired_times(nets, x, y, int(os.environ.get("N", 12)))
     attention = (", attention off" if os.environ.get("ATTENTION") == "off"
                  else "")

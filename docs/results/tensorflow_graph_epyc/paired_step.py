@@ -119,17 +119,25 @@ def summary(times, ratios):
             f"{max(ratios):.3f})")
 
 
+def paired_stacks(change, model, length, names=("before", "now")):
+    """The two stacks, {name: stack}, the first traced with `change`
+    undone and the second as the library is, and their batch."""
+    nets = {}
+    for name in names:
+        change(undone=name == names[0])
+        nets[name], x, y = compiled_stack(model, length)
+    change(undone=False)
+    return nets, x, y
+
+
 def main():
     change, model, length = (CHANGES[sys.argv[1]], sys.argv[2],
                              int(sys.argv[3]))
-    nets = {}
-    for name in ("before", "now"):
-        change(undone=name == "before")
-        nets[name], x, y = compiled_stack(model, length)
-    change(undone=False)
+    nets, x, y = paired_stacks(change, model, length)
     times, ratios = paired_times(nets, x, y, int(os.environ.get("N", 15)))
     print(f"{keras.backend.backend()} {sys.argv[1]} {model} L={length}: "
           f"{summary(times, ratios)}")
+
 
 if __name__ == "__main__":
     main()
