@@ -105,8 +105,9 @@ class EinsumDense(keras.layers.EinsumDense):
     the module docstring); same arguments, weights and outputs."""
 
     def call(self, inputs, training=None):
-        contracted = contracted_axes(self.equation)
-        if contracted is None or not _folds(inputs):
+        # The backend first: PyTorch calls this eagerly every step.
+        contracted = contracted_axes(self.equation) if _folds(inputs) else None
+        if contracted is None:
             return super().call(inputs, training=training)
         kernel = self.kernel
         depth = math.prod(kernel.shape[:contracted])
