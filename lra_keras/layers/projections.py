@@ -36,6 +36,8 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.layers import lean_backward
+
 
 def _folds(inputs):
     """Whether the product of `inputs` is folded to 2-D: under JAX, on an
@@ -54,6 +56,43 @@ def matmul(x, kernel):
         return ops.matmul(x, kernel)
     y = ops.matmul(ops.reshape(x, (-1, x.shape[-1])), kernel)
     return ops.reshape(y, tuple(x.shape[:-1]) + (kernel.shape[-1],))
+
+
+def dense_glu(dense, inputs):
+    """`keras.ops.glu(dense(inputs))`, `a * sigmoid(b)` of the two halves
+    of a built `Dense` layer's 2H outputs (the state-space blocks'
+    `"glu"` output).
+
+    Under TensorFlow, for a float kernel without LoRA and no activation,
+    the halves are two products of the kernel's halves (and the bias's),
+    each (rows, H), so that no (rows, 2H) product is split: TensorFlow's
+    `Split` copies both halves and its gradient concatenates them again.
+    Forward and backward at (16, 1024, 128) in a `tf.function` (40
+    rounds in turn, 2 cores of an AMD EPYC): 21.5 against 24.4 ms.
+    Under JAX, whose XLA fuses the split into its consumers, and PyTorch,
+    whose halves are views, and for any other layer, `dense(inputs)` then
+    `lean_backward.glu`. Inputs and weights are cast to the layer's
+    compute dtype, as its call would.
+
+    Args:
+        dense: a built `keras.layers.Dense` of an even number of units.
+        inputs: tensor (..., features).
+
+    Returns:
+        Tensor (..., units / 2).
+    """
+    if (keras.backend.backend() != "tensorflow" or dense.quantization_mode
+            or dense.lora_enabled
+            or dense.activation not in (None, keras.activations.linear)):
+        return lean_backward.glu(dense(inputs), axis=-1)
+    dtype = dense.compute_dtype
+    x = ops.cast(inputs, dtype)
+    halves = ops.split(ops.cast(dense.kernel, dtype), 2, axis=-1)
+    a, b = (ops.matmul(x, kernel) for kernel in halves)
+    if dense.bias is not None:
+        bias_a, bias_b = ops.split(ops.cast(dense.bias, dtype), 2)
+        a, b = a + bias_a, b + bias_b
+    return a * ops.sigmoid(b)
 
 
 def contracted_axes(equation):

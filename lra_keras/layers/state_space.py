@@ -25,6 +25,7 @@ from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.masked_batch_normalization import up_to_longest_row
 from lra_keras.layers.projections import Dense
+from lra_keras.layers.projections import dense_glu
 from lra_keras.schema import READ_PADDING
 from lra_keras.schema import Rule
 
@@ -272,7 +273,7 @@ class StateSpaceLayer(keras.layers.Layer):
             # x * sigmoid(W x1); x itself is neither activated nor dropped.
             return x * ops.sigmoid(self.output_dense(y))
         if self.output_activation == "glu":
-            y = lean_backward.glu(self.output_dense(y), axis=-1)
+            y = dense_glu(self.output_dense, y)
         elif self.output_activation == "half_glu":
             y = y * ops.sigmoid(self.output_dense(y))
         elif self.output_activation == "linear":

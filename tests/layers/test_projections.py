@@ -6,6 +6,7 @@ from keras import ops
 from lra_keras.layers.projections import Dense
 from lra_keras.layers.projections import EinsumDense
 from lra_keras.layers.projections import contracted_axes
+from lra_keras.layers.projections import dense_glu
 from lra_keras.layers.projections import matmul
 from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
@@ -191,6 +192,65 @@ def test_mixed_bfloat16_matches_the_keras_layer():
     assert keras.backend.standardize_dtype(out.dtype) == "bfloat16"
     assert_allclose(ops.cast(out, "float32"),
                     ops.cast(theirs(x), "float32"), atol=2e-2, rtol=2e-2)
+
+
+def _glu_loss_grads(layer, x, upstream):
+    """sum(upstream * dense_glu(layer, x)) and its gradients by x, the
+    kernel and the bias (their values swapped in by a `StatelessScope`)."""
+
+    def loss(x, kernel, bias):
+        with keras.StatelessScope(state_mapping=[(layer.kernel, kernel),
+                                                 (layer.bias, bias)]):
+            out = dense_glu(layer, x)
+        return ops.sum(out * ops.convert_to_tensor(upstream))
+
+    return value_and_grads(loss, x, *[to_numpy(w) for w in layer.weights])
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 4), (6, 4)])
+def test_dense_glu_values_and_gradients_match_numpy(shape):
+    rng = np.random.default_rng(7)
+    x, upstream = _random(rng, shape), _random(rng, shape[:-1] + (3,))
+    layer = Dense(6, bias_initializer="glorot_uniform")
+    layer.build(shape)
+    kernel, bias = (to_numpy(w).astype("float64") for w in layer.weights)
+    x64, u64 = x.astype("float64"), upstream.astype("float64")
+    a, b = x64 @ kernel[:, :3] + bias[:3], x64 @ kernel[:, 3:] + bias[3:]
+    gate = 1.0 / (1.0 + np.exp(-b))
+    assert_allclose(dense_glu(layer, x), a * gate, atol=1e-5)
+    value, (dx, dkernel, dbias) = _glu_loss_grads(layer, x, upstream)
+    da, db = u64 * gate, u64 * a * gate * (1.0 - gate)
+    rows = x64.reshape(-1, shape[-1])
+    da, db = da.reshape(rows.shape[0], 3), db.reshape(rows.shape[0], 3)
+    assert_allclose(value, np.sum(a * gate * u64), atol=1e-4)
+    assert_allclose(dx.reshape(rows.shape),
+                    da @ kernel[:, :3].T + db @ kernel[:, 3:].T, atol=1e-5)
+    assert_allclose(dkernel, np.concatenate([rows.T @ da, rows.T @ db], 1),
+                    atol=1e-4)
+    assert_allclose(dbias, np.concatenate([da.sum(0), db.sum(0)]),
+                    atol=1e-5)
+
+
+def test_dense_glu_takes_the_layers_own_path_where_it_must():
+    # An activation, LoRA: `glu(dense(x))` as the layer computes it.
+    x = _random(np.random.default_rng(8), (2, 5, 4))
+    for layer in (Dense(6, activation="relu"), Dense(6)):
+        layer.build(x.shape)
+        if layer.activation is keras.activations.linear:
+            layer.enable_lora(2, b_initializer="ones")
+        assert_allclose(dense_glu(layer, x), ops.glu(layer(x)), atol=1e-6)
+
+
+def test_dense_glu_in_mixed_bfloat16():
+    x = _random(np.random.default_rng(9), (2, 7, 4))
+    mixed, full = Dense(6, dtype="mixed_bfloat16"), Dense(6)
+    mixed.build(x.shape)
+    full.build(x.shape)
+    full.set_weights(mixed.get_weights())
+    out = dense_glu(mixed, x)
+    assert keras.backend.standardize_dtype(out.dtype) == "bfloat16"
+    assert_allclose(ops.cast(out, "float32"), dense_glu(full, x),
+                    atol=2e-2, rtol=2e-2)
 
 
 def test_config_and_saving_round_trip(tmp_path):
