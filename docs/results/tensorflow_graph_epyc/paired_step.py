@@ -17,7 +17,9 @@ range. The changes:
   the skip added at a slice of lag 0 and every kernel sliced to its
   length even where nothing is cut (`ssm_kernels.first_taps`);
 - `rotation`: the rotary rotation's real form (a flip of the pairs and
-  products) rather than `_tensorflow_rotate_pairs`' complex one.
+  products) rather than `_tensorflow_rotate_pairs`' complex one;
+- `glu`: the state-space blocks' GLU as the (rows, 2H) product split in
+  two rather than `projections.dense_glu`'s two products.
 """
 
 import os
@@ -35,6 +37,7 @@ import keras  # noqa: E402
 import mixers  # noqa: E402
 from keras import ops  # noqa: E402
 
+from lra_keras.layers import lean_backward  # noqa: E402
 from lra_keras.layers import rotary_attention  # noqa: E402
 from lra_keras.layers import rtf  # noqa: E402
 from lra_keras.layers import s4  # noqa: E402
@@ -68,6 +71,16 @@ def slices(undone):
     state_space.StateSpaceLayer.ssm_convolve = convolve
 
 
+def split_glu(dense, inputs):
+    """The GLU as before: the (rows, 2H) product, then split."""
+    return lean_backward.glu(dense(inputs), axis=-1)
+
+
+def glu(undone):
+    """Puts the split GLU (`undone`) or `projections.dense_glu`."""
+    state_space.dense_glu = split_glu if undone else GLU_NOW
+
+
 def rotation(undone):
     """Puts the real rotation (`undone`) or the complex one."""
     rotary_attention._tensorflow_graph_float32 = (
@@ -77,7 +90,8 @@ def rotation(undone):
 SLICES_NOW = (ssm_kernels.first_taps,
               state_space.StateSpaceLayer.ssm_convolve)
 ROTATION_NOW = rotary_attention._tensorflow_graph_float32
-CHANGES = {"slices": slices, "rotation": rotation}
+GLU_NOW = state_space.dense_glu
+CHANGES = {"slices": slices, "rotation": rotation, "glu": glu}
 
 
 def compiled_stack(model, length):
