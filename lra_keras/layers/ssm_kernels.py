@@ -226,11 +226,29 @@ def diagonal_recurrence(v, log_z, causal=True, recurrence="chunked"):
 
 
 def recurrence_chunk(length):
-    """`chunked_recurrence`'s positions per chunk for sequences of
+    """`chunked_recurrence`'s positions per chunk T for sequences of
     `length` (an int, or None when not known until run): 32 up to 2048
-    positions, 64 beyond. Measured, S5 and LRU steps at L = 1024 and 4096
+    positions; beyond, the largest power of two whose square is at most
+    `length`, at least 64 (64 up to 16,383 positions, 128 up to 65,535,
+    256 from 65,536 on); 64 when the length is unknown.
+
+    The work within chunks grows with T (L T per mode) and the carry
+    across them with the square of their number C = L / T: its (N, 2C,
+    2C) matrices of powers are built, and differentiated, whatever the
+    batch. At Path-X's 16K in batches of one, chunks of 64 (C = 256) made
+    that matrix the step's largest cost (its cosines, sines and
+    concatenations, a `jax.profiler` trace of the S5 stack); chunks of
+    128 ran the 4-block steps of width 128 1.15x (S5) and 1.13x (LRU) as
+    fast under JAX, 1.12x and 1.18x under TensorFlow and 1.03x (S5)
+    under PyTorch (paired in one process, the median of 8 rounds'
+    ratios); at 8K (batch 2) they were slower than 64 (JAX's S5: 0.94x).
+    Lengths past 16K are not measured. At 1K and 4K: S5 and LRU steps
     (`chunked_recurrence`'s docstring)."""
-    return 32 if length is not None and length <= 2048 else 64
+    if length is None:
+        return 64
+    if length <= 2048:
+        return 32
+    return max(64, 2 ** (math.isqrt(length).bit_length() - 1))
 
 
 def _complex_block(real, imag):

@@ -173,6 +173,33 @@ def test_chunked_recurrence_matches_a_loop(length, causal, chunk):
     assert_allclose(x, expected, atol=2e-5 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("length,chunk", [
+    (None, 64), (1, 32), (1024, 32), (2048, 32), (2049, 64), (4000, 64),
+    (8192, 64), (16383, 64), (16384, 128), (65535, 128), (65536, 256)])
+def test_recurrence_chunk_by_length(length, chunk):
+    from lra_keras.layers.ssm_kernels import recurrence_chunk
+
+    assert recurrence_chunk(length) == chunk
+
+
+def test_chunked_recurrence_at_path_x_length_matches_a_loop():
+    # Path-X's 16K positions: the default chunks of 128, 128 chunks
+    # carried across, both directions; |z| up to 0.9999. The float32
+    # phases of lags up to 16K put the slowest mode's states 4.1e-4 to
+    # 4.8e-4 of the largest state from float64's with chunks of 32, 64
+    # or 128 alike (2026-12-06).
+    from lra_keras.layers.ssm_kernels import chunked_recurrence
+
+    rng = np.random.default_rng(16)
+    n = 3
+    log_z = (np.log(np.array([0.5, 0.99, 0.9999])).astype("float32"),
+             rng.uniform(-np.pi, np.pi, n).astype("float32"))
+    v = rng.normal(size=(1, 16384, 2 * n)).astype("float32")
+    x = chunked_recurrence(v, log_z, causal=False)
+    expected = numpy_recurrence(v, log_z, False)
+    assert_allclose(x, expected, atol=1e-3 * np.abs(expected).max())
+
+
 def test_chunked_recurrence_runs_at_lengths_known_only_when_called():
     # A model whose length axis is None: under TensorFlow `predict` traces
     # it again with the length unknown once a third length comes.
