@@ -67,8 +67,11 @@ def dense_glu(dense, inputs):
     the halves are two products of the kernel's halves (and the bias's),
     each (rows, H), so that no (rows, 2H) product is split: TensorFlow's
     `Split` copies both halves and its gradient concatenates them again.
-    Forward and backward at (16, 1024, 128) in a `tf.function` (40
-    rounds in turn, 2 cores of an AMD EPYC): 21.5 against 24.4 ms.
+    Forward and backward at (16, 1024, 128) in a `tf.function` (2 cores
+    of an AMD EPYC, medians of 30 calls, twice): 26.2 and 26.6 against
+    28.1 and 27.6 ms; the 4-block DLR, RTF and S4D steps of
+    `benchmarks/mixers.py` at L = 1024, paired in one process, 1.035-1.044x
+    as fast (`docs/results/tensorflow_graph_epyc/`).
     Under JAX, whose XLA fuses the split into its consumers, and PyTorch,
     whose halves are views, and for any other layer, `dense(inputs)` then
     `lean_backward.glu`. Inputs and weights are cast to the layer's

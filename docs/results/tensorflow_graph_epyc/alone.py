@@ -1,9 +1,11 @@
-"""This folder's two TensorFlow changes timed alone, each form in a
+"""This folder's TensorFlow changes timed alone, each form in a
 `tf.function` (TensorFlow's graph, no XLA, as Keras runs a step on a
 machine with only CPUs), forward and backward, the median of 30 calls,
 every form twice in turn:
 
-    python docs/results/tensorflow_graph_epyc/alone.py
+    python docs/results/tensorflow_graph_epyc/alone.py [rotation kernels glu]
+
+(the named ones; all three without a name)
 
 - the rotary rotation of a (16, 1024, 4, 32) query: its real form (a flip
   of the pairs and products, as before) against `_tensorflow_rotate_pairs`
@@ -12,7 +14,11 @@ every form twice in turn:
 - a DLR block's kernels (2, 128, 1024) taken apart as before (indexed,
   the skip added at a slice of lag 0) and as now (unstacked, the skip
   through a one-hot lag), times a fixed tensor and summed, with the
-  gradients of the kernels and the skip.
+  gradients of the kernels and the skip;
+- a state-space block's GLU on (16, 1024, 128): the Dense of 256 units
+  split in two (before) against `projections.dense_glu`'s two products
+  (now), times a fixed tensor and summed, with the gradients of the
+  input, the kernel and the bias.
 """
 
 import os
@@ -29,7 +35,10 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from keras import ops  # noqa: E402
 
+from lra_keras.layers import lean_backward  # noqa: E402
 from lra_keras.layers import rotary_attention  # noqa: E402
+from lra_keras.layers.projections import Dense  # noqa: E402
+from lra_keras.layers.projections import dense_glu  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from paired_step import rotation  # noqa: E402
@@ -86,6 +95,28 @@ def kernel_forms():
             "kernels, unstacked (now)": gradient_of(unstacked, k, skip)}
 
 
+def glu_forms():
+    x = tf.constant(RNG.normal(size=(16, 1024, 128)).astype("float32"))
+    w = tf.constant(RNG.normal(size=(16, 1024, 128)).astype("float32"))
+    dense = Dense(256, bias_initializer="glorot_uniform")
+    dense.build(x.shape)
+    weights = (dense.kernel.value, dense.bias.value)
+
+    def split(t, *weights):
+        return ops.sum(lean_backward.glu(dense(t), axis=-1) * w)
+
+    def two_products(t, *weights):
+        return ops.sum(dense_glu(dense, t) * w)
+
+    return {"GLU, split (before)": gradient_of(split, x, *weights),
+            "GLU, two products (now)": gradient_of(two_products, x,
+                                                  *weights)}
+
+
+FORMS = {"rotation": rotation_forms, "kernels": kernel_forms,
+         "glu": glu_forms}
+
+
 def median_ms(run, calls=30):
     run()
     times = []
@@ -102,13 +133,14 @@ def largest_difference(a, b):
 
 
 def main():
-    for forms in (rotation_forms(), kernel_forms()):
+    for name in sys.argv[1:] or FORMS:
+        forms = FORMS[name]()
         (before, a), (now, b) = forms.items()
         print(f"largest difference, values and gradients: "
               f"{largest_difference(a, b):.3g}")
         for _ in range(2):
-            for name, run in forms.items():
-                print(f"{name}: {median_ms(run):.2f} ms")
+            for form, run in forms.items():
+                print(f"{form}: {median_ms(run):.2f} ms")
 
 
 if __name__ == "__main__":
