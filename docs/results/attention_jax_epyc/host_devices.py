@@ -2,7 +2,9 @@
 forced host devices (`--xla_force_host_platform_device_count=2`, as
 `tests/test_distribute.py` tests `--distribute`): on one of them
 (`one`) and data-parallel over both (`two`, Keras's `DataParallel`),
-N steps of each in turn after 3 untimed:
+N steps of each in turn after 3 untimed (`../tensorflow_graph_epyc/
+paired_step.py`'s `compiled_stack`; the run below built the same stacks
+with its own copy of that function):
 
     N=6 python docs/results/attention_jax_epyc/host_devices.py transformer 1024
 
@@ -23,30 +25,19 @@ os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "docs" / "results" / "tensorflow_graph_epyc"))
 
 import jax  # noqa: E402
 import keras  # noqa: E402
-import mixers  # noqa: E402
+from paired_step import compiled_stack  # noqa: E402
 
 model, length = sys.argv[1], int(sys.argv[2])
 N = int(os.environ.get("N", "6"))
 
-
-def build():
-    keras.utils.set_random_seed(0)
-    net, x, y = mixers.stack_and_batch(model, length, 128, 4,
-                                       16384 // length, padded=False)
-    optimizer, loss = mixers.optimizer_and_loss()
-    net.compile(optimizer=optimizer, loss=loss)
-    for _ in range(3):
-        net.train_on_batch(x, y)
-    return net, x, y
-
-
-one = build()
+one = compiled_stack(model, length)
 keras.distribution.set_distribution(
     keras.distribution.DataParallel(devices=jax.devices()))
-two = build()
+two = compiled_stack(model, length)
 print(jax.devices(), two[0].trainable_weights[0].value.sharding)
 ts = {"one": [], "two": []}
 for r in range(N):
