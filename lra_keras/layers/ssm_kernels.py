@@ -236,8 +236,9 @@ def recurrence_chunk(length):
     across them with the square of their number C = L / T: its (N, 2C,
     2C) matrices of powers are built, and differentiated, whatever the
     batch. At Path-X's 16K in batches of one, chunks of 64 (C = 256) made
-    that matrix the step's largest cost (its cosines, sines and
-    concatenations, a `jax.profiler` trace of the S5 stack); chunks of
+    that matrix about a quarter of the step's operations (cosines, sines
+    and concatenations of its size, 358 of 1,473 ms in a `jax.profiler`
+    trace of the S5 stack's step; the products took 612); chunks of
     128 ran the 4-block steps of width 128 1.15x (S5) and 1.13x (LRU) as
     fast under JAX, 1.12x and 1.18x under TensorFlow and 1.03x (S5)
     under PyTorch (paired in one process, the median of 8 rounds'
