@@ -19,12 +19,16 @@ def _random(rng, shape):
     return rng.normal(size=shape).astype("float32")
 
 
-def _loss_grads(layer, x, upstream):
-    """sum(upstream * layer(x)) and its gradients by x and by each of the
-    layer's weights (kernel, then bias), through `stateless_call`."""
+def _loss_grads(layer, x, upstream, call=None):
+    """sum(upstream * call(x)) (by default `layer(x)`) and its gradients
+    by x and by each of the layer's weights (kernel, then bias), their
+    values swapped in by a `StatelessScope`."""
+    call = call or layer
 
     def loss(x, *weights):
-        out, _ = layer.stateless_call(list(weights), [], x)
+        with keras.StatelessScope(state_mapping=list(
+                zip(layer.trainable_weights, weights))):
+            out = call(x)
         return ops.sum(out * ops.convert_to_tensor(upstream))
 
     return value_and_grads(loss, x, *[to_numpy(w) for w in
@@ -194,19 +198,6 @@ def test_mixed_bfloat16_matches_the_keras_layer():
                     ops.cast(theirs(x), "float32"), atol=2e-2, rtol=2e-2)
 
 
-def _glu_loss_grads(layer, x, upstream):
-    """sum(upstream * dense_glu(layer, x)) and its gradients by x, the
-    kernel and the bias (their values swapped in by a `StatelessScope`)."""
-
-    def loss(x, kernel, bias):
-        with keras.StatelessScope(state_mapping=[(layer.kernel, kernel),
-                                                 (layer.bias, bias)]):
-            out = dense_glu(layer, x)
-        return ops.sum(out * ops.convert_to_tensor(upstream))
-
-    return value_and_grads(loss, x, *[to_numpy(w) for w in layer.weights])
-
-
 @pytest.mark.parametrize("shape", [(3, 5, 4), (6, 4)])
 def test_dense_glu_values_and_gradients_match_numpy(shape):
     rng = np.random.default_rng(7)
@@ -218,7 +209,8 @@ def test_dense_glu_values_and_gradients_match_numpy(shape):
     a, b = x64 @ kernel[:, :3] + bias[:3], x64 @ kernel[:, 3:] + bias[3:]
     gate = 1.0 / (1.0 + np.exp(-b))
     assert_allclose(dense_glu(layer, x), a * gate, atol=1e-5)
-    value, (dx, dkernel, dbias) = _glu_loss_grads(layer, x, upstream)
+    value, (dx, dkernel, dbias) = _loss_grads(
+        layer, x, upstream, lambda x: dense_glu(layer, x))
     da, db = u64 * gate, u64 * a * gate * (1.0 - gate)
     rows = x64.reshape(-1, shape[-1])
     da, db = da.reshape(rows.shape[0], 3), db.reshape(rows.shape[0], 3)
