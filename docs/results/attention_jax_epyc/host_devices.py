@@ -3,8 +3,10 @@ forced host devices (`--xla_force_host_platform_device_count=2`, as
 `tests/test_distribute.py` tests `--distribute`): on one of them
 (`one`) and data-parallel over both (`two`, Keras's `DataParallel`),
 N steps of each in turn after 3 untimed (`../tensorflow_graph_epyc/
-paired_step.py`'s `compiled_stack`; the run below built the same stacks
-with its own copy of that function):
+paired_step.py`'s `compiled_stack` and `paired_times`; the runs below
+timed the stacks with their own copy of `paired_times`' loop, the first
+of each round swapped, and the first run also built them with its own
+copy of `compiled_stack`):
 
     N=6 python docs/results/attention_jax_epyc/host_devices.py transformer 1024
 
@@ -16,7 +18,6 @@ undivided CPU (`../flat_products_epyc/rest_of_step.py ours`, `full`).
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ["KERAS_BACKEND"] = "jax"
@@ -30,6 +31,7 @@ sys.path.insert(0, str(ROOT / "docs" / "results" / "tensorflow_graph_epyc"))
 import jax  # noqa: E402
 import keras  # noqa: E402
 from paired_step import compiled_stack  # noqa: E402
+from paired_step import paired_times  # noqa: E402
 
 model, length = sys.argv[1], int(sys.argv[2])
 N = int(os.environ.get("N", "6"))
@@ -39,15 +41,8 @@ keras.distribution.set_distribution(
     keras.distribution.DataParallel(devices=jax.devices()))
 two = compiled_stack(model, length)
 print(jax.devices(), two[0].trainable_weights[0].value.sharding)
-ts = {"one": [], "two": []}
-for r in range(N):
-    order = ([("one", one), ("two", two)] if r % 2
-             else [("two", two), ("one", one)])
-    for name, (net, x, y) in order:
-        start = time.perf_counter()
-        net.train_on_batch(x, y)
-        ts[name].append(time.perf_counter() - start)
-for name in ts:
-    print(name, "median %.3f s" % statistics.median(ts[name]))
-print("one/two", statistics.median(a / b for a, b in zip(ts["one"],
-                                                           ts["two"])))
+net, x, y = one
+times, ratios = paired_times({"one": net, "two": two[0]}, x, y, N)
+for name, steps in times.items():
+    print(name, "median %.3f s" % statistics.median(steps))
+print("one/two", statistics.median(ratios))
