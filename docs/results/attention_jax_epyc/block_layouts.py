@@ -24,36 +24,55 @@ import numpy as np  # noqa: E402
 
 from lra_keras.layers import attention_kernels as ak  # noqa: E402
 
-L = int(sys.argv[1])
-B = 16384 // L
-H, D = 4, 32
-layouts = [tuple(map(int, s.split("x"))) for s in sys.argv[2:]]
-R = int(os.environ.get("R", "10"))
-rng = np.random.default_rng(0)
-q, k, v = (jnp.asarray(rng.normal(size=(B, L, H, D)).astype("float32"))
-           for _ in range(3))
+
+def inputs(length):
+    """(q, k, v), each (16384 // length, length, 4 heads, 32), seeded."""
+    rng = np.random.default_rng(0)
+    return tuple(jnp.asarray(rng.normal(size=(16384 // length, length, 4,
+                                              32)).astype("float32"))
+                 for _ in range(3))
 
 
-def make(**kw):
+def compiled(args, **kw):
+    """The jitted value and gradients of sum(chunked_attention ** 2),
+    `kw` its keyword arguments, called once on `args`."""
     def loss(q, k, v):
         return jnp.sum(ak.chunked_attention(q, k, v, **kw) ** 2)
     f = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))
-    jax.block_until_ready(f(q, k, v))
+    jax.block_until_ready(f(*args))
     return f
 
 
-fs = {"default": make()}
-print("default layout", ak._block_layout(B * H, H, L, L, None, None))
-for rows, size in layouts:
-    fs[f"r{rows}x{size}"] = make(block_rows=rows, block_size=size)
-ts = {n: [] for n in fs}
-for r in range(R):
-    items = list(fs.items())
-    for n, f in (items if r % 2 else items[::-1]):
-        s = time.perf_counter()
-        jax.block_until_ready(f(q, k, v))
-        ts[n].append(time.perf_counter() - s)
-for n in ts:
-    print(L, n, "median %.1f ms" % (1e3 * np.median(ts[n])),
-          "ratio to default %.3f" % np.median(
-              np.array(ts[n]) / np.array(ts["default"])))
+def times_in_turn(fs, args, rounds):
+    """Each of `fs` called on `args` in turn, `rounds` times, the order
+    reversed every other round: {name: [s]}."""
+    ts = {n: [] for n in fs}
+    for r in range(rounds):
+        items = list(fs.items())
+        for n, f in (items if r % 2 else items[::-1]):
+            s = time.perf_counter()
+            jax.block_until_ready(f(*args))
+            ts[n].append(time.perf_counter() - s)
+    return ts
+
+
+def main():
+    length = int(sys.argv[1])
+    layouts = [tuple(map(int, s.split("x"))) for s in sys.argv[2:]]
+    args = inputs(length)
+    batch, heads = args[0].shape[0], args[0].shape[2]
+    fs = {"default": compiled(args)}
+    print("default layout", ak._block_layout(batch * heads, heads, length,
+                                             length, None, None))
+    for rows, size in layouts:
+        fs[f"r{rows}x{size}"] = compiled(args, block_rows=rows,
+                                         block_size=size)
+    ts = times_in_turn(fs, args, int(os.environ.get("R", "10")))
+    for n in ts:
+        print(length, n, "median %.1f ms" % (1e3 * np.median(ts[n])),
+              "ratio to default %.3f" % np.median(
+                  np.array(ts[n]) / np.array(ts["default"])))
+
+
+if __name__ == "__main__":
+    main()
