@@ -116,6 +116,44 @@ def sum_rows(x):
     return ops.reshape(total, ops.shape(x)[1:])
 
 
+def broadcast_to(x, shape):
+    """`x` broadcast to `shape` (a tuple of ints, of `x`'s rank); under
+    JAX its gradient sums each broadcast axis as a product with ones.
+
+    XLA's CPU code runs the sum it would otherwise take, over an axis
+    other than the last and fused with the elementwise ops that make it,
+    many times slower than the product (YNNPACK's reduction fusions, on
+    by default in jax 0.10): the gradient of RTF's complex division,
+    whose (2, 1, 1, 8193) denominator spectrum is broadcast over 128
+    channels, took 212 ms as XLA's sum and 16 ms with this (2 cores,
+    `docs/results/batch_one_sums_epyc/`). TensorFlow and PyTorch
+    broadcast as they are.
+    """
+    from keras import ops
+
+    if keras.backend.backend() != "jax":
+        return ops.broadcast_to(x, shape)
+    import jax
+    import jax.numpy as jnp
+
+    shape = tuple(shape)
+    axes = [i for i, (n, m) in enumerate(zip(x.shape, shape)) if n != m]
+
+    @jax.custom_vjp
+    def spread(x):
+        return jnp.broadcast_to(x, shape)
+
+    def backward(_, g):
+        for axis in axes:
+            ones = jnp.ones((shape[axis],), g.dtype)
+            g = jnp.expand_dims(
+                jnp.tensordot(ones, g, axes=([0], [axis])), axis)
+        return (g,)
+
+    spread.defvjp(lambda x: (spread(x), None), backward)
+    return spread(x)
+
+
 def _numpy_like():
     """The backend's module with numpy's FFT names and signatures
     (`torch` or `jax.numpy`: `fft.rfft(x, n=...)`, `conj`), or None under

@@ -392,6 +392,30 @@ def test_sum_rows_is_the_sum_over_the_first_axis_and_its_gradient(shape):
                                rtol=1e-6)
 
 
+@pytest.mark.parametrize("shape, target", [
+    ((2, 1, 1, 5), (2, 1, 3, 5)), ((1, 4), (3, 4)),
+    ((1, 1, 3), (2, 4, 3))])
+def test_broadcast_to_and_its_gradient(shape, target):
+    """`broadcast_to` (under JAX its gradient's sums products with ones)
+    against numpy: the broadcast, and the gradient summed over every
+    broadcast axis."""
+    from lra_keras.backend_utils import broadcast_to
+    from tests.testing import value_and_grads
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=shape).astype("float32")
+    weights = rng.normal(size=target).astype("float32")
+    got = to_numpy(broadcast_to(ops.convert_to_tensor(x), target))
+    np.testing.assert_array_equal(got, np.broadcast_to(x, target))
+    value, (dx,) = value_and_grads(
+        lambda a: ops.sum(broadcast_to(a, target)
+                          * ops.convert_to_tensor(weights)), x)
+    np.testing.assert_allclose(value, np.sum(x * weights), rtol=1e-5)
+    axes = tuple(i for i, n in enumerate(shape) if n != target[i])
+    np.testing.assert_allclose(dx, weights.sum(axes, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("length, fft_length", [(7, 14), (8, 8), (5, 9)])
 def test_complex_spectra_are_numpys(length, fft_length):
     """`rfft`, `conjugate`, their product, `sum_rows` of it,

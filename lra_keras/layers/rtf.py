@@ -24,6 +24,7 @@ kernel is `irfft(rfft([0, b]) / rfft([1, a]) + h_0)`, its first L taps.
 import keras
 from keras import ops
 
+from lra_keras.backend_utils import broadcast_to
 from lra_keras.layers.ssm_kernels import first_taps
 from lra_keras.layers.state_space import StateSpaceLayer
 
@@ -52,6 +53,9 @@ def transfer_function_kernel(numerator, denominator, feedthrough, length,
     a = ops.concatenate([ops.ones_like(a[..., :1]), a], axis=-1)
     b_real, b_imag = ops.rfft(b, fft_length=points)
     a_real, a_imag = ops.rfft(a, fft_length=points)
+    if tuple(a_real.shape) != tuple(b_real.shape):  # e.g. shared ones
+        a_real = broadcast_to(a_real, ops.shape(b_real))
+        a_imag = broadcast_to(a_imag, ops.shape(b_real))
     # (b_re + i b_im) / (a_re + i a_im), plus h_0
     denom = a_real * a_real + a_imag * a_imag
     h_real = (b_real * a_real + b_imag * a_imag) / denom
@@ -148,16 +152,26 @@ class RTF(StateSpaceLayer):
                 f"RTF's kernel covers `truncation`={self.truncation} "
                 f"positions; the input has {length}."
             )
-        hidden = self.numerator.shape[1]
-        repeats = hidden // self.denominator.shape[1]
-        denominator = ops.repeat(self.denominator, repeats, axis=1)
+        dirs, hidden, n = self.numerator.shape
+        shared = self.denominator.shape[1]
         points = self.truncation
         if points is None:
             points = ops.maximum(length, self.state_dim + 1) if not (
                 isinstance(length, int)) else max(length, self.state_dim + 1)
+        # Channel c uses denominator c // (H / shared): the channels as
+        # (shared, H / shared), so that each denominator is transformed
+        # once and its spectrum broadcast, where the RTF code's
+        # `repeat` (`get_k`, line 92) comes after its `rfft` (line 91).
+        # Repeating the coefficients first transformed H rows in place of
+        # `shared` (2 of a step's 12 transforms at 16K, batch 1, with
+        # one denominator; `docs/results/batch_one_sums_epyc/`).
+        kernel = transfer_function_kernel(
+            ops.reshape(self.numerator, (dirs, shared, -1, n)),
+            self.denominator[:, :, None, :],
+            ops.reshape(self.feedthrough, (dirs, shared, -1)),
+            length, points)
         # (dirs, H, L): direction 1 is applied from lag 1 on (fft_conv)
-        return transfer_function_kernel(self.numerator, denominator,
-                                        self.feedthrough, length, points)
+        return ops.reshape(kernel, (dirs, hidden, -1))
 
     def get_config(self):
         config = super().get_config()
