@@ -51,6 +51,46 @@ def up_to_longest_row(mask, across_replicas=False):
     return ops.broadcast_to(before_end[None, :], ops.shape(mask))
 
 
+def moments(x):
+    """`keras.ops.moments(x, axes=[0, 1])` of `x` (batch, length,
+    channels); under JAX the same sums over `x` viewed as (batch x
+    length, channels) rows, as in `normalize`."""
+    if backend.backend() != "jax":
+        return ops.moments(x, axes=[0, 1])
+    rows = ops.reshape(x, (-1, ops.shape(x)[-1]))
+    mean = ops.mean(rows, axis=0)
+    return mean, ops.mean(ops.square(rows - mean), axis=0)
+
+
+def normalize(x, mean, variance, offset, scale, epsilon):
+    """`keras.ops.batch_normalization` over the last axis of `x` (batch,
+    length, channels); under JAX the same products and sums as Keras's
+    JAX code, on `x` viewed as (batch x length, channels) rows, with the
+    statistics, scale and offset of shape (channels,).
+
+    Keras's JAX code reshapes them to (1, 1, channels), so that their
+    gradients are sums over the batch and length axes. For a batch of one
+    row XLA takes that as a sum over the length alone of a (1, L,
+    channels) tensor, which its CPU code (YNNPACK's reduction fusions, on
+    by default in jax 0.10) runs 100 times slower than the rows' sum:
+    33 ms against 0.3 ms at L = 16,384, width 128, a training step of the
+    layer alone 39 -> 2.9 ms (2 cores,
+    `docs/results/batch_one_sums_epyc/`). Elsewhere Keras's.
+    """
+    if backend.backend() != "jax":
+        return ops.batch_normalization(x, mean, variance, axis=-1,
+                                       offset=offset, scale=scale,
+                                       epsilon=epsilon)
+    inv = ops.rsqrt(variance + epsilon)
+    if scale is not None:
+        inv = inv * scale
+    shift = -mean * inv
+    if offset is not None:
+        shift = shift + offset
+    rows = ops.reshape(x, (-1, ops.shape(x)[-1]))
+    return ops.reshape(rows * inv + shift, ops.shape(x))
+
+
 def torch_training_normalization(x, gamma, beta, real, epsilon,
                                  as_keras=False):
     """Training's BatchNorm under PyTorch, statistics and normalisation in
@@ -366,7 +406,7 @@ class MaskedBatchNormalization(keras.layers.Layer):
         """
         if real is None and not replicas_in_sync() and not two_pass:
             # The very computation of keras.layers.BatchNormalization.
-            mean, variance = ops.moments(inputs, axes=[0, 1])
+            mean, variance = moments(inputs)
             count = ops.sum(ops.ones_like(inputs[..., 0]))
             return mean, variance, count
         if real is None:
@@ -462,15 +502,8 @@ class MaskedBatchNormalization(keras.layers.Layer):
 
         if lean:
             return ops.cast(outputs, self.compute_dtype)
-        outputs = ops.batch_normalization(
-            x=inputs,
-            mean=mean,
-            variance=variance,
-            axis=-1,
-            offset=beta,
-            scale=gamma,
-            epsilon=self.epsilon,
-        )
+        outputs = normalize(inputs, mean, variance, beta, gamma,
+                            self.epsilon)
         if real is not None:
             outputs = ops.where(real > 0, outputs, 0.0)
         return ops.cast(outputs, self.compute_dtype)

@@ -146,19 +146,24 @@ def test_numeric_mask_and_all_padding_batch():
 
 
 @pytest.mark.parametrize("masked", [False, True])
-def test_training_gradients_are_autodiffs_of_plain_ops(masked):
+@pytest.mark.parametrize("batch", [3, 1])
+def test_training_gradients_are_autodiffs_of_plain_ops(masked, batch):
     # The layer in training (under PyTorch its written-out
-    # `torch_training_normalization`, elsewhere its ops) against autodiff
-    # of the same masked normalisation through plain ops, statistics
+    # `torch_training_normalization`, under JAX `normalize`'s statistics
+    # of shape (channels,), elsewhere Keras's ops) against autodiff of
+    # the same masked normalisation through plain ops, statistics
     # included: values, the gradients of x, gamma and beta, and the new
-    # moving statistics.
+    # moving statistics. A batch of one row too, for which JAX's path
+    # is written.
     rng = np.random.default_rng(4)
-    x = rng.normal(1.5, 2.0, (3, 7, CHANNELS)).astype("float32")
+    x = rng.normal(1.5, 2.0, (batch, 7, CHANNELS)).astype("float32")
     weights = _weights()
     w = ops.convert_to_tensor(rng.normal(size=x.shape), "float32")
-    keep = np.ones((3, 7), bool)
+    keep = np.ones((batch, 7), bool)
     if masked:
-        keep[0, 4:] = keep[2, 1:] = False
+        keep[0, 4:] = False
+        if batch > 1:
+            keep[-1, 1:] = False
     layer = _layer(weights)
     m = ops.convert_to_tensor(keep[..., None].astype("float32"))
 
@@ -303,9 +308,11 @@ def test_up_to_longest_row_ends_at_the_last_real_position():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("momentum,epsilon", [(0.9, 1e-5), (0.5, 1e-3)])
-def test_without_mask_equals_keras_batch_normalization(momentum, epsilon):
-    x = np.random.default_rng(4).normal(size=(3, 7, CHANNELS))
+@pytest.mark.parametrize("momentum,epsilon,batch",
+                         [(0.9, 1e-5, 3), (0.5, 1e-3, 3), (0.9, 1e-5, 1)])
+def test_without_mask_equals_keras_batch_normalization(momentum, epsilon,
+                                                       batch):
+    x = np.random.default_rng(4).normal(size=(batch, 7, CHANNELS))
     x = (x * 3.0 + 1.0).astype("float32")
     weights = _weights()
     ours = _layer(weights, momentum=momentum, epsilon=epsilon)
