@@ -46,6 +46,25 @@ def test_padding_never_changes_pooled_output(mode):
     )
 
 
+@pytest.mark.parametrize("batch", [3, 1])
+def test_mean_gradient_is_the_mask_over_the_count(batch):
+    # The mean is a product with the mask (see `call`): its gradient,
+    # for a batch of one row too, against the closed form.
+    from tests.testing import value_and_grads
+
+    x, mask = _data()
+    x, mask = x[:batch], mask[:batch]
+    w = np.random.default_rng(1).normal(size=(batch, 4)).astype("float32")
+    value, (dx,) = value_and_grads(
+        lambda a: keras.ops.sum(SequencePooling("mean")(
+            a, padding_mask=mask) * keras.ops.convert_to_tensor(w)), x)
+    np.testing.assert_allclose(
+        value, np.sum(numpy_pool(x, mask, "mean") * w), rtol=1e-5)
+    share = mask / mask.sum(1, keepdims=True)
+    np.testing.assert_allclose(dx, share[..., None] * w[:, None, :],
+                               rtol=1e-6, atol=1e-7)
+
+
 def test_no_mask_means_all_positions():
     x, _ = _data()
     assert_allclose(SequencePooling("mean")(x), x.mean(1), atol=1e-6)
