@@ -1,0 +1,109 @@
+"""A stack's training step with one of this folder's changes undone and
+as it is, paired in one process:
+
+    cd docs/results/batch_one_sums_epyc
+    KERAS_BACKEND=jax N=15 python paired_sums.py all rtf 16384
+    KERAS_BACKEND=tensorflow N=15 python paired_sums.py denominator rtf 1024
+
+`benchmarks/mixers.py`'s stack of the family (4 blocks of width 128,
+16,384 tokens a batch: one row at L = 16,384; no padding mask), the two
+variants' steps taken in turn by
+`../tensorflow_graph_epyc/paired_step.py`'s `paired_stacks` and
+`paired_times`. The changes:
+
+- `norm`: `MaskedBatchNormalization`'s statistics and normalisation
+  through Keras's `moments` and `batch_normalization` rather than
+  `masked_batch_normalization.moments` and `normalize`;
+- `pooling`: the mean pooling as `sum(x * real, axis=1)` rather than a
+  product with the mask;
+- `denominator`: RTF's denominators repeated to every channel before
+  their transform rather than transformed once each and broadcast;
+- `all`: the three.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent
+                       / "tensorflow_graph_epyc"))
+
+import keras  # noqa: E402
+import paired_step  # noqa: E402
+from keras import ops  # noqa: E402
+
+from lra_keras.layers import masked_batch_normalization as norm_module  # noqa: E402
+from lra_keras.layers import rtf  # noqa: E402
+from lra_keras.layers import sequence_pooling  # noqa: E402
+
+
+def keras_moments(x):
+    return ops.moments(x, axes=[0, 1])
+
+
+def keras_normalize(x, mean, variance, offset, scale, epsilon):
+    return ops.batch_normalization(x, mean, variance, axis=-1,
+                                   offset=offset, scale=scale,
+                                   epsilon=epsilon)
+
+
+def summed_pooling(self, inputs, padding_mask=None):
+    """`SequencePooling.call`'s mean as before (the stacks' mode)."""
+    if padding_mask is None:
+        padding_mask = ops.ones(ops.shape(inputs)[:2], dtype="bool")
+    real = ops.cast(ops.cast(padding_mask, "bool"), inputs.dtype)[..., None]
+    count = ops.maximum(ops.sum(real, axis=1), 1.0)
+    return ops.sum(inputs * real, axis=1) / count
+
+
+def repeated_kernel(self, length):
+    """`RTF.ssm_kernel` as before: the denominators repeated to the
+    channels, then transformed with the numerators."""
+    repeats = self.numerator.shape[1] // self.denominator.shape[1]
+    denominator = ops.repeat(self.denominator, repeats, axis=1)
+    points = max(length, self.state_dim + 1)
+    return rtf.transfer_function_kernel(self.numerator, denominator,
+                                        self.feedthrough, length, points)
+
+
+NOW = {
+    "norm": (norm_module.moments, norm_module.normalize),
+    "pooling": sequence_pooling.SequencePooling.call,
+    "denominator": rtf.RTF.ssm_kernel,
+}
+
+
+def norm(undone):
+    norm_module.moments, norm_module.normalize = (
+        (keras_moments, keras_normalize) if undone else NOW["norm"])
+
+
+def pooling(undone):
+    sequence_pooling.SequencePooling.call = (
+        summed_pooling if undone else NOW["pooling"])
+
+
+def denominator(undone):
+    rtf.RTF.ssm_kernel = repeated_kernel if undone else NOW["denominator"]
+
+
+def every(undone):
+    for change in (norm, pooling, denominator):
+        change(undone)
+
+
+CHANGES = {"norm": norm, "pooling": pooling, "denominator": denominator,
+           "all": every}
+
+
+def main():
+    name, model, length = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    nets, x, y = paired_step.paired_stacks(CHANGES[name], model, length)
+    times, ratios = paired_step.paired_times(
+        nets, x, y, int(os.environ.get("N", 15)))
+    print(f"{keras.backend.backend()} {name} {model} L={length}: "
+          f"{paired_step.summary(times, ratios)}")
+
+
+if __name__ == "__main__":
+    main()
