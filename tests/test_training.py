@@ -416,6 +416,31 @@ def test_broadcast_to_and_its_gradient(shape, target):
                                rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(1, 6, 3), (4, 5, 3)])
+def test_scale_channels_and_its_gradient(shape):
+    """`scale_channels` (under JAX on a (rows, channels) view) against
+    numpy: the product, and the weights' gradient summed over every
+    other axis."""
+    from lra_keras.backend_utils import scale_channels
+    from tests.testing import value_and_grads
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=shape).astype("float32")
+    scale = rng.normal(size=shape[-1:]).astype("float32")
+    weights = rng.normal(size=shape).astype("float32")
+    got = to_numpy(scale_channels(ops.convert_to_tensor(x),
+                                  ops.convert_to_tensor(scale)))
+    np.testing.assert_allclose(got, x * scale, rtol=1e-6, atol=1e-6)
+    value, (dx, dscale) = value_and_grads(
+        lambda a, b: ops.sum(scale_channels(a, b)
+                             * ops.convert_to_tensor(weights)), x, scale)
+    np.testing.assert_allclose(value, np.sum(x * scale * weights),
+                               rtol=1e-5)
+    np.testing.assert_allclose(dx, scale * weights, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(dscale, (x * weights).sum((0, 1)),
+                               rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("length, fft_length", [(7, 14), (8, 8), (5, 9)])
 def test_complex_spectra_are_numpys(length, fft_length):
     """`rfft`, `conjugate`, their product, `sum_rows` of it,

@@ -21,6 +21,7 @@ from keras import initializers
 from keras import ops
 from keras import regularizers
 
+from lra_keras.backend_utils import scale_channels
 from lra_keras.distribute import replica_sum
 from lra_keras.distribute import replicas_in_sync
 from lra_keras.schema import COUNT_PADDING
@@ -65,8 +66,8 @@ def moments(x):
 def normalize(x, mean, variance, offset, scale, epsilon):
     """`keras.ops.batch_normalization` over the last axis of `x` (batch,
     length, channels); under JAX the same products and sums as Keras's
-    JAX code, on `x` viewed as (batch x length, channels) rows, with the
-    statistics, scale and offset of shape (channels,).
+    JAX code, with the statistics, scale and offset of shape (channels,)
+    and the product through `backend_utils.scale_channels`.
 
     Keras's JAX code reshapes them to (1, 1, channels), so that their
     gradients are sums over the batch and length axes. For a batch of one
@@ -87,8 +88,7 @@ def normalize(x, mean, variance, offset, scale, epsilon):
     shift = -mean * inv
     if offset is not None:
         shift = shift + offset
-    rows = ops.reshape(x, (-1, ops.shape(x)[-1]))
-    return ops.reshape(rows * inv + shift, ops.shape(x))
+    return scale_channels(x, inv) + shift
 
 
 def torch_training_normalization(x, gamma, beta, real, epsilon,

@@ -17,6 +17,7 @@ References:
 import keras
 from keras import ops
 
+from lra_keras.backend_utils import scale_channels
 from lra_keras.layers import activations
 from lra_keras.layers import lean_backward
 from lra_keras.layers.dense_init import check_dense_init
@@ -40,10 +41,11 @@ def masked(inputs, padding_mask):
 
 
 def skip_term(x, u, skip):
-    """`x + u * skip` (the D term, `skip` (H,) or None: then `x`)."""
+    """`x + u * skip` (the D term, `skip` (H,) or None: then `x`), the
+    product through `backend_utils.scale_channels`."""
     if skip is None:
         return x
-    return x + u * ops.cast(skip, u.dtype)
+    return x + scale_channels(u, skip)
 
 
 class StateSpaceLayer(keras.layers.Layer):
