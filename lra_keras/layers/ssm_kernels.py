@@ -31,6 +31,7 @@ import math
 import keras
 from keras import ops
 
+from lra_keras.backend_utils import broadcast_to
 from lra_keras.backend_utils import xla_compiled
 from lra_keras.layers import projections
 from lra_keras.layers.fft_conv import complex_fft_conv
@@ -96,6 +97,19 @@ def vandermonde_kernel(
     log_z_imag = ops.cast(log_z_imag, "float32")[..., None]
     # c z^(a B): one exponential per block start.
     p_real, p_imag = complex_exp(log_z_real * starts, log_z_imag * starts)
+    extra = len(coeff_real.shape) - len(log_z_real.shape) + 1
+    if extra > 0:
+        # Modes shared by the coefficients' leading axes (S4D's and DLR's
+        # two directions): z^(aB) broadcast to them by `broadcast_to`,
+        # whose gradient under JAX sums over them as a product with ones.
+        # XLA's own sum of the (2, H, N, A) products over the directions
+        # took 19 ms of S4D's step per block at L = 16,384 (H = 128, N =
+        # 32, A = 128; 2 cores, `docs/results/batch_one_sums_epyc/`).
+        target = (*ops.shape(coeff_real), ops.shape(p_real)[-1])
+        for _ in range(extra):
+            p_real, p_imag = p_real[None], p_imag[None]
+        p_real = broadcast_to(p_real, target)
+        p_imag = broadcast_to(p_imag, target)
     p_real, p_imag = complex_multiply(
         ops.cast(coeff_real, "float32")[..., None],
         ops.cast(coeff_imag, "float32")[..., None],
