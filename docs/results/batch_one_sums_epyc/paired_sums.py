@@ -18,7 +18,16 @@ variants' steps taken in turn by
   product with the mask;
 - `denominator`: RTF's denominators repeated to every channel before
   their transform rather than transformed once each and broadcast;
-- `all`: the three.
+- `skip`: the state-space `D u` term (S5, LRU) multiplied on the
+  activations' own shape rather than through `scale_channels`;
+- `modes`: `vandermonde_kernel`'s block-start powers broadcast to the
+  directions by the product itself rather than by `broadcast_to` (S4D,
+  DLR);
+- `tile`: the gMLP kernels' copies to every channel by Keras's
+  broadcast, whose gradient is XLA's sum, rather than `broadcast_to`;
+- `delta`: the blockwise attention's `<dO_i, O_i>` as a sum of products
+  rather than an einsum (MEGA's chunks);
+- `all`: every one.
 """
 
 import os
@@ -32,9 +41,13 @@ import keras  # noqa: E402
 import paired_step  # noqa: E402
 from keras import ops  # noqa: E402
 
+from lra_keras.layers import attention_kernels  # noqa: E402
+from lra_keras.layers import gated_long_convolution  # noqa: E402
 from lra_keras.layers import masked_batch_normalization as norm_module  # noqa: E402
 from lra_keras.layers import rtf  # noqa: E402
 from lra_keras.layers import sequence_pooling  # noqa: E402
+from lra_keras.layers import ssm_kernels  # noqa: E402
+from lra_keras.layers import state_space  # noqa: E402
 
 
 def keras_moments(x):
@@ -66,10 +79,27 @@ def repeated_kernel(self, length):
                                         self.feedthrough, length, points)
 
 
+def product(x, weights):
+    return x * ops.cast(weights, x.dtype)
+
+
+def implicit(x, shape):
+    """No broadcast: the arithmetic after it broadcasts `x`."""
+    return x
+
+
+def summed(a, b):
+    return ops.sum(a * b, axis=-1, keepdims=True)
+
+
 NOW = {
     "norm": (norm_module.moments, norm_module.normalize),
     "pooling": sequence_pooling.SequencePooling.call,
     "denominator": rtf.RTF.ssm_kernel,
+    "skip": state_space.scale_channels,
+    "modes": ssm_kernels.broadcast_to,
+    "tile": gated_long_convolution.broadcast_to,
+    "delta": attention_kernels._inner_products,
 }
 
 
@@ -87,13 +117,33 @@ def denominator(undone):
     rtf.RTF.ssm_kernel = repeated_kernel if undone else NOW["denominator"]
 
 
-def every(undone):
-    for change in (norm, pooling, denominator):
-        change(undone)
+def skip(undone):
+    state_space.scale_channels = product if undone else NOW["skip"]
+
+
+def modes(undone):
+    ssm_kernels.broadcast_to = implicit if undone else NOW["modes"]
+
+
+def tile(undone):
+    gated_long_convolution.broadcast_to = (
+        ops.broadcast_to if undone else NOW["tile"])
+
+
+def delta(undone):
+    attention_kernels._inner_products = summed if undone else NOW["delta"]
 
 
 CHANGES = {"norm": norm, "pooling": pooling, "denominator": denominator,
-           "all": every}
+           "skip": skip, "modes": modes, "tile": tile, "delta": delta}
+
+
+def every(undone):
+    for change in CHANGES.values():
+        change(undone)
+
+
+CHANGES["all"] = every
 
 
 def main():
