@@ -134,15 +134,15 @@ def delta(undone):
     attention_kernels._inner_products = summed if undone else NOW["delta"]
 
 
-CHANGES = {"norm": norm, "pooling": pooling, "denominator": denominator,
-           "skip": skip, "modes": modes, "tile": tile, "delta": delta}
+EACH = (norm, pooling, denominator, skip, modes, tile, delta)
 
 
 def every(undone):
-    for change in CHANGES.values():
+    for change in EACH:
         change(undone)
 
 
+CHANGES = {change.__name__: change for change in EACH}
 CHANGES["all"] = every
 
 
