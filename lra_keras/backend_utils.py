@@ -124,8 +124,9 @@ def sum_rows(x):
 
 
 def broadcast_to(x, shape):
-    """`x` broadcast to `shape` (a tuple of ints, of `x`'s rank); under
-    JAX its gradient sums each broadcast axis as a product with ones.
+    """`x` broadcast to `shape` (numpy's rules: missing leading axes
+    added); under JAX its gradient sums each broadcast axis as a product
+    with ones.
 
     XLA's CPU code runs the sum it would otherwise take, over an axis
     other than the last and fused with the elementwise ops that make it,
@@ -144,7 +145,9 @@ def broadcast_to(x, shape):
     import jax.numpy as jnp
 
     shape = tuple(shape)
-    axes = [i for i, (n, m) in enumerate(zip(x.shape, shape)) if n != m]
+    given = tuple(x.shape)
+    lead = len(shape) - len(given)
+    axes = [i for i, n in enumerate((1,) * lead + given) if n != shape[i]]
 
     @jax.custom_vjp
     def spread(x):
@@ -155,7 +158,7 @@ def broadcast_to(x, shape):
             ones = jnp.ones((shape[axis],), g.dtype)
             g = jnp.expand_dims(
                 jnp.tensordot(ones, g, axes=([0], [axis])), axis)
-        return (g,)
+        return (jnp.reshape(g, given),)
 
     spread.defvjp(lambda x: (spread(x), None), backward)
     return spread(x)

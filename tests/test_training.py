@@ -394,7 +394,7 @@ def test_sum_rows_is_the_sum_over_the_first_axis_and_its_gradient(shape):
 
 @pytest.mark.parametrize("shape, target", [
     ((2, 1, 1, 5), (2, 1, 3, 5)), ((1, 4), (3, 4)),
-    ((1, 1, 3), (2, 4, 3))])
+    ((1, 1, 3), (2, 4, 3)), ((4,), (2, 3, 4)), ((3, 1), (2, 3, 5))])
 def test_broadcast_to_and_its_gradient(shape, target):
     """`broadcast_to` (under JAX its gradient's sums products with ones)
     against numpy: the broadcast, and the gradient summed over every
@@ -411,8 +411,10 @@ def test_broadcast_to_and_its_gradient(shape, target):
         lambda a: ops.sum(broadcast_to(a, target)
                           * ops.convert_to_tensor(weights)), x)
     np.testing.assert_allclose(value, np.sum(x * weights), rtol=1e-5)
-    axes = tuple(i for i, n in enumerate(shape) if n != target[i])
-    np.testing.assert_allclose(dx, weights.sum(axes, keepdims=True),
+    lead = len(target) - len(shape)
+    summed = weights.sum(tuple(range(lead)))
+    axes = tuple(i for i, n in enumerate(shape) if n != summed.shape[i])
+    np.testing.assert_allclose(dx, summed.sum(axes, keepdims=True),
                                rtol=1e-5, atol=1e-6)
 
 
