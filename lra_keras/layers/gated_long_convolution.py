@@ -335,7 +335,7 @@ class GatedLongConvolution(keras.layers.Layer):
         # cores, `docs/results/batch_one_sums_epyc/`).
         repeats = self.intermediate_dim // self.num_kernel_channels
         shape = ops.shape(kernel)
-        copies = broadcast_to(kernel[None], (repeats, *shape))
+        copies = broadcast_to(kernel, (repeats, *shape))
         return ops.reshape(copies, (-1, *shape[1:]))
 
     def _fft_convolution(self, z):

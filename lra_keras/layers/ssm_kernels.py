@@ -106,8 +106,6 @@ def vandermonde_kernel(
         # took 19 ms of S4D's step per block at L = 16,384 (H = 128, N =
         # 32, A = 128; 2 cores, `docs/results/batch_one_sums_epyc/`).
         target = (*ops.shape(coeff_real), ops.shape(p_real)[-1])
-        for _ in range(extra):
-            p_real, p_imag = p_real[None], p_imag[None]
         p_real = broadcast_to(p_real, target)
         p_imag = broadcast_to(p_imag, target)
     p_real, p_imag = complex_multiply(
