@@ -185,6 +185,22 @@ def scale_channels(x, weights):
     return ops.reshape(rows * weights, ops.shape(x))
 
 
+def inner_products(a, b):
+    """`sum(a * b, axis=-1, keepdims=True)`; where XLA compiles
+    (`xla_compiled`), as an einsum, which XLA runs as a batched product.
+    As a sum of the products over a tensor with an axis of one row (one
+    head: MEGA's blockwise attention, MEGALODON's chunks), XLA's CPU code
+    (YNNPACK's reduction fusions) took 46 ms against 1 ms for the einsum
+    at (32, 1, 512, 256), per layer at L = 16,384 (2 cores,
+    `docs/results/batch_one_sums_epyc/`). Elsewhere the sum: TensorFlow
+    ran the einsum 3x slower (eagerly, at (32, 4, 512, 64))."""
+    from keras import ops
+
+    if xla_compiled():
+        return ops.einsum("...j,...j->...", a, b)[..., None]
+    return ops.sum(a * b, axis=-1, keepdims=True)
+
+
 def _numpy_like():
     """The backend's module with numpy's FFT names and signatures
     (`torch` or `jax.numpy`: `fft.rfft(x, n=...)`, `conj`), or None under

@@ -443,6 +443,36 @@ def test_scale_channels_and_its_gradient(shape):
                                rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(2, 1, 3, 5), (1, 4, 7), (6,)])
+def test_inner_products_and_their_gradients(shape):
+    """`inner_products` (an einsum where XLA compiles; under TensorFlow
+    also inside an XLA-compiled function) against numpy: the sums of the
+    products over the last axis, kept, and both gradients."""
+    from lra_keras.backend_utils import inner_products
+    from tests.testing import value_and_grads
+
+    rng = np.random.default_rng(4)
+    a, b = (rng.normal(size=shape).astype("float32") for _ in range(2))
+    weights = rng.normal(size=shape[:-1] + (1,)).astype("float32")
+    expected = (a * b).sum(-1, keepdims=True)
+    got = to_numpy(inner_products(ops.convert_to_tensor(a),
+                                  ops.convert_to_tensor(b)))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        compiled = tf.function(inner_products, jit_compile=True)
+        np.testing.assert_allclose(to_numpy(compiled(a, b)), expected,
+                                   rtol=1e-5, atol=1e-6)
+    value, (da, db) = value_and_grads(
+        lambda x, y: ops.sum(inner_products(x, y)
+                             * ops.convert_to_tensor(weights)), a, b)
+    np.testing.assert_allclose(value, np.sum(expected * weights),
+                               rtol=1e-5)
+    np.testing.assert_allclose(da, b * weights, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(db, a * weights, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("length, fft_length", [(7, 14), (8, 8), (5, 9)])
 def test_complex_spectra_are_numpys(length, fft_length):
     """`rfft`, `conjugate`, their product, `sum_rows` of it,

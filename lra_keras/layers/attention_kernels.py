@@ -26,6 +26,7 @@ import keras
 from keras import ops
 
 from lra_keras.backend_utils import barrier
+from lra_keras.backend_utils import inner_products
 from lra_keras.backend_utils import on_accelerator
 from lra_keras.backend_utils import xla_compiled
 from lra_keras.layers.lean_backward import softmax
@@ -456,7 +457,7 @@ def _make_chunked(num_blocks, size, causal, length):
             dshared0 = tuple(_at_least_float32(ops.zeros_like(x) + zero)
                              for x in shared_blocks)
             # delta_i = sum_j P_ij dP_ij = <dO_i, O_i>
-            delta_blocks = _inner_products(_at_least_float32(do_blocks),
+            delta_blocks = inner_products(_at_least_float32(do_blocks),
                                            _at_least_float32(out_blocks))
 
             def backward_block(i, carry):
@@ -490,19 +491,6 @@ def _make_chunked(num_blocks, size, causal, length):
         return out_blocks, grad
 
     return attend
-
-
-def _inner_products(a, b):
-    """`sum(a * b, axis=-1, keepdims=True)` of two 4-D tensors; where XLA
-    compiles (`xla_compiled`), as an einsum. As a sum of the products,
-    over blocks of one row (MEGA's one head at batch 1), XLA's CPU code
-    (YNNPACK's reduction fusions) took 46 ms against 1 ms for the einsum
-    at (32, 1, 512, 256), per layer at L = 16,384 (2 cores,
-    `docs/results/batch_one_sums_epyc/`). Elsewhere the sum: TensorFlow
-    ran the einsum 3x slower (eagerly, at (32, 4, 512, 64))."""
-    if xla_compiled():
-        return ops.einsum("sqcd,sqcd->sqc", a, b)[..., None]
-    return ops.sum(a * b, axis=-1, keepdims=True)
 
 
 def chunked_attention(

@@ -26,6 +26,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from lra_keras.backend_utils import scale_channels
 from lra_keras.layers.efficient_attention import pad_to_blocks
 from lra_keras.layers.lean_backward import softmax
 from lra_keras.layers.multi_head_ema import MultiHeadEMA
@@ -61,7 +62,7 @@ def rms_normalize(x, weight=None, epsilon=1e-5):
     x = x * ops.rsqrt(ops.mean(ops.square(x), axis=-1, keepdims=True)
                       + epsilon)
     if weight is not None:
-        x = x * (ops.cast(weight, "float32") + 1.0)
+        x = scale_channels(x, ops.cast(weight, "float32") + 1.0)
     return ops.cast(x, dtype)
 
 
@@ -385,8 +386,8 @@ class TimestepNorm(keras.layers.Layer):
         y = (grouped - (mean + shift)[..., None]) * ops.rsqrt(
             var + self.epsilon)[..., None]
         y = ops.reshape(y, shape)
-        y = y * (ops.cast(self.weight, "float32") + 1.0) + ops.cast(
-            self.bias, "float32")
+        y = scale_channels(y, ops.cast(self.weight, "float32") + 1.0) + (
+            ops.cast(self.bias, "float32"))
         return ops.cast(y * real, dtype)
 
     def compute_output_shape(self, input_shape):
@@ -586,7 +587,8 @@ class MegalodonAttention(keras.layers.Layer):
         gamma = (ops.cast(self.qk_gamma, z.dtype) + 1.0) / math.sqrt(
             self.head_dim)  # (2, Z)
         beta = ops.cast(self.qk_beta, z.dtype)
-        q, k = z * gamma[0] + beta[0], z * gamma[1] + beta[1]
+        q = scale_channels(z, gamma[0]) + beta[0]
+        k = scale_channels(z, gamma[1]) + beta[1]
         v = ops.silu(self.wv(t))  # (B, L, E)
         r = ops.silu(self.wr(m))  # (B, L, E)
         attention = self._attend(q, k, v, padding_mask, training)
@@ -718,8 +720,9 @@ class MegalodonEncoder(keras.layers.Layer):
         var = ops.mean(ops.square(x - mean), -1, keepdims=True)
         x = (x - mean) * ops.rsqrt(
             var + self.attention_config["norm_epsilon"])
-        x = x * (ops.cast(self.ffn_norm_weight, "float32") + 1.0) + ops.cast(
-            self.ffn_norm_bias, "float32")
+        x = scale_channels(
+            x, ops.cast(self.ffn_norm_weight, "float32") + 1.0) + ops.cast(
+                self.ffn_norm_bias, "float32")
         return ops.cast(x, dtype)
 
     def call(self, inputs, padding_mask=None, training=None):
@@ -732,7 +735,7 @@ class MegalodonEncoder(keras.layers.Layer):
         hidden = self.hidden_dropout_layer(hidden, training=training)
         h = self.dropout_layer(self.fc2(hidden), training=training)
         if self.ffn_rescale is not None:
-            h = h * ops.cast(self.ffn_scale, h.dtype)
+            h = scale_channels(h, self.ffn_scale)
         return inputs + h  # the two-hop residual: x, not y
 
     def compute_output_shape(self, input_shape):

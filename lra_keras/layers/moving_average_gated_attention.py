@@ -17,6 +17,7 @@ import keras
 from keras import ops
 
 from lra_keras.backend_utils import add_shared
+from lra_keras.backend_utils import scale_channels
 from lra_keras.layers.attention_kernels import chunked_attention
 from lra_keras.layers.attention_kernels import resolve_implementation
 from lra_keras.layers.lean_backward import softmax
@@ -453,8 +454,8 @@ class MovingAverageGatedAttention(_MegaNorms, keras.layers.Layer):
         z, r = ops.split(zr, [self.key_dim], axis=-1)  # Z, H wide
         gamma = ops.cast(self.qk_gamma, z.dtype)  # (2, Z)
         beta = ops.cast(self.qk_beta, z.dtype)  # (2, Z)
-        q = z * gamma[0] + beta[0]  # (B, L, Z)
-        k = z * gamma[1] + beta[1]  # (B, L, Z)
+        q = scale_channels(z, gamma[0]) + beta[0]  # (B, L, Z)
+        k = scale_channels(z, gamma[1]) + beta[1]  # (B, L, Z)
         v = self.hidden_dropout_layer(v, training=training)
         h = self._attend(q, k, v, padding_mask, training)  # (B, L, H)
         h = ops.silu(hx + self.h_proj(h * r))  # (B, L, D)

@@ -16,6 +16,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from lra_keras.backend_utils import scale_channels
 from lra_keras.layers.fft_conv import fft_conv
 from lra_keras.layers.legacy import upgrade_config
 from lra_keras.layers.ssm_kernels import vandermonde_kernel
@@ -223,8 +224,8 @@ class MultiHeadEMA(keras.layers.Layer):
             y = self._fft_path(u, ops.shape(u)[1])  # (B, L, D)
         else:
             y = self._step_path(u)  # (B, L, D)
-        omega = ops.cast(self._omega(), u.dtype)  # (D,)
-        return self._activate(y + omega * u)
+        # omega's gradient a sum over rows (`scale_channels`).
+        return self._activate(y + scale_channels(u, self._omega()))
 
     def _omega(self):
         return self.ema_omega

@@ -139,7 +139,7 @@ def test_barrier_returns_its_inputs():
     assert_allclose(got[1], b, atol=0)
 
 
-@pytest.mark.parametrize("axis", [-1, 1])
+@pytest.mark.parametrize("axis", [-1, 1, 2])
 def test_softmax_values_and_gradient_match_the_closed_form(axis):
     # y = softmax(x), d sum(u y) / dx = y (u - sum(u y)) along `axis`.
     rng = np.random.default_rng(5)

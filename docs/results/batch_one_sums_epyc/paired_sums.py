@@ -99,7 +99,7 @@ NOW = {
     "skip": state_space.scale_channels,
     "modes": ssm_kernels.broadcast_to,
     "tile": gated_long_convolution.broadcast_to,
-    "delta": attention_kernels._inner_products,
+    "delta": attention_kernels.inner_products,
 }
 
 
@@ -131,7 +131,7 @@ def tile(undone):
 
 
 def delta(undone):
-    attention_kernels._inner_products = summed if undone else NOW["delta"]
+    attention_kernels.inner_products = summed if undone else NOW["delta"]
 
 
 EACH = (norm, pooling, denominator, skip, modes, tile, delta)
