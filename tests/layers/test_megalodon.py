@@ -394,6 +394,21 @@ def test_block_causal_reads_no_future():
     assert_causal_reads_no_future(make_block)
 
 
+def test_masked_scores_are_the_mask_score_exactly():
+    # The addition leaves each allowed score as it is and puts every
+    # masked one at _MASK_SCORE itself for |score| < 32, as `where` did.
+    from lra_keras.layers.megalodon import _MASK_SCORE
+    from lra_keras.layers.megalodon import _masked_scores
+
+    rng = np.random.default_rng(11)
+    scores = rng.uniform(-31.9, 31.9, size=(3, 1, 4, 6)).astype("float32")
+    allowed = (rng.random((3, 1, 1, 6)) > 0.4).astype("float32")
+    got = to_numpy(_masked_scores(keras.ops.convert_to_tensor(scores),
+                                  keras.ops.convert_to_tensor(allowed)))
+    np.testing.assert_array_equal(
+        got, np.where(allowed > 0, scores, np.float32(_MASK_SCORE)))
+
+
 def test_block_padding_changes_no_real_position():
     assert_padding_changes_no_real_position(make_block)
 
