@@ -30,14 +30,12 @@ variants' steps taken in turn by
 - `all`: every one.
 """
 
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent
                        / "tensorflow_graph_epyc"))
 
-import keras  # noqa: E402
 import paired_step  # noqa: E402
 from keras import ops  # noqa: E402
 
@@ -134,26 +132,9 @@ def delta(undone):
     attention_kernels.inner_products = summed if undone else NOW["delta"]
 
 
-EACH = (norm, pooling, denominator, skip, modes, tile, delta)
-
-
-def every(undone):
-    for change in EACH:
-        change(undone)
-
-
-CHANGES = {change.__name__: change for change in EACH}
-CHANGES["all"] = every
-
-
-def main():
-    name, model, length = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    nets, x, y = paired_step.paired_stacks(CHANGES[name], model, length)
-    times, ratios = paired_step.paired_times(
-        nets, x, y, int(os.environ.get("N", 15)))
-    print(f"{keras.backend.backend()} {name} {model} L={length}: "
-          f"{paired_step.summary(times, ratios)}")
+CHANGES = paired_step.with_all(
+    (norm, pooling, denominator, skip, modes, tile, delta))
 
 
 if __name__ == "__main__":
-    main()
+    paired_step.main(CHANGES)

@@ -31,7 +31,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent
                        / "tensorflow_graph_epyc"))
 
-import keras  # noqa: E402
 import paired_step  # noqa: E402
 from keras import ops  # noqa: E402
 
@@ -70,30 +69,12 @@ def groups(undone):
     megalodon._per_channel = implicit if undone else NOW["groups"]
 
 
-EACH = (channels, mask, groups)
+CHANGES = paired_step.with_all((channels, mask, groups))
 
 
-def every(undone):
-    for change in EACH:
-        change(undone)
-
-
-CHANGES = {change.__name__: change for change in EACH}
-CHANGES["all"] = every
-
-
-def main():
+if __name__ == "__main__":
     if os.environ.get("PADDED") == "1":
         build = paired_step.mixers.stack_and_batch
         paired_step.mixers.stack_and_batch = (
             lambda *args, padded=False: build(*args, padded=True))
-    name, model, length = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    nets, x, y = paired_step.paired_stacks(CHANGES[name], model, length)
-    times, ratios = paired_step.paired_times(
-        nets, x, y, int(os.environ.get("N", 15)))
-    print(f"{keras.backend.backend()} {name} {model} L={length}: "
-          f"{paired_step.summary(times, ratios)}")
-
-
-if __name__ == "__main__":
-    main()
+    paired_step.main(CHANGES)

@@ -144,12 +144,23 @@ def paired_stacks(change, model, length, names=("before", "now")):
     return nets, x, y
 
 
-def main():
-    change, model, length = (CHANGES[sys.argv[1]], sys.argv[2],
-                             int(sys.argv[3]))
-    nets, x, y = paired_stacks(change, model, length)
+def with_all(each):
+    """{name: change} of the changes `each`, and "all": every one."""
+
+    def every(undone):
+        for change in each:
+            change(undone)
+
+    return {**{change.__name__: change for change in each}, "all": every}
+
+
+def main(changes=None):
+    """`python SCRIPT CHANGE MODEL L`: the paired steps of one of
+    `changes` (this file's by default), as a line."""
+    name, model, length = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    nets, x, y = paired_stacks((changes or CHANGES)[name], model, length)
     times, ratios = paired_times(nets, x, y, int(os.environ.get("N", 15)))
-    print(f"{keras.backend.backend()} {sys.argv[1]} {model} L={length}: "
+    print(f"{keras.backend.backend()} {name} {model} L={length}: "
           f"{summary(times, ratios)}")
 
 
