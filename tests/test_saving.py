@@ -206,3 +206,25 @@ def test_assign_in_order_assigns_all_or_nothing():
     assign_in_order(variables, good, mismatch)
     for variable, value in zip(variables, good):
         np.testing.assert_array_equal(to_numpy(variable), value)
+
+
+def test_every_layer_is_registered_under_its_own_name():
+    """Every layer class `lra_keras.layers` exports is registered as
+    `lra_keras>ClassName`, so a saved model that holds it loads; the one
+    exception is `StateSpaceLayer`, a base class (its subclasses
+    implement the kernel) that no model holds itself."""
+    import inspect
+
+    from lra_keras import layers
+
+    exported = [value for value in vars(layers).values()
+                if inspect.isclass(value)
+                and issubclass(value, keras.layers.Layer)
+                and value.__module__.startswith("lra_keras.")]
+    assert len(exported) > 20
+    wrong = {cls.__name__: keras.saving.get_registered_name(cls)
+             for cls in exported
+             if cls.__name__ != "StateSpaceLayer"
+             and keras.saving.get_registered_name(cls)
+             != f"lra_keras>{cls.__name__}"}
+    assert not wrong

@@ -458,7 +458,7 @@ def _make_chunked(num_blocks, size, causal, length):
                              for x in shared_blocks)
             # delta_i = sum_j P_ij dP_ij = <dO_i, O_i>
             delta_blocks = inner_products(_at_least_float32(do_blocks),
-                                           _at_least_float32(out_blocks))
+                                          _at_least_float32(out_blocks))
 
             def backward_block(i, carry):
                 dq_blocks, dk_t, dv_t, *dshared = carry

@@ -287,7 +287,6 @@ class ComplexEMA(MultiHeadEMA):
         return y, ops.stack([h_re, h_im], -1)
 
 
-@keras.saving.register_keras_serializable(package="lra_keras")
 def _per_channel(statistic, grouped):
     """A (B, L, G) statistic per channel of `grouped` (B, L, G, size):
     under JAX `backend_utils.broadcast_to`, whose gradient sums each
@@ -302,6 +301,7 @@ def _per_channel(statistic, grouped):
     return broadcast_to(statistic[..., None], ops.shape(grouped))
 
 
+@keras.saving.register_keras_serializable(package="lra_keras")
 class TimestepNorm(keras.layers.Layer):
     """MEGALODON's timestep normalisation: a group norm whose statistics
     accumulate along the sequence.
