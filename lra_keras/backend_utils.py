@@ -188,8 +188,9 @@ def scale_channels(x, weights):
 def inner_products(a, b):
     """`sum(a * b, axis=-1, keepdims=True)`; where XLA compiles
     (`xla_compiled`), as an einsum, which XLA runs as a batched product.
-    As a sum of the products over a tensor with an axis of one row (one
-    head: MEGA's blockwise attention, MEGALODON's chunks), XLA's CPU code
+    As a sum of the products over a tensor with an axis of one row (the
+    blockwise attention's delta over blocks of one (batch, head) row, as
+    MEGA's one head makes them), XLA's CPU code
     (YNNPACK's reduction fusions) took 46 ms against 1 ms for the einsum
     at (32, 1, 512, 256), per layer at L = 16,384 (2 cores,
     `docs/results/batch_one_sums_epyc/`). Elsewhere the sum: TensorFlow
