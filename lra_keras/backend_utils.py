@@ -202,6 +202,97 @@ def inner_products(a, b):
     return ops.sum(a * b, axis=-1, keepdims=True)
 
 
+# Chris Wellons's `lowbias32` (https://nullprogram.com/blog/2018/07/31/,
+# its constants found by his hash-prospector): a bijection of 32-bit words
+# whose every output bit flips with probability 0.5 +- 0.0009 when one
+# input bit flips.
+_MIX_SHIFTS = (16, 15, 16)
+_MIX_FACTORS = (0x7FEB352D, 0x846CA68B)
+# Odd constants that separate the words a key is made of (the golden
+# ratio's and MurmurHash3's finaliser's).
+_KEY_SALTS = (0x9E3779B9, 0x85EBCA6B, 0xC2B2AE35)
+
+
+def _word_dtype():
+    """The dtype of 32-bit words: uint32, or under PyTorch int64 (Keras
+    casts uint32 to int64 there, which has no uint32 arithmetic) kept in
+    [0, 2**32) by `_wrap`."""
+    return "int64" if keras.backend.backend() == "torch" else "uint32"
+
+
+def _wrap(x):
+    """`x` modulo 2**32 (a no-op on uint32)."""
+    from keras import ops
+
+    if keras.backend.backend() == "torch":
+        return ops.bitwise_and(x, 0xFFFFFFFF)
+    return x
+
+
+def _word(value):
+    from keras import ops
+
+    return ops.convert_to_tensor(value, dtype=_word_dtype())
+
+
+def words(x):
+    """Integers (a seed's) as 32-bit words (`_word_dtype`), modulo 2**32."""
+    from keras import ops
+
+    if keras.backend.backend() == "torch":
+        return _wrap(ops.cast(x, "int64"))
+    return ops.cast(x, "uint32")
+
+
+def mix32(x):
+    """`lowbias32` of 32-bit words (`words`): x ^= x >> 16; x *= 0x7feb352d;
+    x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16, modulo 2**32."""
+    from keras import ops
+
+    for i, shift in enumerate(_MIX_SHIFTS):
+        x = ops.bitwise_xor(x, ops.right_shift(x, _word(shift)))
+        if i < len(_MIX_FACTORS):
+            x = _wrap(x * _word(_MIX_FACTORS[i]))
+    return x
+
+
+def hashed_keep(seed, step, shape, rate):
+    """A dropout mask drawn from `seed` for block `step`: a float32
+    tensor of `shape` (static or dynamic), 0 where an entry is dropped
+    (probability `rate`) and 1 / (1 - rate) where it is kept.
+
+    Counter-based, as FlashAttention's in-kernel dropout (Dao et al.
+    2022, section 3.1, Philox): entry n (row-major) of the block is kept
+    when `mix32(n * a + b) >= round(rate * 2**32)`, where the block's key
+    (a odd, b) is `mix32` of the seed's two words and `step`. The same
+    (seed, step, shape) gives the same mask on every backend, so that a
+    pass that recomputes a block's weights (the blockwise attention's
+    backward) drops the same ones, and nothing of the mask is kept.
+    A `mix32` over the few integer operations of a block's entries; at a
+    (128, 1024, 1024) block under JAX on 2 cores it and the select took
+    190 ms against 2,200 ms for `jax.random.bernoulli`'s threefry bits
+    (2026-12-06). `seed`: two integers (a `SeedGenerator`'s draw);
+    `step`: an integer, traced or not.
+    """
+    from keras import ops
+
+    seed = words(seed)
+    base = mix32(ops.bitwise_xor(
+        mix32(ops.bitwise_xor(seed[0], _word(_KEY_SALTS[0]))), seed[1]))
+    a = ops.bitwise_or(mix32(_wrap(
+        base + _wrap(words(step) * _word(_KEY_SALTS[1])))), _word(1))
+    b = mix32(ops.bitwise_xor(a, _word(_KEY_SALTS[2])))
+    index = _word(0)
+    for axis, size in enumerate(shape):
+        along = ops.arange(size, dtype="int32")
+        along = ops.reshape(words(along), (-1,) + (1,) * (len(shape) - axis
+                                                          - 1))
+        index = _wrap(index * _word(size) + along) if axis else along
+    bits = mix32(_wrap(_wrap(index * a) + b))
+    threshold = _word(min(round(rate * 2**32), 2**32 - 1))
+    return ops.where(bits >= threshold, 1.0 / (1.0 - rate), 0.0)
+
+
 def _numpy_like():
     """The backend's module with numpy's FFT names and signatures
     (`torch` or `jax.numpy`: `fft.rfft(x, n=...)`, `conj`), or None under

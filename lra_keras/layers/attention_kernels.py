@@ -26,6 +26,7 @@ import keras
 from keras import ops
 
 from lra_keras.backend_utils import barrier
+from lra_keras.backend_utils import hashed_keep
 from lra_keras.backend_utils import inner_products
 from lra_keras.backend_utils import on_accelerator
 from lra_keras.backend_utils import xla_compiled
@@ -245,6 +246,46 @@ def uniform_masked_outputs(out, value, query_mask, weights_dropout=None):
     return ops.where(rows, out, uniform)
 
 
+class WeightsDropout:
+    """The attention weights' dropout of a `keras.layers.Dropout` `layer`,
+    in a form that the blockwise attention can apply without forming
+    the weights.
+
+    Called on weights, it is `layer(probs, training=True)`: its rate,
+    its seed generator, its inverted scaling (`drop_weights`, in every
+    kernel that forms the weights). `attention`'s chunked path takes
+    its `rate` and a seed of two integers (`draw_seed`) instead, and
+    drops each block's weights by `hashed_keep`: the same distribution
+    (each weight kept with probability 1 - rate, scaled by
+    1 / (1 - rate)), drawn from another generator.
+    """
+
+    def __init__(self, layer):
+        self.layer = layer
+
+    @property
+    def rate(self):
+        return float(self.layer.rate)
+
+    def __call__(self, probs):
+        return self.layer(probs, training=True)
+
+    def draw_seed(self):
+        """Two integers: the next draw of the layer's seed generator, or
+        under PyTorch, for a layer given no seed, of torch's global
+        generator, which Keras's PyTorch dropout then draws from
+        (keras/src/backend/torch/random.py, "Fast path, unseeded"), so
+        that a run resumed with that generator's state
+        (`backend_utils.global_rng_state`) draws the masks the
+        uninterrupted one would have."""
+        if keras.backend.backend() == "torch" and self.layer.seed is None:
+            import torch
+
+            return ops.convert_to_tensor(torch.randint(
+                0, 2**31 - 1, (2,), dtype=torch.int64))
+        return self.layer.seed_generator.next()
+
+
 def drop_weights(probs, weights_dropout):
     """`weights_dropout(probs)`, or `probs` when it is None: the dropout
     on the attention weights (after the softmax, before the values) that
@@ -365,7 +406,8 @@ def _at_least_float32(x):
     return ops.cast(x, keras.backend.result_type(x.dtype, "float32"))
 
 
-def _make_chunked(num_blocks, size, causal, length):
+def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
+                  rows_masked=False):
     """Builds the custom-gradient attention for a fixed block layout.
 
     Keys and values are in (groups, rows, Lk, D) and (groups, rows, Lk,
@@ -375,7 +417,16 @@ def _make_chunked(num_blocks, size, causal, length):
     take a fifth argument: an additive bias of the scores
     (num_blocks, size, Lk) that every row shares, block j
     holding queries j * size .., and returns its gradient, summed over the
-    rows in the backward loop. Both passes walk the blocks with
+    rows in the backward loop. With `rows_masked`, `attend` takes after
+    `bias` the blocks' real queries, (steps, rows, size, 1) of 1 and 0: a
+    padded query's scores are all 0 (`uniform_masked_rows`). With a
+    `dropout_rate`, it takes after them a seed (two integers): block i's
+    weights are dropped by `hashed_keep(seed, i, ...)`, in the forward
+    pass and again in the backward, where the block's weights are
+    recomputed (FlashAttention's dropout, Dao et al. 2022, Algorithms 2
+    and 4): the dropped weights P' weigh the values, and since
+    sum_j P_ij dP_ij = sum_j P'_ij dP'_ij, the softmax's backward keeps
+    its delta <dO_i, O_i>. Both passes walk the blocks with
     `keras.ops.fori_loop` (`lax.fori_loop`, `tf.while_loop`, a Python loop
     under PyTorch), so one block's scores exist at a time: an unrolled
     loop lets XLA schedule every block at once (measured: 23 GB for two
@@ -389,13 +440,15 @@ def _make_chunked(num_blocks, size, causal, length):
     4 heads of 16, in blocks of 2 x 512).
     """
 
-    def scores(q_b, k_t, bias, start, shared):
+    def scores(q_b, k_t, bias, start, shared, real):
         # In float32 at least from here: the softmax's statistics.
         s = _at_least_float32(ops.matmul(q_b, k_t))  # (rows, C, Lk)
         s = s + _block_bias(ops.cast(bias, s.dtype), causal, start, size,
                             length, s.dtype)
         if shared is not None:
             s = s + ops.cast(shared, s.dtype)  # (C, Lk), every row
+        if real is not None:  # a padded query's scores: 0
+            s = s * ops.cast(real, s.dtype)
         return s
 
     def put(blocks, i, block):
@@ -406,23 +459,41 @@ def _make_chunked(num_blocks, size, causal, length):
         return put(blocks, g, blocks[g] + block)
 
     @ops.custom_gradient
-    def attend(q_blocks, k, v, bias, *shared_blocks):
+    def attend(q_blocks, k, v, bias, *extra):
         k_t = ops.transpose(k, (0, 1, 3, 2))  # (groups, rows, D, Lk)
 
         dtype = q_blocks.dtype
+        real_blocks = extra[0] if rows_masked else None
+        seed = extra[int(rows_masked)] if dropout_rate else None
+        shared_blocks = extra[int(rows_masked) + bool(dropout_rate):]
 
         def shared(i):
             return shared_blocks[0][i % num_blocks] if shared_blocks else None
 
+        def real(i):
+            return None if real_blocks is None else real_blocks[i]
+
+        def kept(i, p):
+            """The dropout's 0 or 1 / (1 - rate) of block i's weights."""
+            if not dropout_rate:
+                return None
+            return hashed_keep(seed, i, ops.shape(p), dropout_rate)
+
+        def block_scores(i, q_b, k_t):
+            return scores(q_b, k_t[i // num_blocks], bias[i // num_blocks],
+                          (i % num_blocks) * size, shared(i), real(i))
+
         def forward_block(i, carry):
             out_blocks, lse_blocks = carry
             g = i // num_blocks
-            s = scores(q_blocks[i], k_t[g], bias[g], (i % num_blocks) * size,
-                       shared(i))
+            s = block_scores(i, q_blocks[i], k_t)
             m = ops.max(s, axis=-1, keepdims=True)  # (rows, C, 1)
             p = ops.exp(s - m)
             denom = ops.sum(p, axis=-1, keepdims=True)
-            out = _at_least_float32(ops.matmul(ops.cast(p, dtype), v[g]))
+            keep = kept(i, p)
+            dropped = p if keep is None else p * keep
+            out = _at_least_float32(ops.matmul(ops.cast(dropped, dtype),
+                                               v[g]))
             return (put(out_blocks, i, ops.cast(out / denom, dtype)),
                     put(lse_blocks, i, m + ops.log(denom)))
 
@@ -464,13 +535,19 @@ def _make_chunked(num_blocks, size, causal, length):
                 dq_blocks, dk_t, dv_t, *dshared = carry
                 g = i // num_blocks
                 q_b, do_b = q_blocks[i], do_blocks[i]
-                s = scores(q_b, k_t[g], bias[g], (i % num_blocks) * size,
-                           shared(i))
+                s = block_scores(i, q_b, k_t)
                 p = ops.exp(s - lse_blocks[i])  # (rows, C, Lk)
+                keep = kept(i, p)
+                dropped = p if keep is None else p * keep
                 dv_t = add(dv_t, g, _at_least_float32(ops.matmul(
-                    ops.transpose(do_b, (0, 2, 1)), ops.cast(p, dtype))))
+                    ops.transpose(do_b, (0, 2, 1)), ops.cast(dropped,
+                                                             dtype))))
                 dp = _at_least_float32(ops.matmul(do_b, v_t[g]))
+                if keep is not None:  # dL/dP from dL/dP' of P' = P keep
+                    dp = dp * keep
                 ds = p * (dp - delta_blocks[i])  # dL/d(scores), float32
+                if real_blocks is not None:  # a padded query's are 0
+                    ds = ds * ops.cast(real(i), ds.dtype)
                 dshared = [add(d, i % num_blocks, ops.sum(ds, axis=0))
                            for d in dshared]
                 ds = ops.cast(ds, dtype)
@@ -485,6 +562,8 @@ def _make_chunked(num_blocks, size, causal, length):
                     ops.cast(ops.transpose(dk_t, (0, 1, 3, 2)), dtype),
                     ops.cast(ops.transpose(dv_t, (0, 1, 3, 2)), dtype),
                     ops.zeros_like(bias),
+                    *((ops.zeros_like(real_blocks),) if rows_masked else ()),
+                    *((None,) if dropout_rate else ()),
                     *(ops.cast(d, x.dtype)
                       for d, x in zip(dshared, shared_blocks)))
 
@@ -495,15 +574,22 @@ def _make_chunked(num_blocks, size, causal, length):
 
 def chunked_attention(
     query, key, value, padding_mask=None, causal=False, block_size=None,
-    block_rows=None, score_bias=None,
+    block_rows=None, score_bias=None, query_mask=None, dropout_rate=0.0,
+    dropout_seed=None,
 ):
     """Exact softmax attention in blocks with a recomputing backward.
 
-    Same contract as `reference_attention`, and two more: `value` may
-    have a width of its own, (batch, Lk, heads, Dv), and `score_bias`, a
-    (Lq, Lk) tensor, is added to every row's scaled scores before the
-    softmax, a trainable bias the gradient reaches (MEGA's relative
-    positions, `MovingAverageGatedAttention`). A block is `block_rows` of the
+    Same contract as `reference_attention` (its `query_mask` too), and
+    three more: `value` may have a width of its own, (batch, Lk, heads,
+    Dv); `score_bias`, a (Lq, Lk) tensor, is added to every row's scaled
+    scores before the softmax, a trainable bias the gradient reaches
+    (MEGA's relative positions, `MovingAverageGatedAttention`); and
+    instead of a `weights_dropout` callable, a `dropout_rate` in [0, 1)
+    and a `dropout_seed` (two integers, a `SeedGenerator`'s draw): each
+    block's weights are dropped by `hashed_keep(dropout_seed, block,
+    ...)`, the same mask recomputed in the backward pass, so that no
+    (batch, heads, Lq, Lk) tensor is formed (`dropout_masks` gives the
+    mask of every weight, for tests). A block is `block_rows` of the
     batch x heads rows (a divisor of it) by `block_size` queries, against
     every key; by default under XLA on a CPU 512 queries of as many rows
     as keep its scores near 8 MiB, elsewhere every row and as many queries
@@ -530,11 +616,18 @@ def chunked_attention(
             "causal attention needs equal query and key lengths. "
             f"Received: query.shape={query.shape}, key.shape={key.shape}"
         )
+    if not 0.0 <= dropout_rate < 1.0 or (dropout_rate
+                                         and dropout_seed is None):
+        raise ValueError(
+            "`dropout_rate` must be in [0, 1), and a rate above 0 needs a "
+            f"`dropout_seed`. Received: dropout_rate={dropout_rate}, "
+            f"dropout_seed={dropout_seed}")
     rows = None if batch is None else batch * heads
     block_rows, size = _block_layout(rows, heads, q_len, k_len, block_size,
                                      block_rows, value.shape[-1] > depth)
     num_blocks = -(-q_len // size)
-    attend = _make_chunked(num_blocks, size, causal, k_len)
+    attend = _make_chunked(num_blocks, size, causal, k_len,
+                           float(dropout_rate), query_mask is not None)
     scale = 1.0 / math.sqrt(depth)
     q = ops.transpose(query, (0, 2, 1, 3)) * scale  # (B, H, Lq, D)
     if num_blocks * size > q_len:
@@ -549,13 +642,21 @@ def chunked_attention(
         bias = ops.zeros_like(k[:, :, None, :, 0])  # (groups, rows, 1, Lk)
     else:  # (B, 1, 1, Lk) -> (B, H, 1, Lk) -> (groups, rows, 1, Lk)
         bias = _grouped(bias + ops.zeros_like(q[:, :, :1, :1]), block_rows)
-    shared = ()
+    extra = []
+    if query_mask is not None:  # (B, Lq) -> (steps, rows, size, 1)
+        real = ops.repeat(ops.cast(query_mask, q.dtype)[:, None, :, None],
+                          heads, axis=1)  # (B, H, Lq, 1)
+        real = ops.pad(real, ((0, 0), (0, 0), (0, num_blocks * size - q_len),
+                              (0, 0)))
+        extra.append(_to_blocks(real, block_rows, num_blocks, size))
+    if dropout_rate:
+        extra.append(dropout_seed)
     if score_bias is not None:  # (Lq, Lk) -> (num_blocks, size, Lk)
         score_bias = ops.pad(score_bias,
                              ((0, num_blocks * size - q_len), (0, 0)))
-        shared = (ops.reshape(score_bias, (num_blocks, size, k_len)),)
+        extra.append(ops.reshape(score_bias, (num_blocks, size, k_len)))
     out = attend(_to_blocks(q, block_rows, num_blocks, size), k, v, bias,
-                 *shared)
+                 *extra)
     out = _from_blocks(out, heads, num_blocks)[:, :, :q_len]
     return ops.transpose(out, (0, 2, 1, 3))  # (B, Lq, H, Dv)
 
@@ -608,10 +709,14 @@ def attention(
             (`chunked_attention`; falls back to `"fused"` when a sequence
             length is unknown at trace time) or `"reference"`.
         block_size: queries per block of the chunked path.
-        weights_dropout: None, or a callable applied to the attention
-            weights (`drop_weights`). Only the reference path forms them:
-            given one, the attention takes it whatever `implementation`
-            says (memory quadratic in L).
+        weights_dropout: None, a `WeightsDropout`, or another callable
+            applied to the attention weights (`drop_weights`). A
+            `WeightsDropout` goes where `implementation` says, but to the
+            chunked path for `"fused"` (no fused call takes it; `"auto"`
+            where it would be fused, the reference path where a length
+            is unknown while tracing); any other callable takes the
+            reference path, which alone forms the weights (memory
+            quadratic in L).
         query_mask: optional (batch, Lq) boolean tensor, True at real
             queries: a padded query attends uniformly to every key, as
             under LRA's flax pair mask (`uniform_masked_rows`), future
@@ -626,17 +731,28 @@ def attention(
     if None not in (query.shape[:3] + key.shape[1:2]):
         scores = (query.shape[0] * query.shape[2] * query.shape[1]
                   * key.shape[1])
-    impl = ("reference" if weights_dropout is not None
+    blockwise = isinstance(weights_dropout, WeightsDropout)
+    impl = ("reference" if weights_dropout is not None and not blockwise
             else resolve_implementation(
                 implementation, key.shape[1], scores=scores,
-                flash=flash_eligible(query, padding_mask)))
+                flash=flash_eligible(query, padding_mask)
+                and weights_dropout is None))
+    if blockwise and impl == "fused":
+        impl = "chunked"
     if impl == "chunked" and None in (query.shape[1], key.shape[1]):
         # Lengths unknown while tracing (TensorFlow relaxes shapes after
         # retracing for several lengths): blocks cannot be laid out.
-        impl = "fused"
+        impl = "fused" if weights_dropout is None else "reference"
     if impl == "reference":
         return reference_attention(query, key, value, padding_mask, causal,
                                    weights_dropout, query_mask)
+    if impl == "chunked" and blockwise:
+        # The padded queries' uniform weights are dropped in the blocks
+        # too: `query_mask` goes in.
+        return _chunked_function()(
+            query, key, value, padding_mask, causal, block_size, block_rows,
+            query_mask=query_mask, dropout_rate=weights_dropout.rate,
+            dropout_seed=weights_dropout.draw_seed())
     if impl == "chunked":
         out = _chunked_function()(
             query, key, value, padding_mask, causal, block_size, block_rows

@@ -25,6 +25,7 @@ from keras import ops
 from lra_keras.backend_utils import add_shared
 from lra_keras.backend_utils import xla_compiled
 from lra_keras.layers.attention_kernels import IMPLEMENTATIONS
+from lra_keras.layers.attention_kernels import WeightsDropout
 from lra_keras.layers.attention_kernels import attention
 from lra_keras.layers.attention_kernels import pad_to_blocks
 from lra_keras.layers.attention_kernels import uniform_masked_outputs
@@ -1094,10 +1095,11 @@ class RotaryMultiHeadAttention(keras.layers.Layer):
             scaling=self.orthogonal_scaling)
 
     def _weights_dropout(self, training):
-        """The callable dropping attention weights in training, or None."""
+        """The attention weights' dropout in training (a `WeightsDropout`,
+        which the blockwise attention applies block by block), or None."""
         if not (training and self.weights_dropout_layer is not None):
             return None
-        return lambda probs: self.weights_dropout_layer(probs, training=True)
+        return WeightsDropout(self.weights_dropout_layer)
 
     def _attend(self, q, k, v, padding_mask, training, inputs):
         drop = self._weights_dropout(training)
