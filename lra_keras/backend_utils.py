@@ -213,35 +213,50 @@ _MIX_FACTORS = (0x7FEB352D, 0x846CA68B)
 _KEY_SALTS = (0x9E3779B9, 0x85EBCA6B, 0xC2B2AE35)
 
 
-def _word_dtype():
-    """The dtype of 32-bit words: uint32, or under PyTorch int64 (Keras
-    casts uint32 to int64 there, which has no uint32 arithmetic) kept in
-    [0, 2**32) by `_wrap`."""
-    return "int64" if keras.backend.backend() == "torch" else "uint32"
-
-
-def _wrap(x):
-    """`x` modulo 2**32 (a no-op on uint32)."""
-    from keras import ops
-
-    if keras.backend.backend() == "torch":
-        return ops.bitwise_and(x, 0xFFFFFFFF)
-    return x
+def _signed():
+    """Whether 32-bit words are int32 (PyTorch, which has no uint32
+    arithmetic: Keras casts uint32 to int64 there, whose masked words
+    took 10x as long) rather than uint32: the same bits, products and
+    sums wrapping alike, with `_shift_right` and `_at_least` making up
+    for the sign."""
+    return keras.backend.backend() == "torch"
 
 
 def _word(value):
+    """The word of `value` in [0, 2**32), as a tensor."""
     from keras import ops
 
-    return ops.convert_to_tensor(value, dtype=_word_dtype())
+    if _signed():
+        return ops.convert_to_tensor(
+            value - 2**32 if value >= 2**31 else value, dtype="int32")
+    return ops.convert_to_tensor(value, dtype="uint32")
 
 
 def words(x):
-    """Integers (a seed's) as 32-bit words (`_word_dtype`), modulo 2**32."""
+    """Integers (a seed's, a step) as 32-bit words, modulo 2**32."""
     from keras import ops
 
-    if keras.backend.backend() == "torch":
-        return _wrap(ops.cast(x, "int64"))
-    return ops.cast(x, "uint32")
+    return ops.cast(x, "int32" if _signed() else "uint32")
+
+
+def _shift_right(x, bits):
+    """The logical right shift of words (int32's is arithmetic)."""
+    from keras import ops
+
+    shifted = ops.right_shift(x, _word(bits))
+    if _signed():
+        shifted = ops.bitwise_and(shifted, _word(2**(32 - bits) - 1))
+    return shifted
+
+
+def _at_least(x, threshold):
+    """Whether words `x` >= `threshold` as unsigned integers."""
+    from keras import ops
+
+    if _signed():  # the order of unsigned words: their sign bit flipped
+        return ops.bitwise_xor(x, _word(2**31)) >= _word(
+            threshold ^ 2**31)
+    return x >= _word(threshold)
 
 
 def mix32(x):
@@ -250,9 +265,9 @@ def mix32(x):
     from keras import ops
 
     for i, shift in enumerate(_MIX_SHIFTS):
-        x = ops.bitwise_xor(x, ops.right_shift(x, _word(shift)))
+        x = ops.bitwise_xor(x, _shift_right(x, shift))
         if i < len(_MIX_FACTORS):
-            x = _wrap(x * _word(_MIX_FACTORS[i]))
+            x = x * _word(_MIX_FACTORS[i])
     return x
 
 
@@ -268,9 +283,12 @@ def hashed_keep(seed, step, shape, rate):
     (seed, step, shape) gives the same mask on every backend, so that a
     pass that recomputes a block's weights (the blockwise attention's
     backward) drops the same ones, and nothing of the mask is kept.
-    A `mix32` over the few integer operations of a block's entries; at a
-    (128, 1024, 1024) block under JAX on 2 cores it and the select took
-    190 ms against 2,200 ms for `jax.random.bernoulli`'s threefry bits
+    Its few integer operations an entry cost less than the random
+    bits of the backends' generators: at (128, 1024, 1024) under JAX on
+    2 cores, the mask and its select took 190 ms against 2,200 ms for
+    `jax.random.bernoulli`'s threefry bits; at (64, 64, 1024) under
+    PyTorch 18 ms, as `torch.rand` with a generator (18 ms), in int32
+    words (in the int64 ones Keras makes of uint32 there, 160 ms)
     (2026-12-06). `seed`: two integers (a `SeedGenerator`'s draw);
     `step`: an integer, traced or not.
     """
@@ -279,18 +297,17 @@ def hashed_keep(seed, step, shape, rate):
     seed = words(seed)
     base = mix32(ops.bitwise_xor(
         mix32(ops.bitwise_xor(seed[0], _word(_KEY_SALTS[0]))), seed[1]))
-    a = ops.bitwise_or(mix32(_wrap(
-        base + _wrap(words(step) * _word(_KEY_SALTS[1])))), _word(1))
+    a = ops.bitwise_or(
+        mix32(base + words(step) * _word(_KEY_SALTS[1])), _word(1))
     b = mix32(ops.bitwise_xor(a, _word(_KEY_SALTS[2])))
     index = _word(0)
     for axis, size in enumerate(shape):
-        along = ops.arange(size, dtype="int32")
-        along = ops.reshape(words(along), (-1,) + (1,) * (len(shape) - axis
-                                                          - 1))
-        index = _wrap(index * _word(size) + along) if axis else along
-    bits = mix32(_wrap(_wrap(index * a) + b))
-    threshold = _word(min(round(rate * 2**32), 2**32 - 1))
-    return ops.where(bits >= threshold, 1.0 / (1.0 - rate), 0.0)
+        along = words(ops.arange(size, dtype="int32"))
+        along = ops.reshape(along, (-1,) + (1,) * (len(shape) - axis - 1))
+        index = index * words(size) + along if axis else along
+    bits = mix32(index * a + b)
+    kept = _at_least(bits, min(round(rate * 2**32), 2**32 - 1))
+    return ops.where(kept, 1.0 / (1.0 - rate), 0.0)
 
 
 def _numpy_like():
