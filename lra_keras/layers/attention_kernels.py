@@ -12,7 +12,10 @@ https://arxiv.org/abs/2205.14135, at query-block granularity): the forward
 pass keeps only the output and the per-row log-sum-exp, and the backward
 pass recomputes one block of probabilities at a time. Peak memory is
 O(batch · heads · L · D + block · L) instead of O(layers · batch · heads ·
-L²).
+L²). Dropout on the attention weights (LRA's `attention_dropout_rate`)
+happens inside the blocks too: each block's mask is a hash of the weights'
+positions keyed by a seed and the block (`backend_utils.hashed_keep`),
+drawn again in the backward pass, as FlashAttention drops its weights.
 
 References:
 - FlashAttention: https://arxiv.org/abs/2205.14135
