@@ -218,17 +218,23 @@ def test_attention_dropout_is_refused_where_no_weights_drop(attention_type):
                                  attention_dropout=1.0)
 
 
-def test_attention_dropout_draws_a_new_mask_every_compiled_step():
+@pytest.mark.parametrize("attention_type,options", [
+    ("local", dict(local_block_size=3)),
+    # the blockwise path's masks (`WeightsDropout`): a new seed a step
+    ("softmax", dict(attention_implementation="chunked", block_size=4)),
+])
+def test_attention_dropout_draws_a_new_mask_every_compiled_step(
+        attention_type, options):
     # A compiled training step at learning rate 0 (the weights stay):
     # the loss of the same batch changes from step to step, the
     # evaluation's does not.
-    layer = _layer(0.3, "local", local_block_size=3)
+    layer = _layer(0.3, attention_type, **options)
     inputs = keras.Input((6, 8))
     model = keras.Model(inputs, ops.mean(layer(inputs) ** 2, axis=(1, 2)))
     model.compile(keras.optimizers.SGD(learning_rate=0.0), "mse")
     x = np.random.default_rng(2).normal(size=(8, 6, 8)).astype("float32")
     y = np.zeros(8, "float32")
     losses = [float(model.train_on_batch(x, y)) for _ in range(3)]
-    assert len(set(losses)) == 3, losses
+    assert len(set(losses)) == 3 and np.all(np.isfinite(losses)), losses
     assert model.evaluate(x, y, verbose=0) == model.evaluate(x, y,
                                                              verbose=0)

@@ -10,7 +10,6 @@ from keras import ops
 
 from lra_keras.backend_utils import hashed_keep
 from lra_keras.layers import attention_kernels as ak
-from lra_keras.layers.rotary_attention import RotaryMultiHeadAttention
 from tests.testing import assert_allclose
 from tests.testing import to_numpy
 from tests.testing import value_and_grads
@@ -190,22 +189,3 @@ def test_weights_dropout_called_on_weights_is_its_layer():
     want = to_numpy(keras.layers.Dropout(0.5, seed=9)(probs, training=True))
     assert_allclose(got, want, atol=0)
     assert ak.WeightsDropout(layer).rate == 0.5
-
-
-def test_the_layer_drops_in_blocks_in_a_compiled_step():
-    # A softmax layer with attention dropout at a length the chunked path
-    # takes (`implementation="chunked"`): a compiled training step at
-    # learning rate 0 gives a new loss every step (a new seed), the
-    # evaluation one loss; the gradient is finite.
-    layer = RotaryMultiHeadAttention(
-        num_heads=2, key_dim=4, attention_dropout=0.3,
-        attention_implementation="chunked", block_size=4)
-    inputs = keras.Input((12, 8))
-    model = keras.Model(inputs, ops.mean(layer(inputs) ** 2, axis=(1, 2)))
-    model.compile(keras.optimizers.SGD(learning_rate=0.0), "mse")
-    x = np.random.default_rng(4).normal(size=(8, 12, 8)).astype("float32")
-    y = np.zeros(8, "float32")
-    losses = [float(model.train_on_batch(x, y)) for _ in range(3)]
-    assert len(set(losses)) == 3 and np.all(np.isfinite(losses)), losses
-    assert model.evaluate(x, y, verbose=0) == model.evaluate(x, y,
-                                                             verbose=0)

@@ -20,7 +20,6 @@ pair mask), the two variants' steps taken in turn by
   drops block by block (`backend_utils.hashed_keep`).
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -47,8 +46,5 @@ def dropout(undone):
 CHANGES = {"dropout": dropout}
 
 if __name__ == "__main__":
-    if os.environ.get("PADDED") == "1":
-        build = paired_step.mixers.stack_and_batch
-        paired_step.mixers.stack_and_batch = (
-            lambda *args, padded=False: build(*args, padded=True))
+    paired_step.padded_if_asked()
     paired_step.main(CHANGES)

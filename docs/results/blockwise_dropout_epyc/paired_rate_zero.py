@@ -10,7 +10,6 @@ The stacks and pairing of `paired_dropout.py`; `before` is the row
 with `attention_dropout=0.0`.
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -35,8 +34,5 @@ def nodrop(undone):
 paired_step.mixers.stack_hparams = stack_hparams
 
 if __name__ == "__main__":
-    if os.environ.get("PADDED") == "1":
-        build = paired_step.mixers.stack_and_batch
-        paired_step.mixers.stack_and_batch = (
-            lambda *args, padded=False: build(*args, padded=True))
+    paired_step.padded_if_asked()
     paired_step.main({"nodrop": nodrop})

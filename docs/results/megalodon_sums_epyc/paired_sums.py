@@ -24,7 +24,6 @@ variants' steps taken in turn by
 - `all`: every one.
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -73,8 +72,5 @@ CHANGES = paired_step.with_all((channels, mask, groups))
 
 
 if __name__ == "__main__":
-    if os.environ.get("PADDED") == "1":
-        build = paired_step.mixers.stack_and_batch
-        paired_step.mixers.stack_and_batch = (
-            lambda *args, padded=False: build(*args, padded=True))
+    paired_step.padded_if_asked()
     paired_step.main(CHANGES)

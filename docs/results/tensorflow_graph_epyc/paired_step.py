@@ -154,6 +154,15 @@ def with_all(each):
     return {**{change.__name__: change for change in each}, "all": every}
 
 
+def padded_if_asked():
+    """With `PADDED=1` in the environment, the stacks get a padding mask
+    (every position real) from here on."""
+    if os.environ.get("PADDED") == "1":
+        build = mixers.stack_and_batch
+        mixers.stack_and_batch = (
+            lambda *args, padded=False: build(*args, padded=True))
+
+
 def main(changes=None):
     """`python SCRIPT CHANGE MODEL L`: the paired steps of one of
     `changes` (this file's by default), as a line."""
