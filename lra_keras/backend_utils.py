@@ -276,8 +276,9 @@ def hashed_keep(seed, step, shape, rate):
     tensor of `shape` (static or dynamic), 0 where an entry is dropped
     (probability `rate`) and 1 / (1 - rate) where it is kept.
 
-    Counter-based, as FlashAttention's in-kernel dropout (Dao et al.
-    2022, section 3.1, Philox): entry n (row-major) of the block is kept
+    Counter-based, as FlashAttention drops its weights (Dao et al. 2022,
+    Appendix B, Algorithms 2 and 4: the generator's state kept, the mask
+    drawn again in the backward pass): entry n (row-major) of the block is kept
     when `mix32(n * a + b) >= round(rate * 2**32)`, where the block's key
     (a odd, b) is `mix32` of the seed's two words and `step`. The same
     (seed, step, shape) gives the same mask on every backend, so that a

@@ -417,7 +417,7 @@ def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
     Dv) layout (`_grouped`), the query already scaled, padded to
     `num_blocks * size` and cut by `_to_blocks`; `bias` is an additive
     (groups, rows, 1, Lk) key bias (zeros when unmasked). `attend` may
-    take a fifth argument: an additive bias of the scores
+    take, last, an additive bias of the scores
     (num_blocks, size, Lk) that every row shares, block j
     holding queries j * size .., and returns its gradient, summed over the
     rows in the backward loop. With `rows_masked`, `attend` takes after
@@ -426,8 +426,8 @@ def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
     `dropout_rate`, it takes after them a seed (two integers): block i's
     weights are dropped by `hashed_keep(seed, i, ...)`, in the forward
     pass and again in the backward, where the block's weights are
-    recomputed (FlashAttention's dropout, Dao et al. 2022, Algorithms 2
-    and 4): the dropped weights P' weigh the values, and since
+    recomputed (FlashAttention's dropout, Dao et al. 2022, Appendix B,
+    Algorithms 2 and 4): the dropped weights P' weigh the values, and since
     sum_j P_ij dP_ij = sum_j P'_ij dP'_ij, the softmax's backward keeps
     its delta <dO_i, O_i>. Both passes walk the blocks with
     `keras.ops.fori_loop` (`lax.fori_loop`, `tf.while_loop`, a Python loop
@@ -591,8 +591,7 @@ def chunked_attention(
     and a `dropout_seed` (two integers, a `SeedGenerator`'s draw): each
     block's weights are dropped by `hashed_keep(dropout_seed, block,
     ...)`, the same mask recomputed in the backward pass, so that no
-    (batch, heads, Lq, Lk) tensor is formed (`dropout_masks` gives the
-    mask of every weight, for tests). A block is `block_rows` of the
+    (batch, heads, Lq, Lk) tensor is formed. A block is `block_rows` of the
     batch x heads rows (a divisor of it) by `block_size` queries, against
     every key; by default under XLA on a CPU 512 queries of as many rows
     as keep its scores near 8 MiB, elsewhere every row and as many queries
