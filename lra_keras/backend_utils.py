@@ -287,10 +287,10 @@ def hashed_keep(seed, step, shape, rate):
     Its few integer operations an entry cost less than the random
     bits of the backends' generators: at (128, 1024, 1024) under JAX on
     2 cores, the mask and its select took 190 ms against 2,200 ms for
-    `jax.random.bernoulli`'s threefry bits; at (64, 64, 1024) under
-    PyTorch 18 ms, as `torch.rand` with a generator (18 ms), in int32
-    words (in the int64 ones Keras makes of uint32 there, 160 ms)
-    (2026-12-06). `seed`: two integers (a `SeedGenerator`'s draw);
+    `jax.random.bernoulli`'s threefry bits; at (128, 32, 1024) under
+    PyTorch 17 ms in int32 words, as long as `torch.rand` with a
+    generator takes for as many entries (18 ms), against 160 ms in the
+    int64 ones Keras makes of uint32 there (2026-12-06). `seed`: two integers (a `SeedGenerator`'s draw);
     `step`: an integer, traced or not.
     """
     from keras import ops
