@@ -290,8 +290,9 @@ def hashed_keep(seed, step, shape, rate):
     `jax.random.bernoulli`'s threefry bits; at (128, 32, 1024) under
     PyTorch 17 ms in int32 words, as long as `torch.rand` with a
     generator takes for as many entries (18 ms), against 160 ms in the
-    int64 ones Keras makes of uint32 there (2026-12-06). `seed`: two integers (a `SeedGenerator`'s draw);
-    `step`: an integer, traced or not.
+    int64 ones Keras makes of uint32 there (2026-12-06). `seed`: two
+    integers (a `SeedGenerator`'s draw); `step`: an integer, traced or
+    not.
     """
     from keras import ops
 
