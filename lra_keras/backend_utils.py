@@ -286,7 +286,7 @@ def hashed_keep(seed, step, shape, rate):
     backward) drops the same ones, and nothing of the mask is kept.
     Its few integer operations an entry cost less than the random
     bits of the backends' generators: at (128, 1024, 1024) under JAX on
-    2 cores, the mask and its select took 190 ms against 2,200 ms for
+    2 cores, the mask and its select took 190-220 ms against 2,200 ms for
     `jax.random.bernoulli`'s threefry bits; at (128, 32, 1024) under
     PyTorch 17 ms in int32 words, as long as `torch.rand` with a
     generator takes for as many entries (18 ms), against 160 ms in the
