@@ -737,8 +737,7 @@ def attention(
     impl = ("reference" if weights_dropout is not None and not blockwise
             else resolve_implementation(
                 implementation, key.shape[1], scores=scores,
-                flash=flash_eligible(query, padding_mask)
-                and weights_dropout is None))
+                flash=flash_eligible(query, padding_mask)))
     if blockwise and impl == "fused":
         impl = "chunked"
     if impl == "chunked" and None in (query.shape[1], key.shape[1]):
@@ -748,17 +747,17 @@ def attention(
     if impl == "reference":
         return reference_attention(query, key, value, padding_mask, causal,
                                    weights_dropout, query_mask)
-    if impl == "chunked" and blockwise:
-        # The padded queries' uniform weights are dropped in the blocks
-        # too: `query_mask` goes in.
-        return _chunked_function()(
-            query, key, value, padding_mask, causal, block_size, block_rows,
-            query_mask=query_mask, dropout_rate=weights_dropout.rate,
-            dropout_seed=weights_dropout.draw_seed())
     if impl == "chunked":
+        dropout = {}
+        if blockwise:  # the padded queries' uniform weights drop in the
+            # blocks too: `query_mask` goes in, not to the outputs below
+            dropout = dict(query_mask=query_mask,
+                           dropout_rate=weights_dropout.rate,
+                           dropout_seed=weights_dropout.draw_seed())
+            query_mask = None
         out = _chunked_function()(
-            query, key, value, padding_mask, causal, block_size, block_rows
-        )
+            query, key, value, padding_mask, causal, block_size, block_rows,
+            **dropout)
     else:
         mask = None
         if padding_mask is not None:
