@@ -59,7 +59,7 @@ def numpy_masks(seed, rate, batch, heads, q_len, k_len, size, block_rows):
 @pytest.mark.parametrize("seed,step", [((7, 3), 5), ((2**31 - 1, 0), 0),
                                        ((123456789, 2**20), 63)])
 def test_hashed_keep_is_lowbias32_of_the_counter(seed, step):
-    # The same bits on every backend (PyTorch's words are int64 there).
+    # The same bits on every backend (PyTorch's words are int32 there).
     got = to_numpy(hashed_keep(np.array(seed), step, (3, 16, 40), 0.1))
     assert got.dtype == np.float32
     assert_allclose(got, numpy_keep(seed, step, (3, 16, 40), 0.1), atol=0)
@@ -161,8 +161,8 @@ def test_chunked_dropout_is_refused_without_a_seed_or_at_rate_one():
 @pytest.mark.parametrize("implementation", ["chunked", "fused"])
 def test_attention_drops_a_weights_dropout_in_blocks(implementation):
     # A `WeightsDropout` takes the chunked path, "fused" included, its
-    # seed the layer's generator's next draw; a plain callable takes the
-    # reference path.
+    # seed the layer's generator's next draw (a plain callable's reference
+    # path: test_attention_dropout.py).
     rate = 0.25
     q, k, v, keys = _inputs(seed=3)
     drop = ak.WeightsDropout(keras.layers.Dropout(rate, seed=5))
