@@ -1,7 +1,7 @@
 """One of LRA's Transformer rows at its own batch: one training step's
 time and the process's peak resident memory, the attention dropout on
-the formed weights (`materialised`) or in the blockwise attention
-(`blockwise`, as the library is):
+the formed weights (`materialised`, `paired_dropout.py`'s switch) or in
+the blockwise attention (`blockwise`, as the library is):
 
     cd docs/results/blockwise_dropout_epyc
     KERAS_BACKEND=jax python lra_batch.py pathfinder blockwise
@@ -24,25 +24,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from paired_dropout import dropout  # noqa: E402
 
 from lra_keras.hparams import get_hparams  # noqa: E402
-from lra_keras.layers import rotary_attention  # noqa: E402
 from lra_keras.models import build_classifier  # noqa: E402
 from lra_keras.models import classifier_kwargs  # noqa: E402
-
-NOW = rotary_attention.RotaryMultiHeadAttention._weights_dropout
-
-
-def materialised(self, training):
-    drop = NOW(self, training)
-    return None if drop is None else (lambda probs: drop(probs))
 
 
 def main():
     task, variant = sys.argv[1], sys.argv[2]
-    if variant == "materialised":
-        rotary_attention.RotaryMultiHeadAttention._weights_dropout = (
-            materialised)
+    dropout(undone=variant == "materialised")
     hp = get_hparams(task, "lra_transformer")
     keras.utils.set_random_seed(0)
     net = build_classifier(**classifier_kwargs(hp))
