@@ -39,10 +39,17 @@
   `rfft`, `irfft` and `conjugate` keep a spectrum as the backend's own
   complex tensor, so that `fft_conv` and `grouped_fft_conv` multiply
   spectra in one pass.
+- The blockwise attention's dropout masks (`hashed_keep`) are the same
+  bits under every backend: uint32 words under JAX and TensorFlow, int32
+  under PyTorch, which has no uint32 arithmetic, and there made in place,
+  a slice at a time, since PyTorch runs the hash's integer operations one
+  by one (9x faster than the same operations through `keras.ops`).
 - JAX compiles a training step per batch shape in every new process (2-3 s
   each on a CPU for the quick S4D); `use_compilation_cache` keeps the
   compiled steps on disk for the next run and the next seed.
 """
+
+import math
 
 import keras
 
@@ -222,13 +229,17 @@ def _signed():
     return keras.backend.backend() == "torch"
 
 
+def _int32(value):
+    """The int32 with the bits of the word `value` in [0, 2**32)."""
+    return value - 2**32 if value >= 2**31 else value
+
+
 def _word(value):
     """The word of `value` in [0, 2**32), as a tensor."""
     from keras import ops
 
     if _signed():
-        return ops.convert_to_tensor(
-            value - 2**32 if value >= 2**31 else value, dtype="int32")
+        return ops.convert_to_tensor(_int32(value), dtype="int32")
     return ops.convert_to_tensor(value, dtype="uint32")
 
 
@@ -302,14 +313,62 @@ def hashed_keep(seed, step, shape, rate):
     a = ops.bitwise_or(
         mix32(base + words(step) * _word(_KEY_SALTS[1])), _word(1))
     b = mix32(ops.bitwise_xor(a, _word(_KEY_SALTS[2])))
+    threshold = min(round(rate * 2**32), 2**32 - 1)
+    if keras.backend.backend() == "torch":
+        return _torch_keep(a, b, shape, threshold, 1.0 / (1.0 - rate))
     index = _word(0)
     for axis, size in enumerate(shape):
         along = words(ops.arange(size, dtype="int32"))
         along = ops.reshape(along, (-1,) + (1,) * (len(shape) - axis - 1))
         index = index * words(size) + along if axis else along
     bits = mix32(index * a + b)
-    kept = _at_least(bits, min(round(rate * 2**32), 2**32 - 1))
-    return ops.where(kept, 1.0 / (1.0 - rate), 0.0)
+    return ops.where(_at_least(bits, threshold), 1.0 / (1.0 - rate), 0.0)
+
+
+# `_torch_keep` makes its words this many entries at a time, in buffers
+# that stay in the cache (12 MiB). A (64, 64, 1024) mask took 4.9-5.4 ms
+# in slices of 2**20 and 6.5-8.5, 9-12 in slices of 2**18, 2**17, whose
+# operations are more, each with PyTorch's overhead; a (4, 512, 16384)
+# one 81-94 ms in slices of 2**20, 94-112 in slices of 2**21 (2 cores,
+# 2026-12-07).
+_TORCH_KEEP_SLICE = 2**20
+
+
+def _torch_keep(a, b, shape, threshold, scale):
+    """`hashed_keep`'s mask under PyTorch from the block's key (a, b):
+    the same words, made in place in slices of `_TORCH_KEEP_SLICE`
+    entries. PyTorch runs each of the hash's dozen integer operations on
+    its own, each writing a new tensor as large as the block; in place on
+    buffers that stay in the cache, a (64, 64, 1024) mask took 5 ms
+    against 45 ms (2 cores, 2026-12-07)."""
+    import torch
+    from keras import ops
+
+    size = math.prod(int(s) for s in shape)
+    step = min(size, _TORCH_KEEP_SLICE)
+    counter = ops.arange(step, dtype="int32")  # on Keras's device
+    a = a.to(counter.device)
+    offset = b.to(counter.device).clone()  # start a + b, modulo 2**32
+    stride = a * step
+    counter.mul_(a)  # j a
+    x, spare = torch.empty_like(counter), torch.empty_like(counter)
+    keep = torch.empty(size, dtype=torch.float32, device=counter.device)
+    factors = [_int32(f) for f in _MIX_FACTORS]
+    for start in range(0, size, step):
+        n = min(step, size - start)
+        # entry start + j: (start + j) a + b = j a + (start a + b)
+        torch.add(counter[:n], offset, out=x[:n])
+        offset.add_(stride)
+        for i, shift in enumerate(_MIX_SHIFTS):  # `mix32`, in place
+            torch.bitwise_right_shift(x[:n], shift, out=spare[:n])
+            spare[:n].bitwise_and_(2**(32 - shift) - 1)  # logical shift
+            x[:n].bitwise_xor_(spare[:n])
+            if i < len(factors):
+                x[:n].mul_(factors[i])
+        x[:n].bitwise_xor_(_int32(2**31))  # `_at_least`'s sign bit flip
+        torch.ge(x[:n], _int32(threshold ^ 2**31),
+                 out=keep[start:start + n]).mul_(scale)
+    return keep.reshape(shape)
 
 
 def _numpy_like():

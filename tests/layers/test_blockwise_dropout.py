@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from lra_keras import backend_utils
 from lra_keras.backend_utils import hashed_keep
 from lra_keras.layers import attention_kernels as ak
 from tests.testing import assert_allclose
@@ -63,6 +64,20 @@ def test_hashed_keep_is_lowbias32_of_the_counter(seed, step):
     got = to_numpy(hashed_keep(np.array(seed), step, (3, 16, 40), 0.1))
     assert got.dtype == np.float32
     assert_allclose(got, numpy_keep(seed, step, (3, 16, 40), 0.1), atol=0)
+
+
+@pytest.mark.parametrize("slice_entries,shape", [(1000, (3, 16, 40)),
+                                                 (None, (2, 700, 1024))])
+def test_hashed_keep_in_slices_is_the_whole_mask(monkeypatch, slice_entries,
+                                                 shape):
+    # PyTorch makes the words a slice at a time (`_TORCH_KEEP_SLICE`, 2**20
+    # entries); slices that do not divide the block (1000 of 1,920; 2**20
+    # of 1,433,600) give the mask of the whole block.
+    if slice_entries is not None:
+        monkeypatch.setattr(backend_utils, "_TORCH_KEEP_SLICE",
+                            slice_entries)
+    got = to_numpy(hashed_keep(np.array([99, 17]), 70_000, shape, 0.3))
+    assert_allclose(got, numpy_keep((99, 17), 70_000, shape, 0.3), atol=0)
 
 
 def test_hashed_keep_takes_a_traced_step_and_a_dynamic_shape():
