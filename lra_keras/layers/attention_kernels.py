@@ -53,13 +53,20 @@ def _mask_bias(dtype):
 # Block layout of the chunked path. Where each loop step costs a kernel
 # launch or a copy of the loop's buffers (an accelerator; TensorFlow's
 # graph without XLA, whose while loop copies the output blocks it updates,
-# which `attention` avoids on a CPU, see `_chunked_function`; a Python
-# loop under PyTorch) a block holds every (batch, head) row and as
-# many queries as keep its float32 scores near `_BLOCK_ELEMENTS`
-# (2**22 = 16 MiB), at least `_MIN_BLOCK`: few, large blocks. Under XLA on
-# a CPU a block holds `_CPU_BLOCK_QUERIES` queries of as many rows as keep
-# its scores near `_CPU_BLOCK_ELEMENTS` (2**21 = 8 MiB), so that they stay
-# in cache between the products and the exponentials that read them:
+# which `attention` avoids on a CPU, see `_chunked_function`) a block
+# holds every (batch, head) row and as many queries as keep its float32
+# scores near `_BLOCK_ELEMENTS` (2**22 = 16 MiB), at least `_MIN_BLOCK`:
+# few, large blocks. Under XLA on a CPU a block holds `_CPU_BLOCK_QUERIES`
+# queries of as many rows as keep its scores near `_CPU_BLOCK_ELEMENTS`
+# (2**21 = 8 MiB), so that they stay in cache between the products and
+# the exponentials that read them; so does PyTorch's Python loop on a
+# CPU, with fewer queries where 512 of one row exceed that: one forward +
+# backward with LRA's dropout and pair mask (4 heads of 32, 2 cores,
+# 2026-12-07) took 1.05-1.20 s in blocks of 4 x 512 against 1.50-1.91 s
+# in blocks of every row x 64 at L = 1024, batch 16; 4.5-5.1 against
+# 4.7-6.8 s (1 x 512, 16 x 64) at 4096, batch 4; 22.8 s in blocks of
+# 1 x 128 against 25.3 s (4 x 64) and 36.2 s (1 x 512, whose 32 MiB
+# tensors glibc maps and faults in anew each time) at 16384, batch 1;
 # under JAX on 2 cores (32 MiB of L3), batch 32, 4 heads of 16, L = 1024,
 # one forward + backward of the attention alone took 148 ms in blocks of
 # 4 rows x 256 queries against 482-905 ms in blocks of all 128 rows x 64
@@ -338,8 +345,9 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows,
     `rows` is batch x heads, None when the batch is unknown while tracing
     (TensorFlow's `fit`); then a block's rows divide `heads`, or where
     blocks are few and large it holds every row (rows per block None).
-    See `_CPU_BLOCK_ELEMENTS`; under XLA on a CPU values wider than the
-    queries (`wide_values`, MEGA's: 256 against 64) take one row a block:
+    See `_CPU_BLOCK_ELEMENTS`; under XLA on a CPU (and PyTorch's loop
+    there, not measured) values wider than the queries (`wide_values`,
+    MEGA's: 256 against 64) take one row a block:
     a forward + backward of `chunked_attention` under JAX on 2 cores, one
     head, took 236-258 ms in blocks of one row against 262 and 282 ms in
     blocks of 2 and 4 at 1024 keys (batch 16), 406-427 against 550 ms
@@ -355,13 +363,19 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows,
                 f"batch is unknown). Received: block_rows={block_rows}, "
                 f"batch x heads={rows}, heads={heads}")
         block_rows = int(block_rows)
-    if on_accelerator() or not xla_compiled():
+    python_loop = _python_loop()
+    if on_accelerator() or not (xla_compiled() or python_loop):
         if block_rows is None:
             block_rows = rows
         size = (int(block_size) if block_size is not None else max(
             _MIN_BLOCK, _BLOCK_ELEMENTS // ((block_rows or 1) * k_len)))
         return block_rows, min(size, q_len)
     size = min(int(block_size or _CPU_BLOCK_QUERIES), q_len)
+    if python_loop and block_size is None:
+        # Fewer queries where 512 of one row exceed _CPU_BLOCK_ELEMENTS
+        # scores: each of PyTorch's operations writes a new block, and
+        # glibc's malloc maps anew (and faults in) every one over 32 MiB.
+        size = min(size, max(_MIN_BLOCK, _CPU_BLOCK_ELEMENTS // k_len))
     if block_rows is None:
         # The most rows that divide `rows` and keep the block near
         # _CPU_BLOCK_ELEMENTS scores (at least one row).
@@ -370,6 +384,12 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows,
         block_rows = max(r for r in range(1, min(most, divisible) + 1)
                          if divisible % r == 0)
     return block_rows, size
+
+
+def _python_loop():
+    """Whether the chunked path's loop is Python's, each operation run on
+    its own (PyTorch's `fori_loop`)."""
+    return keras.backend.backend() == "torch"
 
 
 def _groups(block_rows):

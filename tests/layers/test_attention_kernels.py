@@ -72,11 +72,14 @@ def test_block_rows_must_divide_the_rows():
 def test_block_layout(monkeypatch):
     # Under XLA on a CPU: 512 queries of as many rows (a divisor of batch x
     # heads, of the heads while the batch is unknown) as keep a block near
-    # 2**21 scores. On an accelerator or without XLA: every row, as many
+    # 2**21 scores. PyTorch's Python loop on a CPU: the same, with fewer
+    # queries (at least 64) where 512 of one row exceed 2**21 scores. On an
+    # accelerator or in TensorFlow's graph without XLA: every row, as many
     # queries as keep 2**22 scores, at least 64.
     layout = ak._block_layout
     monkeypatch.setattr(ak, "on_accelerator", lambda: False)
     monkeypatch.setattr(ak, "xla_compiled", lambda: True)
+    monkeypatch.setattr(ak, "_python_loop", lambda: False)
     assert layout(128, 4, 1024, 1024, None, None) == (4, 512)
     assert layout(96, 4, 1024, 1024, None, None) == (4, 512)
     assert layout(6, 3, 1024, 1024, None, None) == (3, 512)
@@ -90,9 +93,22 @@ def test_block_layout(monkeypatch):
     assert layout(16, 1, 1024, 1024, None, None, True) == (1, 512)
     assert layout(16, 1, 1024, 1024, None, 2, True) == (2, 512)
     assert layout(64, 4, 2048, 2048, None, None) == (2, 512)
-    for accelerator, xla in ((True, True), (False, False)):
+    assert layout(4, 4, 16384, 16384, None, None) == (1, 512)
+    monkeypatch.setattr(ak, "xla_compiled", lambda: False)
+    monkeypatch.setattr(ak, "_python_loop", lambda: True)
+    assert layout(128, 4, 1024, 1024, None, None) == (4, 512)
+    assert layout(16, 4, 4096, 4096, None, None) == (1, 512)
+    assert layout(8, 4, 8192, 8192, None, None) == (1, 256)
+    assert layout(4, 4, 16384, 16384, None, None) == (1, 128)
+    assert layout(2, 2, 65536, 65536, None, None) == (1, 64)
+    assert layout(4, 4, 16384, 16384, 300, None) == (1, 300)
+    assert layout(16, 1, 1024, 1024, None, None, True) == (1, 512)
+    for accelerator, xla, python_loop in ((True, True, False),
+                                          (True, False, True),
+                                          (False, False, False)):
         monkeypatch.setattr(ak, "on_accelerator", lambda: accelerator)
         monkeypatch.setattr(ak, "xla_compiled", lambda: xla)
+        monkeypatch.setattr(ak, "_python_loop", lambda: python_loop)
         assert layout(128, 4, 1024, 1024, None, None) == (128, 64)
         assert layout(16, 4, 1024, 1024, None, None) == (16, 256)
         assert layout(16, 4, 1024, 1024, None, 4) == (4, 1024)
