@@ -43,7 +43,7 @@
   bits under every backend: uint32 words under JAX and TensorFlow, int32
   under PyTorch, which has no uint32 arithmetic, and there made in place,
   a slice at a time, since PyTorch runs the hash's integer operations one
-  by one (9x faster than the same operations through `keras.ops`).
+  by one (8x faster than the same operations through `keras.ops`).
 - JAX compiles a training step per batch shape in every new process (2-3 s
   each on a CPU for the quick S4D); `use_compilation_cache` keeps the
   compiled steps on disk for the next run and the next seed.
@@ -326,11 +326,12 @@ def hashed_keep(seed, step, shape, rate):
 
 
 # `_torch_keep` makes its words this many entries at a time, in buffers
-# that stay in the cache (12 MiB). A (64, 64, 1024) mask took 4.9-5.4 ms
-# in slices of 2**20 and 6.5-8.5, 9-12 in slices of 2**18, 2**17, whose
-# operations are more, each with PyTorch's overhead; a (4, 512, 16384)
-# one 81-94 ms in slices of 2**20, 94-112 in slices of 2**21 (2 cores,
-# 2026-12-07).
+# that stay in the cache (12 MiB). A (64, 64, 1024) mask took 5.1-6.4 ms
+# in slices of 2**20 against 5.5-9.3 and 8.0-10.6 in slices of 2**18 and
+# 2**17 (more operations, each with PyTorch's overhead) and 6.3-8.2 in
+# slices of 2**21; a (4, 512, 16384) one 72-76 ms against 80-83 and 82-89
+# in slices of 2**18 and 2**21 (2 cores, 2026-12-07,
+# docs/results/torch_blockwise_epyc/keep_slices.txt).
 _TORCH_KEEP_SLICE = 2**20
 
 
@@ -339,8 +340,8 @@ def _torch_keep(a, b, shape, threshold, scale):
     the same words, made in place in slices of `_TORCH_KEEP_SLICE`
     entries. PyTorch runs each of the hash's dozen integer operations on
     its own, each writing a new tensor as large as the block; in place on
-    buffers that stay in the cache, a (64, 64, 1024) mask took 5 ms
-    against 45 ms (2 cores, 2026-12-07)."""
+    buffers that stay in the cache, a (64, 64, 1024) mask took 5-6 ms
+    against 47 ms (2 cores, 2026-12-07)."""
     import torch
     from keras import ops
 

@@ -62,11 +62,12 @@ def _mask_bias(dtype):
 # the exponentials that read them; so does PyTorch's Python loop on a
 # CPU, with fewer queries where 512 of one row exceed that: one forward +
 # backward with LRA's dropout and pair mask (4 heads of 32, 2 cores,
-# 2026-12-07) took 1.05-1.20 s in blocks of 4 x 512 against 1.50-1.91 s
-# in blocks of every row x 64 at L = 1024, batch 16; 4.5-5.1 against
-# 4.7-6.8 s (1 x 512, 16 x 64) at 4096, batch 4; 22.8 s in blocks of
-# 1 x 128 against 25.3 s (4 x 64) and 36.2 s (1 x 512, whose 32 MiB
-# tensors glibc maps and faults in anew each time) at 16384, batch 1;
+# 2026-12-07, docs/results/torch_blockwise_epyc/layouts.txt) took
+# 0.99-1.16 s in blocks of 4 x 512 against 1.37-1.89 s in blocks of every
+# row x 64 at L = 1024, batch 16; 3.8-4.1 against 4.5-5.6 s (1 x 512,
+# 16 x 64) at 4096, batch 4; at 16384, batch 1, 22.6 s in blocks of
+# 1 x 128, as 21.7 s in blocks of 4 x 64, against 38.5 s in blocks of
+# 1 x 512, whose 32 MiB tensors glibc maps and faults in anew each time;
 # under JAX on 2 cores (32 MiB of L3), batch 32, 4 heads of 16, L = 1024,
 # one forward + backward of the attention alone took 148 ms in blocks of
 # 4 rows x 256 queries against 482-905 ms in blocks of all 128 rows x 64
