@@ -27,7 +27,8 @@
   (`replica_sum`). A token-weighted loss (`mean_with_sample_weight`:
   self-pretraining, the multitask token loss) is averaged over each
   replica's tokens, then over the replicas, as PyTorch's DDP does; JAX
-  averages it over the whole batch's tokens.
+  averages it over the whole batch's tokens. Each replica's dropout
+  draws its masks from a seed of its own (`replica_seed`).
 - PyTorch: refused: Keras's `fit` trains on one device under its PyTorch
   backend (multi-GPU PyTorch goes through a hand-written DDP loop, Keras's
   "distributed training with PyTorch" guide).
@@ -120,6 +121,51 @@ def replica_sum(x):
         tf.distribute.ReduceOp.SUM, x)
 
 
+def replica_seed(seed):
+    """`seed` (two integers) with the index of this TensorFlow
+    `MirroredStrategy` replica folded in
+    (`tf.random.experimental.stateless_fold_in`); `seed` itself outside
+    several replicas.
+
+    A layer's seed generator is one mirrored variable, drawn and advanced
+    alike in every replica, so every replica drew the same seed: replica
+    1's rows got replica 0's dropout masks (rows i and n/2 + i of a batch
+    split in two, checked with `keras.layers.Dropout` on 2 logical CPUs).
+    JAX's `DataParallel` draws one mask for the whole batch, as one device
+    does; with the fold, each replica's mask is a draw of its own, as a
+    device's share of such a mask is."""
+    if not replicas_in_sync():
+        return seed
+    tf = _tensorflow()
+    seed = tf.convert_to_tensor(seed)
+    replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+    return tf.random.experimental.stateless_fold_in(
+        seed, tf.cast(replica, seed.dtype))
+
+
+def _dropout_per_replica(dropout):
+    """Keras's TensorFlow `dropout` (keras/src/backend/tensorflow/
+    random.py lines 85-97, Keras 3.15), which `keras.layers.Dropout` and
+    `keras.random.dropout` call, drawing its mask from `replica_seed`
+    within several replicas."""
+    from keras.src.backend.tensorflow import random as tf_random
+    from keras.src.random.seed_generator import draw_seed
+
+    tf = _tensorflow()
+
+    def per_replica(inputs, rate, noise_shape=None, seed=None):
+        if not replicas_in_sync() or (
+                isinstance(rate, (int, float)) and rate in (0.0, 1.0)):
+            return dropout(inputs, rate, noise_shape=noise_shape, seed=seed)
+        return tf.nn.experimental.stateless_dropout(
+            inputs, rate=rate,
+            noise_shape=tf_random._get_concrete_noise_shape(
+                inputs, noise_shape),
+            seed=tf_random._cast_seed(replica_seed(draw_seed(seed))))
+
+    return per_replica
+
+
 def _build_from_first_replica(self, iterator=None, data_batch=None):
     """`TensorFlowTrainer._maybe_symbolic_build` (Keras 3.15,
     keras/src/backend/tensorflow/trainer.py lines 713-740) with the first
@@ -142,26 +188,36 @@ def _build_from_first_replica(self, iterator=None, data_batch=None):
 @contextlib.contextmanager
 def _mirrored_scope():
     tf = _tensorflow()
+    from keras.src.backend.tensorflow import random as tf_random
     from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
 
-    if not hasattr(TensorFlowTrainer, "_maybe_symbolic_build") or not (
-            hasattr(TensorFlowTrainer, "_symbolic_build")):
+    needed = {TensorFlowTrainer: ("_maybe_symbolic_build",
+                                  "_symbolic_build"),
+              tf_random: ("dropout", "_cast_seed",
+                          "_get_concrete_noise_shape")}
+    missing = [f"{getattr(owner, '__name__', owner)}.{name}"
+               for owner, names in needed.items() for name in names
+               if not hasattr(owner, name)]
+    if missing:
         raise RuntimeError(
             f"--distribute under TensorFlow relies on Keras 3.15's "
-            f"TensorFlowTrainer._maybe_symbolic_build, which Keras "
-            f"{keras.__version__} lacks; use KERAS_BACKEND=jax."
+            f"{', '.join(missing)}, which Keras {keras.__version__} "
+            f"lacks; use KERAS_BACKEND=jax."
         )
     devices = (tf.config.list_logical_devices("GPU")
                or tf.config.list_logical_devices("CPU"))
     strategy = tf.distribute.MirroredStrategy(
         [device.name for device in devices])
     original = TensorFlowTrainer._maybe_symbolic_build
+    dropout = tf_random.dropout
     TensorFlowTrainer._maybe_symbolic_build = _build_from_first_replica
+    tf_random.dropout = _dropout_per_replica(dropout)
     try:
         with strategy.scope():
             yield strategy.num_replicas_in_sync
     finally:
         TensorFlowTrainer._maybe_symbolic_build = original
+        tf_random.dropout = dropout
 
 
 @contextlib.contextmanager

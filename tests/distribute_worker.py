@@ -3,6 +3,7 @@
     KERAS_BACKEND=jax python tests/distribute_worker.py MODEL
     KERAS_BACKEND=tensorflow python tests/distribute_worker.py \
         recipe recipes/listops.py ARGS...
+    KERAS_BACKEND=tensorflow python tests/distribute_worker.py masks
 
 Gives the backend two devices before it starts (JAX two host platform
 devices, TensorFlow two logical CPUs). Then, given a MODEL, for batches
@@ -14,6 +15,8 @@ after the step (`step_differences`);
 then the loss and accuracy of 7 rows evaluated in batches of 3 (the last
 of 1, split unevenly) with and without it.
 Given `recipe SCRIPT ARGS...`, runs that recipe with those arguments.
+Given `masks` (TensorFlow), prints the two replicas' dropout of the same
+inputs (`replica_masks`).
 """
 
 import json
@@ -124,6 +127,41 @@ def evaluation(hp, initial, x, y, distributed):
                                 return_dict=True)
 
 
+def replica_masks():
+    """TensorFlow: what each of the two replicas' dropout makes of the
+    same inputs, in a `tf.function` under the strategy as `fit`'s step:
+    `keras.layers.Dropout(0.5)` of a row of ones, and the blockwise
+    attention's weights dropout (`WeightsDropout`, the chunked path)."""
+    import tensorflow as tf
+
+    from lra_keras.layers.attention_kernels import WeightsDropout
+    from lra_keras.layers.attention_kernels import attention
+
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.normal(size=(1, 16, 2, 8)).astype("float32")
+               for _ in range(3))
+    with distribution_scope(True) as devices:
+        strategy = tf.distribute.get_strategy()
+        dropout = keras.layers.Dropout(0.5, seed=1)
+        weights = WeightsDropout(keras.layers.Dropout(0.5, seed=2))
+
+        def replica(ones):
+            return dropout(ones, training=True), attention(
+                q, k, v, implementation="chunked", weights_dropout=weights)
+
+        outputs = tf.function(lambda x: strategy.run(replica, args=(x,)))(
+            tf.ones((1, 256)))
+        masks, attended = (
+            [keras.ops.convert_to_numpy(t).tolist()
+             for t in strategy.experimental_local_results(o)]
+            for o in outputs)
+    undropped = keras.ops.convert_to_numpy(attention(
+        q, k, v, implementation="chunked")).tolist()
+    print("RESULT " + json.dumps(dict(
+        devices=devices, masks=masks, attended=attended,
+        undropped=undropped)), flush=True)
+
+
 def main(model):
     longest = model.endswith("_longest")
     model = model.removesuffix("_longest")
@@ -180,5 +218,7 @@ if __name__ == "__main__":
     if sys.argv[1] == "recipe":
         sys.argv = sys.argv[2:]
         runpy.run_path(sys.argv[0], run_name="__main__")
+    elif sys.argv[1] == "masks":
+        replica_masks()
     else:
         main(sys.argv[1])

@@ -4,7 +4,8 @@ JAX (two host devices) and TensorFlow (two logical CPUs) run in a
 subprocess, the device count being fixed before the backend starts: a
 training step split over two devices must give the loss and weights of
 one device; a recipe run with `--distribute` trains, and evaluates the
-whole test split. PyTorch refuses the flag with the reason.
+whole test split; TensorFlow's replicas draw dropout masks of their own.
+PyTorch refuses the flag with the reason.
 """
 
 import json
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 import keras
+import numpy as np
 import pytest
 
 from lra_keras.data import listops
@@ -66,6 +68,33 @@ def test_a_step_on_two_devices_equals_one_device(model):
     for key in ("loss", "accuracy"):
         assert evaluated["distributed"][key] == pytest.approx(
             evaluated["one_device"][key], rel=1e-6)
+
+
+@pytest.mark.one_backend("tensorflow")
+def test_replicas_draw_dropout_masks_of_their_own():
+    # The same inputs in both replicas of a MirroredStrategy: Keras's
+    # dropout and the blockwise attention's weights dropout each drew one
+    # seed for both, the same masks, before `distribute.replica_seed`.
+    result = subprocess.run(
+        [sys.executable, WORKER, "masks"],
+        env=dict(_two_device_env(), KERAS_BACKEND="tensorflow"),
+        capture_output=True, text=True, timeout=600)
+    lines = [line for line in result.stdout.splitlines()
+             if line.startswith("RESULT ")]
+    assert lines, result.stdout[-2000:] + result.stderr[-2000:]
+    found = json.loads(lines[-1][len("RESULT "):])
+    assert found["devices"] == 2
+    masks = np.asarray(found["masks"])  # (replicas, 1, 256)
+    assert set(np.unique(masks)) == {0.0, 2.0}  # rate 0.5, scaled
+    for mask in masks:  # each a dropout mask: kept with probability 1/2
+        assert 0.35 < np.mean(mask == 2.0) < 0.65
+    # Independent masks agree at about half of the 256 places (binomial
+    # sd 8); one mask drawn twice agrees at all of them.
+    assert np.mean(masks[0] == masks[1]) < 0.7
+    attended = np.asarray(found["attended"])
+    undropped = np.asarray(found["undropped"])
+    assert np.abs(attended[0] - attended[1]).max() > 0.1
+    assert np.abs(attended - undropped).max() > 0.1  # it did drop
 
 
 @pytest.mark.one_backend("jax", "tensorflow")

@@ -33,6 +33,7 @@ from lra_keras.backend_utils import hashed_keep
 from lra_keras.backend_utils import inner_products
 from lra_keras.backend_utils import on_accelerator
 from lra_keras.backend_utils import xla_compiled
+from lra_keras.distribute import replica_seed
 from lra_keras.layers.lean_backward import softmax
 
 IMPLEMENTATIONS = ("auto", "fused", "chunked", "reference")
@@ -288,13 +289,16 @@ class WeightsDropout:
         (keras/src/backend/torch/random.py, "Fast path, unseeded"), so
         that a run resumed with that generator's state
         (`backend_utils.global_rng_state`) draws the masks the
-        uninterrupted one would have."""
+        uninterrupted one would have. Within several replicas of a
+        TensorFlow `MirroredStrategy`, each replica's own
+        (`distribute.replica_seed`), as Keras's dropout draws there under
+        `--distribute`."""
         if keras.backend.backend() == "torch" and self.layer.seed is None:
             import torch
 
             return ops.convert_to_tensor(torch.randint(
                 0, 2**31 - 1, (2,), dtype=torch.int64))
-        return self.layer.seed_generator.next()
+        return replica_seed(self.layer.seed_generator.next())
 
 
 def drop_weights(probs, weights_dropout):
