@@ -24,7 +24,8 @@ kernel is `irfft(rfft([0, b]) / rfft([1, a]) + h_0)`, its first L taps.
 import keras
 from keras import ops
 
-from lra_keras.backend_utils import broadcast_to
+from lra_keras.backend_utils import irfft
+from lra_keras.backend_utils import rfft
 from lra_keras.layers.ssm_kernels import first_taps
 from lra_keras.layers.state_space import StateSpaceLayer
 
@@ -51,17 +52,18 @@ def transfer_function_kernel(numerator, denominator, feedthrough, length,
     a = ops.cast(denominator, "float32")
     b = ops.concatenate([ops.zeros_like(b[..., :1]), b], axis=-1)
     a = ops.concatenate([ops.ones_like(a[..., :1]), a], axis=-1)
-    b_real, b_imag = ops.rfft(b, fft_length=points)
-    a_real, a_imag = ops.rfft(a, fft_length=points)
-    if tuple(a_real.shape) != tuple(b_real.shape):  # e.g. shared ones
-        a_real = broadcast_to(a_real, ops.shape(b_real))
-        a_imag = broadcast_to(a_imag, ops.shape(b_real))
-    # (b_re + i b_im) / (a_re + i a_im), plus h_0
-    denom = a_real * a_real + a_imag * a_imag
-    h_real = (b_real * a_real + b_imag * a_imag) / denom
-    h_imag = (b_imag * a_real - b_real * a_imag) / denom
-    h_real = h_real + ops.cast(feedthrough, "float32")[..., None]
-    kernel = ops.irfft((h_real, h_imag), fft_length=points)
+    # The spectra as the backend's own complex tensors (`backend_utils.
+    # rfft`): the quotient is one operation, its gradient a few, where
+    # the real and imaginary parts took a dozen each way. Paired in one
+    # process on 2 cores (docs/results/rtf_complex_kernel_epyc/), the
+    # kernel of a layer of width 128 with one denominator (two
+    # directions, N = 64), forward and backward at L = 16,384, ran 1.23x
+    # as fast under TensorFlow, 1.46x under PyTorch, 1.08x under JAX;
+    # the 4-block RTF step at 16K (batch 1) 1.09x, 1.22x and 1.09x.
+    spectrum = rfft(b, points) / rfft(a, points)  # a broadcast to b
+    spectrum = spectrum + ops.cast(
+        ops.cast(feedthrough, "float32")[..., None], spectrum.dtype)
+    kernel = irfft(spectrum, points)
     return first_taps(kernel, length)
 
 

@@ -11,6 +11,7 @@ from tests.testing import fit_one_step
 from tests.testing import numpy_causal_conv
 from tests.testing import numpy_gelu
 from tests.testing import to_numpy
+from tests.testing import value_and_grads
 
 
 def impulse_response(b, a, h0, taps):
@@ -47,6 +48,49 @@ def test_kernel_is_the_impulse_response_folded_modulo_the_fft_length(
         h = impulse_response(b[c], a[c], h0[c], 40 * points)
         folded = h.reshape(40, points).sum(0)[:length]
         assert_allclose(to_numpy(kernel)[c], folded, atol=1e-5, rtol=1e-4)
+
+
+def numpy_kernel(b, a, h0, length, points):
+    """`irfft(rfft([0, b]) / rfft([1, a]) + h_0)`'s first `length` taps,
+    in float64 (the fold above, as the RTF code computes it)."""
+    pad = [(0, 0)] * (b.ndim - 1) + [(1, 0)]
+    b = np.pad(b, pad)
+    a = np.pad(a, pad, constant_values=1.0)
+    spectrum = np.fft.rfft(b, points) / np.fft.rfft(a, points)
+    return np.fft.irfft(spectrum + h0[..., None], points)[..., :length]
+
+
+@pytest.mark.parametrize("points, length", [(16, 16), (20, 13)])
+def test_kernel_gradients_are_central_differences(points, length):
+    # Two directions, one denominator shared by 3 channels (broadcast
+    # over them, as the layer's), the gradients of sum(w * kernel) for
+    # every coefficient against central differences of numpy's kernel.
+    rng = np.random.default_rng(points)
+    b = rng.normal(size=(2, 1, 3, 4))
+    a = rng.uniform(-0.25, 0.25, size=(2, 1, 1, 4))
+    h0 = rng.normal(size=(2, 1, 3))
+    w = rng.normal(size=(2, 1, 3, length))
+    value, grads = value_and_grads(
+        lambda b, a, h0: keras.ops.sum(
+            transfer_function_kernel(b, a, h0, length, points)
+            * keras.ops.convert_to_tensor(w, "float32")),
+        b, a, h0)
+    args = [b, a, h0]
+    assert_allclose(value, np.sum(numpy_kernel(*args, length, points) * w),
+                    atol=1e-4, rtol=1e-5)
+    step = 1e-6
+    for i, (arg, grad) in enumerate(zip(args, grads)):
+        expected = np.zeros_like(arg)
+        for index in np.ndindex(arg.shape):
+            moved = []
+            for sign in (1, -1):
+                shifted = [x.copy() for x in args]
+                shifted[i][index] += sign * step
+                moved.append(np.sum(
+                    numpy_kernel(*shifted, length, points) * w))
+            expected[index] = (moved[0] - moved[1]) / (2 * step)
+        assert grad.shape == arg.shape
+        assert_allclose(grad, expected, atol=1e-4, rtol=1e-4)
 
 
 def test_layer_is_its_kernels_convolution_without_a_d_term():
