@@ -54,13 +54,19 @@ def transfer_function_kernel(numerator, denominator, feedthrough, length,
     a = ops.concatenate([ops.ones_like(a[..., :1]), a], axis=-1)
     # The spectra as the backend's own complex tensors (`backend_utils.
     # rfft`): the quotient is one operation, its gradient a few, where
-    # the real and imaginary parts took a dozen each way. Paired in one
-    # process on 2 cores (docs/results/rtf_complex_kernel_epyc/), the
-    # kernel of a layer of width 128 with one denominator (two
-    # directions, N = 64), forward and backward at L = 16,384, ran 1.23x
-    # as fast under TensorFlow, 1.46x under PyTorch, 1.08x under JAX;
-    # the 4-block RTF step at 16K (batch 1) 1.09x, 1.22x and 1.09x.
-    spectrum = rfft(b, points) / rfft(a, points)  # a broadcast to b
+    # the real and imaginary parts took a dozen each way. It is a
+    # product with the reciprocal of the denominator's spectrum, which
+    # the channels share: TensorFlow's gradient of a quotient divided
+    # by it twice over every channel's spectrum (`grad/RealDiv`, 17 ms
+    # a layer at L = 16,384, batch 1). Paired in one process on 2 cores
+    # (docs/results/rtf_complex_kernel_epyc/), the kernel of a layer of
+    # width 128 with one denominator (two directions, N = 64), forward
+    # and backward at L = 16,384, ran 1.23x as fast as the parts under
+    # TensorFlow, 1.46x under PyTorch, 1.08x under JAX as a quotient,
+    # and 1.15x, 1.26x and 1.16x faster again as the product; the
+    # 4-block RTF step at 16K (batch 1) 1.09x, 1.22x and 1.09x as a
+    # quotient.
+    spectrum = rfft(b, points) * (1.0 / rfft(a, points))  # broadcast
     spectrum = spectrum + ops.cast(
         ops.cast(feedthrough, "float32")[..., None], spectrum.dtype)
     kernel = irfft(spectrum, points)
