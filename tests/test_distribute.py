@@ -39,18 +39,24 @@ def _two_device_env():
     return dict(os.environ, KERAS_BACKEND=BACKEND, PYTHONPATH=str(ROOT))
 
 
+def _worker_result(what, **env):
+    """The worker's RESULT line for `what` (a model, or "masks"), run
+    with `env` added to the two devices' environment."""
+    result = subprocess.run(
+        [sys.executable, WORKER, what], env=dict(_two_device_env(), **env),
+        capture_output=True, text=True, timeout=600)
+    lines = [line for line in result.stdout.splitlines()
+             if line.startswith("RESULT ")]
+    assert lines, result.stdout[-2000:] + result.stderr[-2000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
 @pytest.mark.one_backend("jax", "tensorflow")
 @DISTRIBUTED
 @pytest.mark.parametrize("model", ["transformer", "s4d", "s4d_longest",
                                    "transformer_longest"])
 def test_a_step_on_two_devices_equals_one_device(model):
-    result = subprocess.run(
-        [sys.executable, WORKER, model], env=_two_device_env(),
-        capture_output=True, text=True, timeout=600)
-    lines = [line for line in result.stdout.splitlines()
-             if line.startswith("RESULT ")]
-    assert lines, result.stdout[-2000:] + result.stderr[-2000:]
-    found = json.loads(lines[-1][len("RESULT "):])
+    found = _worker_result(model)
     assert found["devices"] == 2
     for rows in ("rows4", "rows2"):  # split 2 + 2 and 1 + 1
         step = found[rows]
@@ -75,14 +81,7 @@ def test_replicas_draw_dropout_masks_of_their_own():
     # The same inputs in both replicas of a MirroredStrategy: Keras's
     # dropout and the blockwise attention's weights dropout each drew one
     # seed for both, the same masks, before `distribute.replica_seed`.
-    result = subprocess.run(
-        [sys.executable, WORKER, "masks"],
-        env=dict(_two_device_env(), KERAS_BACKEND="tensorflow"),
-        capture_output=True, text=True, timeout=600)
-    lines = [line for line in result.stdout.splitlines()
-             if line.startswith("RESULT ")]
-    assert lines, result.stdout[-2000:] + result.stderr[-2000:]
-    found = json.loads(lines[-1][len("RESULT "):])
+    found = _worker_result("masks", KERAS_BACKEND="tensorflow")
     assert found["devices"] == 2
     masks = np.asarray(found["masks"])  # (replicas, 1, 256)
     assert set(np.unique(masks)) == {0.0, 2.0}  # rate 0.5, scaled
