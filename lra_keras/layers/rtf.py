@@ -53,19 +53,16 @@ def transfer_function_kernel(numerator, denominator, feedthrough, length,
     b = ops.concatenate([ops.zeros_like(b[..., :1]), b], axis=-1)
     a = ops.concatenate([ops.ones_like(a[..., :1]), a], axis=-1)
     # The spectra as the backend's own complex tensors (`backend_utils.
-    # rfft`): the quotient is one operation, its gradient a few, where
-    # the real and imaginary parts took a dozen each way. It is a
-    # product with the reciprocal of the denominator's spectrum, which
-    # the channels share: TensorFlow's gradient of a quotient divided
-    # by it twice over every channel's spectrum (`grad/RealDiv`, 17 ms
-    # a layer at L = 16,384, batch 1). Paired in one process on 2 cores
+    # rfft`), and a product with the reciprocal of the denominator's
+    # spectrum, which the channels share: on real and imaginary parts
+    # the quotient took a dozen operations each way over every channel's
+    # spectrum, and TensorFlow's gradient of a complex quotient divides
+    # twice over them (`grad/RealDiv`, 17 ms a layer at L = 16,384,
+    # batch 1). Paired in one process on 2 cores
     # (docs/results/rtf_complex_kernel_epyc/), the kernel of a layer of
-    # width 128 with one denominator (two directions, N = 64), forward
-    # and backward at L = 16,384, ran 1.23x as fast as the parts under
-    # TensorFlow, 1.46x under PyTorch, 1.08x under JAX as a quotient,
-    # and 1.15x, 1.26x and 1.16x faster again as the product; the
-    # 4-block RTF step at 16K (batch 1) 1.09x, 1.22x and 1.09x as a
-    # quotient.
+    # width 128, forward and backward at L = 16,384, ran 1.48x as fast
+    # as on the parts under TensorFlow, 1.42x under JAX, 1.95x under
+    # PyTorch; the 4-block RTF step at 16K (batch 1) 1.11x, 1.10x, 1.34x.
     spectrum = rfft(b, points) * (1.0 / rfft(a, points))  # broadcast
     spectrum = spectrum + ops.cast(
         ops.cast(feedthrough, "float32")[..., None], spectrum.dtype)
