@@ -11,25 +11,19 @@ backward):
 """
 
 import os
-import resource
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from mixers import _peak_mib  # noqa: E402
+from mixers import _rss_mib  # noqa: E402
 
 from lra_keras.layers.attention_kernels import attention  # noqa: E402
-
-
-def rss_mib():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def peak_mib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def chain(q, k, v, layers):
@@ -67,11 +61,11 @@ def main():
 
         def run():
             return jax.block_until_ready(step(q, k, v))
-    before = rss_mib()
+    before = _rss_mib()
     for _ in range(2):
         run()
     print(f"{backend} L={length} layers={layers}: peak growth "
-          f"{peak_mib() - before:.0f} MiB")
+          f"{_peak_mib() - before:.0f} MiB")
     if backend == "tensorflow" and os.environ.get("SHOW"):
         graph = step.get_concrete_function(q, k, v).graph
         for op in graph.get_operations():
