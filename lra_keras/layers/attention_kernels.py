@@ -436,7 +436,8 @@ def _at_least_float32(x):
 
 def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
                   rows_masked=False):
-    """Builds the custom-gradient attention for a fixed block layout.
+    """Builds the custom-gradient attention for a fixed block layout, and
+    its two passes.
 
     Keys and values are in (groups, rows, Lk, D) and (groups, rows, Lk,
     Dv) layout (`_grouped`), the query already scaled, padded to
@@ -466,6 +467,15 @@ def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
     backend runs a product that contracts the scores' query axis in place,
     P^T @ dO, 5x slower (188 against 36 ms a layer at L = 1024, batch 32,
     4 heads of 16, in blocks of 2 x 512).
+
+    Returns `(attend, forward, backward)`: `forward(q_blocks, k, v, bias,
+    *extra)` is `attend`'s forward loop, giving the output blocks and the
+    queries' log-sum-exps (steps, rows, size, 1); `backward(do_blocks,
+    delta_blocks, lse_blocks, q_blocks, k, v, bias, *extra)` its backward
+    loop, giving a gradient for each of `attend`'s inputs from the
+    output's (`do_blocks`) and each query's <dO_i, O_i> (`delta_blocks`,
+    float32 at least, laid out as the log-sum-exps). `_tensorflow_passes`
+    runs the two on their own.
     """
 
     def scores(q_b, k_t, bias, start, shared, real):
@@ -486,39 +496,39 @@ def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
     def add(blocks, g, block):
         return put(blocks, g, blocks[g] + block)
 
-    @ops.custom_gradient
-    def attend(q_blocks, k, v, bias, *extra):
-        k_t = ops.transpose(k, (0, 1, 3, 2))  # (groups, rows, D, Lk)
-
-        dtype = q_blocks.dtype
+    def unpack(extra):
+        """(real query blocks or None, seed or None, shared bias blocks)."""
         real_blocks = extra[0] if rows_masked else None
         seed = extra[int(rows_masked)] if dropout_rate else None
-        shared_blocks = extra[int(rows_masked) + bool(dropout_rate):]
+        return real_blocks, seed, extra[int(rows_masked) + bool(dropout_rate):]
 
-        def shared(i):
-            return shared_blocks[0][i % num_blocks] if shared_blocks else None
+    def block_scores(i, q_b, k_t, bias, real_blocks, shared_blocks):
+        return scores(q_b, k_t[i // num_blocks], bias[i // num_blocks],
+                      (i % num_blocks) * size,
+                      shared_blocks[0][i % num_blocks] if shared_blocks
+                      else None,
+                      None if real_blocks is None else real_blocks[i])
 
-        def real(i):
-            return None if real_blocks is None else real_blocks[i]
+    def kept(seed, i, p):
+        """The dropout's 0 or 1 / (1 - rate) of block i's weights."""
+        if not dropout_rate:
+            return None
+        return hashed_keep(seed, i, ops.shape(p), dropout_rate)
 
-        def kept(i, p):
-            """The dropout's 0 or 1 / (1 - rate) of block i's weights."""
-            if not dropout_rate:
-                return None
-            return hashed_keep(seed, i, ops.shape(p), dropout_rate)
-
-        def block_scores(i, q_b, k_t):
-            return scores(q_b, k_t[i // num_blocks], bias[i // num_blocks],
-                          (i % num_blocks) * size, shared(i), real(i))
+    def forward(q_blocks, k, v, bias, *extra):
+        real_blocks, seed, shared_blocks = unpack(extra)
+        k_t = ops.transpose(k, (0, 1, 3, 2))  # (groups, rows, D, Lk)
+        dtype = q_blocks.dtype
 
         def forward_block(i, carry):
             out_blocks, lse_blocks = carry
             g = i // num_blocks
-            s = block_scores(i, q_blocks[i], k_t)
+            s = block_scores(i, q_blocks[i], k_t, bias, real_blocks,
+                             shared_blocks)
             m = ops.max(s, axis=-1, keepdims=True)  # (rows, C, 1)
             p = ops.exp(s - m)
             denom = ops.sum(p, axis=-1, keepdims=True)
-            keep = kept(i, p)
+            keep = kept(seed, i, p)
             dropped = p if keep is None else p * keep
             out = _at_least_float32(ops.matmul(ops.cast(dropped, dtype),
                                                v[g]))
@@ -530,74 +540,176 @@ def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
         if v.shape[-1] != q_blocks.shape[-1]:  # values of their own width
             out0 = ops.zeros(ops.shape(q_blocks)[:-1] + (v.shape[-1],),
                              dtype)
-        out_blocks, lse_blocks = ops.fori_loop(
+        return ops.fori_loop(
             0, steps, forward_block,
             (out0, _at_least_float32(ops.zeros_like(q_blocks[..., :1]))),
         )
 
+    def backward(do_blocks, delta_blocks, lse_blocks, q_blocks, k, v, bias,
+                 *extra):
+        real_blocks, seed, shared_blocks = unpack(extra)
+        dtype = q_blocks.dtype
+        # The transposes and the zeros the loop starts from are made
+        # after the upstream gradient exists (see `barrier`); the
+        # zeros are 0 x one of its elements, which XLA cannot fold
+        # (were that element NaN or inf, the gradients would be NaN,
+        # as that element's block's already are).
+        do_blocks, k_b, v_b = barrier(do_blocks, k, v)
+        k_t, v_t = (ops.transpose(x, (0, 1, 3, 2))
+                    for x in (k_b, v_b))  # (groups, rows, D, Lk)
+        zero = do_blocks[0, 0, 0, 0] * 0
+        dq0 = ops.zeros_like(q_blocks) + zero
+        # dK and dV accumulate over the query blocks in float32 at
+        # least, as the softmax's statistics are kept.
+        dk0, dv0 = (_at_least_float32(ops.zeros_like(x) + zero)
+                    for x in (k_t, v_t))
+        # The shared bias's gradient sums over the rows and groups
+        # (float32 at least, as dK and dV).
+        dshared0 = tuple(_at_least_float32(ops.zeros_like(x) + zero)
+                         for x in shared_blocks)
+
+        def backward_block(i, carry):
+            dq_blocks, dk_t, dv_t, *dshared = carry
+            g = i // num_blocks
+            q_b, do_b = q_blocks[i], do_blocks[i]
+            s = block_scores(i, q_b, k_t, bias, real_blocks, shared_blocks)
+            p = ops.exp(s - lse_blocks[i])  # (rows, C, Lk)
+            keep = kept(seed, i, p)
+            dropped = p if keep is None else p * keep
+            dv_t = add(dv_t, g, _at_least_float32(ops.matmul(
+                ops.transpose(do_b, (0, 2, 1)), ops.cast(dropped, dtype))))
+            dp = _at_least_float32(ops.matmul(do_b, v_t[g]))
+            if keep is not None:  # dL/dP from dL/dP' of P' = P keep
+                dp = dp * keep
+            ds = p * (dp - delta_blocks[i])  # dL/d(scores), float32
+            if real_blocks is not None:  # a padded query's are 0
+                ds = ds * ops.cast(real_blocks[i], ds.dtype)
+            dshared = [add(d, i % num_blocks, ops.sum(ds, axis=0))
+                       for d in dshared]
+            ds = ops.cast(ds, dtype)
+            dk_t = add(dk_t, g, _at_least_float32(ops.matmul(
+                ops.transpose(q_b, (0, 2, 1)), ds)))
+            return (put(dq_blocks, i, ops.matmul(ds, k[g])), dk_t, dv_t,
+                    *dshared)
+
+        steps = ops.shape(q_blocks)[0]
+        dq_blocks, dk_t, dv_t, *dshared = ops.fori_loop(
+            0, steps, backward_block, (dq0, dk0, dv0, *dshared0))
+        return (dq_blocks,
+                ops.cast(ops.transpose(dk_t, (0, 1, 3, 2)), dtype),
+                ops.cast(ops.transpose(dv_t, (0, 1, 3, 2)), dtype),
+                ops.zeros_like(bias),
+                *((ops.zeros_like(real_blocks),) if rows_masked else ()),
+                *((None,) if dropout_rate else ()),
+                *(ops.cast(d, x.dtype)
+                  for d, x in zip(dshared, shared_blocks)))
+
+    @ops.custom_gradient
+    def attend(q_blocks, k, v, bias, *extra):
+        out_blocks, lse_blocks = forward(q_blocks, k, v, bias, *extra)
+
         def grad(*args, upstream=None):
             do_blocks = args[0] if upstream is None else upstream
-            # The transposes and the zeros the loop starts from are made
-            # after the upstream gradient exists (see `barrier`); the
-            # zeros are 0 x one of its elements, which XLA cannot fold
-            # (were that element NaN or inf, the gradients would be NaN,
-            # as that element's block's already are).
-            do_blocks, k_b, v_b = barrier(do_blocks, k, v)
-            k_t, v_t = (ops.transpose(x, (0, 1, 3, 2))
-                        for x in (k_b, v_b))  # (groups, rows, D, Lk)
-            zero = do_blocks[0, 0, 0, 0] * 0
-            dq0 = ops.zeros_like(q_blocks) + zero
-            # dK and dV accumulate over the query blocks in float32 at
-            # least, as the softmax's statistics are kept.
-            dk0, dv0 = (_at_least_float32(ops.zeros_like(x) + zero)
-                        for x in (k_t, v_t))
-            # The shared bias's gradient sums over the rows and groups
-            # (float32 at least, as dK and dV).
-            dshared0 = tuple(_at_least_float32(ops.zeros_like(x) + zero)
-                             for x in shared_blocks)
             # delta_i = sum_j P_ij dP_ij = <dO_i, O_i>
             delta_blocks = inner_products(_at_least_float32(do_blocks),
                                           _at_least_float32(out_blocks))
-
-            def backward_block(i, carry):
-                dq_blocks, dk_t, dv_t, *dshared = carry
-                g = i // num_blocks
-                q_b, do_b = q_blocks[i], do_blocks[i]
-                s = block_scores(i, q_b, k_t)
-                p = ops.exp(s - lse_blocks[i])  # (rows, C, Lk)
-                keep = kept(i, p)
-                dropped = p if keep is None else p * keep
-                dv_t = add(dv_t, g, _at_least_float32(ops.matmul(
-                    ops.transpose(do_b, (0, 2, 1)), ops.cast(dropped,
-                                                             dtype))))
-                dp = _at_least_float32(ops.matmul(do_b, v_t[g]))
-                if keep is not None:  # dL/dP from dL/dP' of P' = P keep
-                    dp = dp * keep
-                ds = p * (dp - delta_blocks[i])  # dL/d(scores), float32
-                if real_blocks is not None:  # a padded query's are 0
-                    ds = ds * ops.cast(real(i), ds.dtype)
-                dshared = [add(d, i % num_blocks, ops.sum(ds, axis=0))
-                           for d in dshared]
-                ds = ops.cast(ds, dtype)
-                dk_t = add(dk_t, g, _at_least_float32(ops.matmul(
-                    ops.transpose(q_b, (0, 2, 1)), ds)))
-                return (put(dq_blocks, i, ops.matmul(ds, k[g])), dk_t, dv_t,
-                        *dshared)
-
-            dq_blocks, dk_t, dv_t, *dshared = ops.fori_loop(
-                0, steps, backward_block, (dq0, dk0, dv0, *dshared0))
-            return (dq_blocks,
-                    ops.cast(ops.transpose(dk_t, (0, 1, 3, 2)), dtype),
-                    ops.cast(ops.transpose(dv_t, (0, 1, 3, 2)), dtype),
-                    ops.zeros_like(bias),
-                    *((ops.zeros_like(real_blocks),) if rows_masked else ()),
-                    *((None,) if dropout_rate else ()),
-                    *(ops.cast(d, x.dtype)
-                      for d, x in zip(dshared, shared_blocks)))
+            return backward(do_blocks, delta_blocks, lse_blocks, q_blocks,
+                            k, v, bias, *extra)
 
         return out_blocks, grad
 
-    return attend
+    return attend, forward, backward
+
+
+class _Blocks:
+    """One call's block layout of the chunked path (`_block_layout`), its
+    passes (`_make_chunked`), and the moves of tensors into and out of
+    it."""
+
+    def __init__(self, query, key, value, causal, block_size, block_rows,
+                 dropout_rate, dropout_seed, rows_masked):
+        batch, q_len, heads, depth = query.shape
+        k_len = key.shape[1]
+        if q_len is None or k_len is None:
+            raise ValueError(
+                "chunked_attention needs static sequence lengths. "
+                f"Received: query.shape={query.shape}, key.shape={key.shape}"
+            )
+        if causal and q_len != k_len:
+            raise ValueError(
+                "causal attention needs equal query and key lengths. "
+                f"Received: query.shape={query.shape}, key.shape={key.shape}"
+            )
+        if not 0.0 <= dropout_rate < 1.0 or (dropout_rate
+                                             and dropout_seed is None):
+            raise ValueError(
+                "`dropout_rate` must be in [0, 1), and a rate above 0 needs "
+                f"a `dropout_seed`. Received: dropout_rate={dropout_rate}, "
+                f"dropout_seed={dropout_seed}")
+        self.heads, self.q_len, self.k_len = heads, q_len, k_len
+        self.scale = 1.0 / math.sqrt(depth)
+        self.dropout_rate = float(dropout_rate)
+        rows = None if batch is None else batch * heads
+        self.block_rows, self.size = _block_layout(
+            rows, heads, q_len, k_len, block_size, block_rows,
+            value.shape[-1] > depth)
+        self.num_blocks = -(-q_len // self.size)
+        self.attend, self.forward, self.backward = _make_chunked(
+            self.num_blocks, self.size, causal, k_len, self.dropout_rate,
+            rows_masked)
+
+    def queries_in(self, x):
+        """(batch, Lq, heads, D) -> blocks (steps, rows, size, D). Zero
+        query rows pad the last block; their outputs are dropped and
+        their zero upstream gradient adds nothing to dK or dV."""
+        x = ops.transpose(x, (0, 2, 1, 3))  # (B, H, Lq, D)
+        padded = self.num_blocks * self.size
+        if padded > self.q_len:
+            x = ops.pad(x, ((0, 0), (0, 0), (0, padded - self.q_len),
+                            (0, 0)))
+        return _to_blocks(x, self.block_rows, self.num_blocks, self.size)
+
+    def queries_out(self, blocks):
+        """Inverse of `queries_in`."""
+        x = _from_blocks(blocks, self.heads, self.num_blocks)
+        return ops.transpose(x[:, :, :self.q_len], (0, 2, 1, 3))
+
+    def keys_in(self, x):
+        """(batch, Lk, heads, D) -> (groups, rows, Lk, D)."""
+        return _grouped(ops.transpose(x, (0, 2, 1, 3)), self.block_rows)
+
+    def keys_out(self, x):
+        """Inverse of `keys_in`."""
+        x = ops.reshape(x, (-1, self.heads) + tuple(x.shape[2:]))
+        return ops.transpose(x, (0, 2, 1, 3))
+
+    def inputs(self, query, key, value, padding_mask=None, score_bias=None,
+               query_mask=None, dropout_seed=None):
+        """`attend`'s inputs: (q_blocks, k, v, bias, *extra)."""
+        q_blocks = self.queries_in(query) * self.scale
+        k, v = self.keys_in(key), self.keys_in(value)
+        bias = _key_bias(padding_mask, query.dtype)  # (B, 1, 1, Lk)
+        if bias is None:
+            bias = ops.zeros_like(k[:, :, None, :, 0])  # (groups, rows, 1, Lk)
+        else:  # (B, 1, 1, Lk) -> (B, H, 1, Lk) -> (groups, rows, 1, Lk)
+            bias = _grouped(
+                bias + ops.zeros((1, self.heads, 1, 1), bias.dtype),
+                self.block_rows)
+        extra = []
+        if query_mask is not None:  # (B, Lq) -> (steps, rows, size, 1)
+            real = ops.cast(query_mask, query.dtype)[:, :, None, None]
+            extra.append(self.queries_in(ops.repeat(real, self.heads,
+                                                    axis=2)))
+        if self.dropout_rate:
+            extra.append(dropout_seed)
+        if score_bias is not None:  # (Lq, Lk) -> (num_blocks, size, Lk)
+            score_bias = ops.pad(
+                score_bias,
+                ((0, self.num_blocks * self.size - self.q_len), (0, 0)))
+            extra.append(ops.reshape(score_bias,
+                                     (self.num_blocks, self.size,
+                                      self.k_len)))
+        return (q_blocks, k, v, bias, *extra)
 
 
 def chunked_attention(
@@ -631,84 +743,128 @@ def chunked_attention(
     the scores (`test_chunked_attention_in_bfloat16_keeps_its_softmax_in
     _float32`).
     """
-    batch, q_len, heads, depth = query.shape
-    k_len = key.shape[1]
-    if q_len is None or k_len is None:
-        raise ValueError(
-            "chunked_attention needs static sequence lengths. "
-            f"Received: query.shape={query.shape}, key.shape={key.shape}"
-        )
-    if causal and q_len != k_len:
-        raise ValueError(
-            "causal attention needs equal query and key lengths. "
-            f"Received: query.shape={query.shape}, key.shape={key.shape}"
-        )
-    if not 0.0 <= dropout_rate < 1.0 or (dropout_rate
-                                         and dropout_seed is None):
-        raise ValueError(
-            "`dropout_rate` must be in [0, 1), and a rate above 0 needs a "
-            f"`dropout_seed`. Received: dropout_rate={dropout_rate}, "
-            f"dropout_seed={dropout_seed}")
-    rows = None if batch is None else batch * heads
-    block_rows, size = _block_layout(rows, heads, q_len, k_len, block_size,
-                                     block_rows, value.shape[-1] > depth)
-    num_blocks = -(-q_len // size)
-    attend = _make_chunked(num_blocks, size, causal, k_len,
-                           float(dropout_rate), query_mask is not None)
-    scale = 1.0 / math.sqrt(depth)
-    q = ops.transpose(query, (0, 2, 1, 3)) * scale  # (B, H, Lq, D)
-    if num_blocks * size > q_len:
-        # Zero query rows pad the last block; their outputs are dropped and
-        # their zero upstream gradient adds nothing to dK or dV.
-        q = ops.pad(q, ((0, 0), (0, 0), (0, num_blocks * size - q_len),
-                        (0, 0)))
-    k, v = (_grouped(ops.transpose(x, (0, 2, 1, 3)), block_rows)
-            for x in (key, value))  # (groups, rows, Lk, D)
-    bias = _key_bias(padding_mask, q.dtype)  # (B, 1, 1, Lk)
-    if bias is None:
-        bias = ops.zeros_like(k[:, :, None, :, 0])  # (groups, rows, 1, Lk)
-    else:  # (B, 1, 1, Lk) -> (B, H, 1, Lk) -> (groups, rows, 1, Lk)
-        bias = _grouped(bias + ops.zeros_like(q[:, :, :1, :1]), block_rows)
-    extra = []
-    if query_mask is not None:  # (B, Lq) -> (steps, rows, size, 1)
-        real = ops.repeat(ops.cast(query_mask, q.dtype)[:, None, :, None],
-                          heads, axis=1)  # (B, H, Lq, 1)
-        real = ops.pad(real, ((0, 0), (0, 0), (0, num_blocks * size - q_len),
-                              (0, 0)))
-        extra.append(_to_blocks(real, block_rows, num_blocks, size))
-    if dropout_rate:
-        extra.append(dropout_seed)
-    if score_bias is not None:  # (Lq, Lk) -> (num_blocks, size, Lk)
-        score_bias = ops.pad(score_bias,
-                             ((0, num_blocks * size - q_len), (0, 0)))
-        extra.append(ops.reshape(score_bias, (num_blocks, size, k_len)))
-    out = attend(_to_blocks(q, block_rows, num_blocks, size), k, v, bias,
-                 *extra)
-    out = _from_blocks(out, heads, num_blocks)[:, :, :q_len]
-    return ops.transpose(out, (0, 2, 1, 3))  # (B, Lq, H, Dv)
+    blocks = _Blocks(query, key, value, causal, block_size, block_rows,
+                     dropout_rate, dropout_seed, query_mask is not None)
+    out = blocks.attend(*blocks.inputs(query, key, value, padding_mask,
+                                       score_bias, query_mask, dropout_seed))
+    return blocks.queries_out(out)  # (B, Lq, H, Dv)
+
+
+# `chunked_attention`'s optional tensors, in the order
+# `_tensorflow_passes` takes them.
+_OPTIONAL = ("padding_mask", "score_bias", "query_mask", "dropout_seed")
 
 
 @functools.cache
-def _xla_chunked_attention():
-    """`chunked_attention` as a TensorFlow function XLA compiles, made
-    once (it traces once per input signature)."""
+def _tensorflow_passes(causal, block_size, block_rows, dropout_rate, given):
+    """The forward and the backward pass of `chunked_attention`, each a
+    TensorFlow function XLA compiles, made once per configuration (each
+    traces once per input signature). `given` names the optional tensors
+    (of `_OPTIONAL`) both take after the query, key and value:
+
+        forward(query, key, value, *optional) -> (output, lse_blocks)
+        backward(query, key, value, *optional, output, lse_blocks,
+                 d_output) -> the query's, key's and value's gradients,
+                 and the score bias's where it is given.
+
+    The backward recomputes the blocks' inputs from the query, key and
+    value (transposes and a scale), and takes <dO_i, O_i> from the output
+    in its own layout, which the next layer keeps anyway.
+    """
     import tensorflow as tf
 
-    return tf.function(chunked_attention, jit_compile=True)
+    def blocks_of(query, key, value, optional):
+        named = dict(zip(given, optional))
+        blocks = _Blocks(query, key, value, causal, block_size, block_rows,
+                         dropout_rate, named.get("dropout_seed"),
+                         "query_mask" in named)
+        return blocks, blocks.inputs(query, key, value, **named)
+
+    def forward(query, key, value, *optional):
+        blocks, inputs = blocks_of(query, key, value, optional)
+        out_blocks, lse_blocks = blocks.forward(*inputs)
+        return blocks.queries_out(out_blocks), lse_blocks
+
+    def backward(query, key, value, *rest):
+        *optional, out, lse_blocks, d_out = rest
+        blocks, inputs = blocks_of(query, key, value, optional)
+        delta = inner_products(_at_least_float32(d_out),
+                               _at_least_float32(out))  # (B, Lq, H, 1)
+        grads = blocks.backward(blocks.queries_in(d_out),
+                                blocks.queries_in(delta), lse_blocks,
+                                *inputs)
+        d = [blocks.queries_out(grads[0]) * blocks.scale,
+             blocks.keys_out(grads[1]), blocks.keys_out(grads[2])]
+        if "score_bias" in given:  # (num_blocks, size, Lk) -> (Lq, Lk)
+            d.append(ops.reshape(grads[-1], (-1, blocks.k_len))[
+                :blocks.q_len])
+        return tuple(d)
+
+    return (tf.function(forward, jit_compile=True),
+            tf.function(backward, jit_compile=True))
+
+
+def _tensorflow_chunked_attention(
+    query, key, value, padding_mask=None, causal=False, block_size=None,
+    block_rows=None, score_bias=None, query_mask=None, dropout_rate=0.0,
+    dropout_seed=None,
+):
+    """`chunked_attention` under TensorFlow on a CPU outside XLA: its
+    forward and backward loops each compiled by XLA on its own
+    (`_tensorflow_passes`, as Keras compiles the convolutions
+    TensorFlow's CPU kernels get wrong), joined by a `tf.custom_gradient`
+    in TensorFlow's graph. TensorFlow's graph runs the loops op by op and
+    copies the blocks it updates: at L = 4096, batch 16, 4 heads of 32, a
+    forward + backward took 3.9 s in the graph and 2.2 s compiled (a
+    `tf.function` of the attention alone, 2026-12-04).
+
+    The gradient is outside the compiled code so that only what the
+    backward reads is kept, the query, key and value as they come, the
+    output and its log-sum-exps. One compiled function holding
+    `chunked_attention`'s `custom_gradient` kept twice as much: its
+    forward returned, for TensorFlow's gradient of the call, the blocks
+    on both sides of the `IdentityN` that `custom_gradient` routes them
+    through, each a buffer of its own inside XLA, eight tensors of the
+    query's size a layer where the backward reads four
+    (docs/results/tensorflow_attention_memory_epyc/).
+    """
+    import tensorflow as tf
+
+    named = dict(padding_mask=padding_mask, score_bias=score_bias,
+                 query_mask=query_mask, dropout_seed=dropout_seed)
+    given = tuple(name for name in _OPTIONAL if named[name] is not None)
+    forward, backward = _tensorflow_passes(
+        bool(causal), block_size, block_rows, float(dropout_rate), given)
+
+    @tf.custom_gradient
+    def attend(query, key, value, *optional):
+        # Through `stop_gradient` the tape does not record `forward`'s
+        # call; recorded, TensorFlow would build the call's own gradient
+        # (which fails: the loop's XlaDynamicUpdateSlice has none) and
+        # make the call return what that gradient reads.
+        out, lse_blocks = forward(*(tf.stop_gradient(x) for x in (
+            query, key, value, *optional)))
+
+        def grad(d_out):
+            grads = backward(query, key, value, *optional, out, lse_blocks,
+                             d_out)
+            d_bias = iter(grads[3:])
+            return [*grads[:3], *(next(d_bias) if name == "score_bias"
+                                  else None for name in given)]
+
+        return out, grad
+
+    return attend(*(tf.convert_to_tensor(x) for x in (
+        query, key, value, *(named[name] for name in given))))
 
 
 def _chunked_function():
-    """`chunked_attention`, or under TensorFlow on a CPU outside XLA the
-    same function compiled by XLA on its own (a `tf.function` with
-    `jit_compile=True`, as Keras compiles the convolutions TensorFlow's
-    CPU kernels get wrong). TensorFlow's graph runs the loop op by op and
-    copies the blocks it updates: at L = 4096, batch 16, 4 heads of 32, a
-    forward + backward took 3.9 s in the graph and 2.2 s compiled (a
-    `tf.function` of the attention alone, 2026-12-04)."""
+    """`chunked_attention`, or under TensorFlow on a CPU outside XLA its
+    two passes compiled by XLA (`_tensorflow_chunked_attention`)."""
     if (keras.backend.backend() != "tensorflow" or xla_compiled()
             or on_accelerator()):
         return chunked_attention
-    return _xla_chunked_attention()
+    return _tensorflow_chunked_attention
 
 
 def attention(

@@ -211,34 +211,64 @@ def test_auto_takes_a_linear_memory_path_at_long_lengths(monkeypatch, xla):
         assert ak.resolve_implementation("auto", length) == expected
 
 
-def test_chunked_path_is_compiled_by_xla_under_tensorflow(monkeypatch):
-    # TensorFlow outside XLA runs the chunked path as a function XLA
-    # compiles on its own; it gives what the plain function gives, value
-    # and gradients. Elsewhere (JAX, PyTorch, inside XLA, a GPU) the plain
-    # function runs.
+@pytest.mark.parametrize("causal", [False, True])
+def test_tensorflow_runs_the_chunked_passes_compiled_keeping_their_inputs(
+        monkeypatch, causal):
+    # TensorFlow outside XLA runs the chunked path's forward and backward
+    # loops as two functions XLA compiles on its own, joined by a custom
+    # gradient in its graph (`_tensorflow_chunked_attention`). With every
+    # optional input (a key mask, a shared score bias, padded queries,
+    # weights dropout, values wider than the queries; 37 queries in
+    # blocks of 2 rows x 8, the layout fixed, as the dropout's masks
+    # follow it) it gives what `chunked_attention` gives, the value and
+    # the gradients of q, k, v and the bias, eagerly and in a graph. In
+    # the graph the forward's call returns the output and the
+    # log-sum-exps alone: seen by the tape, TensorFlow makes a call
+    # return what its own gradient reads (19 tensors here). Elsewhere
+    # (JAX, PyTorch, inside XLA, a GPU) the plain function runs.
     import keras
 
-    backend = keras.backend.backend()
-    compiled = ak._chunked_function()
-    if backend != "tensorflow":
-        assert compiled is ak.chunked_attention
+    if keras.backend.backend() != "tensorflow":
+        assert ak._chunked_function() is ak.chunked_attention
         return
-    assert compiled is not ak.chunked_attention
-    assert compiled._jit_compile
-    monkeypatch.setattr(ak, "on_accelerator", lambda: True)
-    assert ak._chunked_function() is ak.chunked_attention
-    q, k, v, mask = _inputs(length=37, seed=12)
-    m = ops.convert_to_tensor(mask)
+    import tensorflow as tf
 
-    def loss(fn):
-        return lambda q, k, v: ops.sum(fn(q, k, v, m, True, 8) ** 2)
+    assert ak._chunked_function() is ak._tensorflow_chunked_attention
+    with monkeypatch.context() as patch:
+        patch.setattr(ak, "on_accelerator", lambda: True)
+        assert ak._chunked_function() is ak.chunked_attention
+    q, k, _, keys = _inputs(length=37, seed=12)
+    rng = np.random.default_rng(13)
+    v = rng.normal(size=q.shape[:3] + (12,)).astype("float32")
+    bias = rng.normal(size=(37, 37)).astype("float32")
+    w = tf.constant(rng.normal(size=v.shape).astype("float32"))
+    options = dict(padding_mask=tf.constant(keys), causal=causal,
+                   block_size=8, block_rows=2, query_mask=tf.constant(keys),
+                   dropout_rate=0.25, dropout_seed=tf.constant([42, 17]))
 
-    value, grads = value_and_grads(loss(compiled), q, k, v)
-    ref_value, ref_grads = value_and_grads(loss(ak.chunked_attention),
-                                           q, k, v)
-    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
-    for name, g, r in zip("qkv", grads, ref_grads):
-        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+    def run(fn, *args):
+        with tf.GradientTape() as tape:
+            tape.watch(args)
+            value = tf.reduce_sum(
+                fn(*args[:3], score_bias=args[3], **options) * w)
+        return value, tape.gradient(value, args)
+
+    args = [tf.constant(x) for x in (q, k, v, bias)]
+    ref_value, ref_grads = run(ak.chunked_attention, *args)
+    graph = tf.function(
+        lambda *a: run(ak._tensorflow_chunked_attention, *a))
+    for value, grads in (run(ak._tensorflow_chunked_attention, *args),
+                         graph(*args)):
+        np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+        for name, g, r in zip(("q", "k", "v", "bias"), grads, ref_grads):
+            np.testing.assert_allclose(g, r, atol=3e-5,
+                                       err_msg=f"d/d{name}")
+    calls = [op for op in graph.get_concrete_function(*args).graph
+             .get_operations() if op.type.endswith("PartitionedCall")]
+    assert sorted(len(op.outputs) for op in calls) == [2, 4]
+    forward, backward = ak._tensorflow_passes(causal, 8, 2, 0.25,
+                                              ak._OPTIONAL)
+    assert forward._jit_compile and backward._jit_compile
 
 
 def test_xla_compiled():
