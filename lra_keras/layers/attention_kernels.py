@@ -151,8 +151,9 @@ def resolve_implementation(implementation="auto", key_length=None, *,
       27 / 299 / 1090 ms;
     - tensorflow on CPU without XLA (Keras's `jit_compile="auto"` there):
       `"reference"` below `TENSORFLOW_CHUNKED_FROM` keys and when the
-      length is unknown while tracing, `"chunked"` from it on, run as a
-      function XLA compiles on its own (`_chunked_function`), its memory
+      length is unknown while tracing, `"chunked"` from it on, its two
+      loops compiled by XLA on their own
+      (`_tensorflow_chunked_attention`), its memory
       linear in L (plain attention keeps several (batch, heads, L, L)
       tensors per layer, over 20 GB for four layers at L = 4096, batch
       16). At batch 16, 4 heads of 16 (`benchmarks/attention.py
