@@ -1,7 +1,11 @@
 """Peak resident-set growth of `benchmarks/mixers.py`'s Transformer
 stack (4 blocks of width 128, 4 heads of 32, 16,384 tokens a batch, no
 padding mask) over three training steps, with its attention and with the
-attention replaced by its values (`noattn`):
+attention replaced by its values (`noattn`); under TensorFlow then the
+peak of its own allocator (`tf.config.experimental.get_memory_info`: the
+tensors and XLA's buffers it hands out; the resident set adds
+TensorFlow's runtime, XLA's compilations and memory the allocator holds
+unused):
 
     KERAS_BACKEND=tensorflow python stack_memory.py full 16384
     KERAS_BACKEND=tensorflow python stack_memory.py noattn 16384
@@ -40,6 +44,12 @@ def main():
         print(f"{keras.backend.backend()} {variant} L={length} step {i}: "
               f"{time.perf_counter() - start:.2f} s, peak growth "
               f"{mixers._peak_mib() - before:.0f} MiB", flush=True)
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        peak = tf.config.experimental.get_memory_info("CPU:0")["peak"]
+        print(f"tensorflow {variant} L={length}: allocator peak "
+              f"{peak / 2**20:.0f} MiB")
 
 
 if __name__ == "__main__":
