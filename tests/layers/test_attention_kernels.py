@@ -215,17 +215,18 @@ def test_auto_takes_a_linear_memory_path_at_long_lengths(monkeypatch, xla):
 def test_tensorflow_runs_the_chunked_passes_compiled_keeping_their_inputs(
         monkeypatch, causal):
     # TensorFlow outside XLA runs the chunked path's forward and backward
-    # loops as two functions XLA compiles on its own, joined by a custom
-    # gradient in its graph (`_tensorflow_chunked_attention`). With every
-    # optional input (a key mask, a shared score bias, padded queries,
-    # weights dropout, values wider than the queries; 37 queries in
+    # loops as two functions XLA compiles, each on its own, joined by a
+    # custom gradient in its graph (`_tensorflow_chunked_attention`).
+    # With every optional input (a key mask, a shared score bias, padded
+    # queries, weights dropout, values wider than the queries; 37 queries in
     # blocks of 2 rows x 8, the layout fixed, as the dropout's masks
     # follow it) it gives what `chunked_attention` gives, the value and
     # the gradients of q, k, v and the bias, eagerly and in a graph. In
     # the graph the forward's call returns the output and the
-    # log-sum-exps alone: seen by the tape, TensorFlow makes a call
-    # return what its own gradient reads (19 tensors here). Elsewhere
-    # (JAX, PyTorch, inside XLA, a GPU) the plain function runs.
+    # log-sum-exps alone (one XLA function holding the custom gradient
+    # returned 19 tensors for TensorFlow's gradient of the call,
+    # docs/results/tensorflow_attention_memory_epyc/). Elsewhere (JAX,
+    # PyTorch, inside XLA, a GPU) the plain function runs.
     import keras
 
     if keras.backend.backend() != "tensorflow":
