@@ -83,6 +83,35 @@ def test_pixel_task_model_exports(tmp_path):
                                rtol=1e-5, atol=1e-5)
 
 
+def test_transformer_serves_any_length_in_blocks(tmp_path):
+    # The SavedModel's signature leaves the length unknown. Its attention
+    # takes one dense block below TENSORFLOW_CHUNKED_FROM keys and, from
+    # there on, the blockwise loops XLA compiles at run time, so that
+    # serving Path-X lengths needs memory linear in L
+    # (docs/results/tensorflow_run_time_lengths_epyc/): the served
+    # logits are the Keras model's at 16 and at 1,030 tokens, and the
+    # SavedModel holds the compiled loops.
+    import tensorflow as tf
+
+    from lra_keras.layers.attention_kernels import TENSORFLOW_CHUNKED_FROM
+
+    model = build_classifier(
+        task="listops", model="transformer", num_classes=3, hidden_dim=8,
+        num_layers=1, num_heads=2, intermediate_dim=8, vocabulary_size=17,
+        sequence_length=None)
+    out = export.export_saved_model(model, tmp_path / "transformer")
+    for length in (16, TENSORFLOW_CHUNKED_FROM + 6):
+        inputs = export.probe_inputs(model, length=length)
+        np.testing.assert_allclose(_serve(out, inputs),
+                                   to_numpy(model(inputs)), rtol=1e-5,
+                                   atol=1e-5, err_msg=f"L = {length}")
+    serve = tf.saved_model.load(str(out)).signatures["serving_default"]
+    compiled = [f.signature.name for f in
+                serve.graph.as_graph_def().library.function
+                if f.attr["_XlaMustCompile"].b]
+    assert compiled, "no XLA-compiled function in the SavedModel"
+
+
 def test_readme_serving_snippet_runs(tmp_path):
     import tensorflow as tf
 

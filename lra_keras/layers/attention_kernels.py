@@ -150,16 +150,25 @@ def resolve_implementation(implementation="auto", key_length=None, *,
       38 / 478 / 1822; PyTorch's fused kernel, for comparison,
       27 / 299 / 1090 ms;
     - tensorflow on CPU without XLA (Keras's `jit_compile="auto"` there):
-      `"reference"` below `TENSORFLOW_CHUNKED_FROM` keys and when the
-      length is unknown while tracing, `"chunked"` from it on, its two
-      loops compiled by XLA on their own
+      `"reference"` below `TENSORFLOW_CHUNKED_FROM` keys, `"chunked"` from
+      it on, its two loops compiled by XLA on their own
       (`_tensorflow_chunked_attention`), its memory
       linear in L (plain attention keeps several (batch, heads, L, L)
       tensors per layer, over 20 GB for four layers at L = 4096, batch
       16). At batch 16, 4 heads of 16 (`benchmarks/attention.py
       --no-xla`): L = 1024 116 ms against 142 ms plain; 4096 1.7 s and
       0.4 GB against 2.3 s and 17 GB; below 1024 plain attention is the
-      faster (L = 512, batch 32: 93 against 118 ms).
+      faster (L = 512, batch 32: 93 against 118 ms);
+    - a length unknown while tracing (an exported SavedModel's signature,
+      TensorFlow's `fit` after several lengths): `"chunked"` wherever the
+      chunked path would be taken at some length, its blocks laid out at
+      run time (`_run_time_layout`); under TensorFlow on a CPU without
+      XLA, `attention` then takes, at run time, plain attention below
+      `TENSORFLOW_CHUNKED_FROM` keys and the compiled loops from it on,
+      as for a length known while tracing. Plain attention there kept a
+      SavedModel's memory quadratic in L: a 4-block Transformer of width
+      128 served one sequence of 16,384 tokens in 5.1 GB of resident set,
+      1.1 GB now (docs/results/tensorflow_run_time_lengths_epyc/).
 
     Args:
         implementation: one of `IMPLEMENTATIONS`; any but `"auto"` is
@@ -186,9 +195,8 @@ def resolve_implementation(implementation="auto", key_length=None, *,
         return "chunked"
     if backend == "torch" or on_accelerator():
         return "fused"
-    if backend == "tensorflow" and (
-            key_length is None or (key_length < TENSORFLOW_CHUNKED_FROM
-                                   and not xla_compiled())):
+    if (backend == "tensorflow" and key_length is not None
+            and key_length < TENSORFLOW_CHUNKED_FROM and not xla_compiled()):
         return "reference"
     return "chunked"
 
@@ -392,6 +400,31 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows,
     return block_rows, size
 
 
+def _run_time_layout(heads, q_len, block_size, block_rows):
+    """(rows per block, queries per block) of the chunked path when a
+    length is known only at run time (TensorFlow: an export's signature,
+    `fit`'s shapes relaxed after several lengths): `block_rows` (a
+    divisor of the heads) or one row, and `block_size` or
+    `_CPU_BLOCK_QUERIES` queries, at most `q_len` (a tensor). That is
+    `_block_layout`'s rule on a CPU wherever 512 queries of one row hold
+    `_CPU_BLOCK_ELEMENTS` scores or more (from 4,096 keys), and where
+    the length is known it gives more rows to a block below that. Under
+    TensorFlow on 2 cores (`docs/results/tensorflow_run_time_lengths_epyc/`)
+    one forward + backward took as long in blocks of one row as of four
+    at 1,024 keys, less at 4,096 (4 heads of 32, batch 4: 0.90 against
+    1.07 s in blocks of 4 x 128) and, the forward alone, at 16,384 (1.2-1.3
+    against 1.5-1.6 s in blocks of 4 x 64).
+    """
+    if block_rows is not None and (int(block_rows) < 1
+                                   or heads % int(block_rows)):
+        raise ValueError(
+            "`block_rows` must divide the heads when a sequence length is "
+            f"unknown while tracing. Received: block_rows={block_rows}, "
+            f"heads={heads}")
+    size = int(block_size or _CPU_BLOCK_QUERIES)
+    return int(block_rows or 1), ops.minimum(size, q_len)
+
+
 def _python_loop():
     """Whether the chunked path's loop is Python's, each operation run on
     its own (PyTorch's `fori_loop`)."""
@@ -404,9 +437,15 @@ def _groups(block_rows):
     return (1, -1) if block_rows is None else (-1, block_rows)
 
 
+def _dims(x):
+    """`x`'s shape, a tensor for each dimension unknown while tracing."""
+    return tuple(ops.shape(x)[i] if d is None else d
+                 for i, d in enumerate(x.shape))
+
+
 def _grouped(x, block_rows):
     """(batch, heads, ...) -> (groups, block_rows, ...)."""
-    return ops.reshape(x, _groups(block_rows) + tuple(x.shape[2:]))
+    return ops.reshape(x, _groups(block_rows) + _dims(x)[2:])
 
 
 def _to_blocks(x, block_rows, num_blocks, size):
@@ -423,7 +462,8 @@ def _to_blocks(x, block_rows, num_blocks, size):
 
 def _from_blocks(x, heads, num_blocks):
     """Inverse of `_to_blocks`."""
-    _, rows, size, depth = x.shape
+    rows = x.shape[1]
+    size, depth = _dims(x)[2:]
     x = ops.reshape(x, (_groups(rows)[0], num_blocks, rows or -1, size,
                         depth))
     x = ops.transpose(x, (0, 2, 1, 3, 4))
@@ -436,14 +476,15 @@ def _at_least_float32(x):
 
 
 def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
-                  rows_masked=False):
+                  rows_masked=False, keyed=True):
     """Builds the custom-gradient attention for a fixed block layout, and
     its two passes.
 
     Keys and values are in (groups, rows, Lk, D) and (groups, rows, Lk,
     Dv) layout (`_grouped`), the query already scaled, padded to
     `num_blocks * size` and cut by `_to_blocks`; `bias` is an additive
-    (groups, rows, 1, Lk) key bias (zeros when unmasked). `attend` may
+    (groups, rows, 1, Lk) key bias, read only when `keyed` (any tensor
+    otherwise: no key is masked). `attend` may
     take, last, an additive bias of the scores
     (num_blocks, size, Lk) that every row shares, block j
     holding queries j * size .., and returns its gradient, summed over the
@@ -482,8 +523,10 @@ def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
     def scores(q_b, k_t, bias, start, shared, real):
         # In float32 at least from here: the softmax's statistics.
         s = _at_least_float32(ops.matmul(q_b, k_t))  # (rows, C, Lk)
-        s = s + _block_bias(ops.cast(bias, s.dtype), causal, start, size,
-                            length, s.dtype)
+        block = _block_bias(None if bias is None else ops.cast(bias, s.dtype),
+                            causal, start, size, length, s.dtype)
+        if block is not None:  # the keys' mask, the causal one
+            s = s + block
         if shared is not None:
             s = s + ops.cast(shared, s.dtype)  # (C, Lk), every row
         if real is not None:  # a padded query's scores: 0
@@ -504,7 +547,8 @@ def _make_chunked(num_blocks, size, causal, length, dropout_rate=0.0,
         return real_blocks, seed, extra[int(rows_masked) + bool(dropout_rate):]
 
     def block_scores(i, q_b, k_t, bias, real_blocks, shared_blocks):
-        return scores(q_b, k_t[i // num_blocks], bias[i // num_blocks],
+        return scores(q_b, k_t[i // num_blocks],
+                      bias[i // num_blocks] if keyed else None,
                       (i % num_blocks) * size,
                       shared_blocks[0][i % num_blocks] if shared_blocks
                       else None,
@@ -628,15 +672,17 @@ class _Blocks:
     it."""
 
     def __init__(self, query, key, value, causal, block_size, block_rows,
-                 dropout_rate, dropout_seed, rows_masked):
+                 dropout_rate, dropout_seed, rows_masked, keyed=True):
         batch, q_len, heads, depth = query.shape
         k_len = key.shape[1]
-        if q_len is None or k_len is None:
+        run_time = q_len is None or k_len is None
+        if run_time and keras.backend.backend() != "tensorflow":
             raise ValueError(
-                "chunked_attention needs static sequence lengths. "
-                f"Received: query.shape={query.shape}, key.shape={key.shape}"
+                "chunked_attention needs static sequence lengths outside "
+                f"TensorFlow. Received: query.shape={query.shape}, "
+                f"key.shape={key.shape}"
             )
-        if causal and q_len != k_len:
+        if causal and None not in (q_len, k_len) and q_len != k_len:
             raise ValueError(
                 "causal attention needs equal query and key lengths. "
                 f"Received: query.shape={query.shape}, key.shape={key.shape}"
@@ -647,27 +693,34 @@ class _Blocks:
                 "`dropout_rate` must be in [0, 1), and a rate above 0 needs "
                 f"a `dropout_seed`. Received: dropout_rate={dropout_rate}, "
                 f"dropout_seed={dropout_seed}")
+        # A length unknown while tracing is a tensor from here on, and so
+        # are the queries per block and the blocks' count.
+        q_len = ops.shape(query)[1] if q_len is None else q_len
+        k_len = ops.shape(key)[1] if k_len is None else k_len
         self.heads, self.q_len, self.k_len = heads, q_len, k_len
         self.scale = 1.0 / math.sqrt(depth)
         self.dropout_rate = float(dropout_rate)
         rows = None if batch is None else batch * heads
-        self.block_rows, self.size = _block_layout(
-            rows, heads, q_len, k_len, block_size, block_rows,
-            value.shape[-1] > depth)
-        self.num_blocks = -(-q_len // self.size)
+        if run_time:
+            self.block_rows, self.size = _run_time_layout(
+                heads, q_len, block_size, block_rows)
+        else:
+            self.block_rows, self.size = _block_layout(
+                rows, heads, q_len, k_len, block_size, block_rows,
+                value.shape[-1] > depth)
+        self.num_blocks = (q_len + self.size - 1) // self.size
         self.attend, self.forward, self.backward = _make_chunked(
             self.num_blocks, self.size, causal, k_len, self.dropout_rate,
-            rows_masked)
+            rows_masked, keyed)
 
     def queries_in(self, x):
         """(batch, Lq, heads, D) -> blocks (steps, rows, size, D). Zero
         query rows pad the last block; their outputs are dropped and
         their zero upstream gradient adds nothing to dK or dV."""
         x = ops.transpose(x, (0, 2, 1, 3))  # (B, H, Lq, D)
-        padded = self.num_blocks * self.size
-        if padded > self.q_len:
-            x = ops.pad(x, ((0, 0), (0, 0), (0, padded - self.q_len),
-                            (0, 0)))
+        padding = self.num_blocks * self.size - self.q_len
+        if not isinstance(padding, int) or padding:
+            x = ops.pad(x, ((0, 0), (0, 0), (0, padding), (0, 0)))
         return _to_blocks(x, self.block_rows, self.num_blocks, self.size)
 
     def queries_out(self, blocks):
@@ -681,7 +734,7 @@ class _Blocks:
 
     def keys_out(self, x):
         """Inverse of `keys_in`."""
-        x = ops.reshape(x, (-1, self.heads) + tuple(x.shape[2:]))
+        x = ops.reshape(x, (-1, self.heads) + _dims(x)[2:])
         return ops.transpose(x, (0, 2, 1, 3))
 
     def inputs(self, query, key, value, padding_mask=None, score_bias=None,
@@ -690,8 +743,11 @@ class _Blocks:
         q_blocks = self.queries_in(query) * self.scale
         k, v = self.keys_in(key), self.keys_in(value)
         bias = _key_bias(padding_mask, query.dtype)  # (B, 1, 1, Lk)
-        if bias is None:
-            bias = ops.zeros_like(k[:, :, None, :, 0])  # (groups, rows, 1, Lk)
+        if bias is None:  # not read (`_make_chunked`'s `keyed`): zeros
+            # of every key were an input XLA cannot drop from the loop
+            # when the length is known at run time alone, one more pass
+            # over each block's scores
+            bias = ops.zeros((1, 1, 1, 1), query.dtype)
         else:  # (B, 1, 1, Lk) -> (B, H, 1, Lk) -> (groups, rows, 1, Lk)
             bias = _grouped(
                 bias + ops.zeros((1, self.heads, 1, 1), bias.dtype),
@@ -734,6 +790,10 @@ def chunked_attention(
     every key; by default under XLA on a CPU 512 queries of as many rows
     as keep its scores near 8 MiB, elsewhere every row and as many queries
     as keep them near 16 MiB, at least 64 (see `_CPU_BLOCK_ELEMENTS`).
+    Under TensorFlow the lengths may be unknown while tracing (an export's
+    signature); the blocks are then laid out at run time
+    (`_run_time_layout`: one row of up to 512 queries by default), and
+    `block_rows` must divide the heads.
 
     Under a half precision the products take the inputs' dtype, and the
     softmax (the scores' maxima, exponentials, sums and log-sum-exps)
@@ -745,7 +805,8 @@ def chunked_attention(
     _float32`).
     """
     blocks = _Blocks(query, key, value, causal, block_size, block_rows,
-                     dropout_rate, dropout_seed, query_mask is not None)
+                     dropout_rate, dropout_seed, query_mask is not None,
+                     padding_mask is not None)
     out = blocks.attend(*blocks.inputs(query, key, value, padding_mask,
                                        score_bias, query_mask, dropout_seed))
     return blocks.queries_out(out)  # (B, Lq, H, Dv)
@@ -778,7 +839,7 @@ def _tensorflow_passes(causal, block_size, block_rows, dropout_rate, given):
         named = dict(zip(given, optional))
         blocks = _Blocks(query, key, value, causal, block_size, block_rows,
                          dropout_rate, named.get("dropout_seed"),
-                         "query_mask" in named)
+                         "query_mask" in named, "padding_mask" in named)
         return blocks, blocks.inputs(query, key, value, **named)
 
     def forward(query, key, value, *optional):
@@ -805,10 +866,87 @@ def _tensorflow_passes(causal, block_size, block_rows, dropout_rate, given):
             tf.function(backward, jit_compile=True))
 
 
+def _dense_passes(causal, dropout_rate, given):
+    """`chunked_attention`'s function as one block of every query
+    against every key, in TensorFlow's graph: the forward pass keeps the
+    weights, as autodiff of plain attention does, and the backward pass
+    reads them. Inputs and outputs as `_tensorflow_passes`', with the
+    weights, (batch, heads, Lq, Lk) in float32 at least, in place of the
+    log-sum-exps:
+
+        forward(query, key, value, *optional) -> (output, weights)
+        backward(query, key, value, *optional, output, weights,
+                 d_output) -> the query's, key's and value's gradients,
+                 and the score bias's where it is given.
+
+    A dropout's mask is `hashed_keep`'s for one block of the weights'
+    shape: under another block layout other weights drop, with the same
+    distribution.
+    """
+    import tensorflow as tf
+
+    def heads_first(x):  # (B, L, H, D) <-> (B, H, L, D)
+        return tf.transpose(x, (0, 2, 1, 3))
+
+    def kept(named, p):
+        """The dropout's 0 or 1 / (1 - rate) of the weights, or None."""
+        if not dropout_rate:
+            return None
+        return tf.cast(hashed_keep(named["dropout_seed"], 0, ops.shape(p),
+                                   dropout_rate), p.dtype)
+
+    def forward(query, key, value, *optional):
+        named = dict(zip(given, optional))
+        q = heads_first(query) * (1.0 / math.sqrt(query.shape[-1]))
+        s = _at_least_float32(tf.matmul(q, tf.transpose(key, (0, 2, 3, 1))))
+        bias = _block_bias(_key_bias(named.get("padding_mask"), s.dtype),
+                           causal, 0, tf.shape(query)[1], tf.shape(key)[1],
+                           s.dtype)
+        if bias is not None:  # the keys' mask, the causal one
+            s = s + bias
+        if "score_bias" in named:
+            s = s + tf.cast(named["score_bias"], s.dtype)
+        if "query_mask" in named:  # a padded query's scores: 0
+            s = s * tf.cast(named["query_mask"], s.dtype)[:, None, :, None]
+        p = tf.nn.softmax(s)
+        keep = kept(named, p)
+        dropped = p if keep is None else p * keep
+        out = tf.matmul(tf.cast(dropped, query.dtype), heads_first(value))
+        return heads_first(out), p
+
+    def backward(query, key, value, *rest):
+        *optional, _, p, d_out = rest
+        named = dict(zip(given, optional))
+        dtype = query.dtype
+        scale = 1.0 / math.sqrt(query.shape[-1])
+        do = heads_first(d_out)
+        keep = kept(named, p)
+        dropped = tf.cast(p if keep is None else p * keep, dtype)
+        dp = _at_least_float32(tf.matmul(do, heads_first(value),
+                                         transpose_b=True))
+        if keep is not None:  # dL/dP from dL/dP' of P' = P keep
+            dp = dp * keep
+        ds = p * (dp - tf.reduce_sum(p * dp, axis=-1, keepdims=True))
+        if "query_mask" in named:  # a padded query's are 0
+            ds = ds * tf.cast(named["query_mask"], ds.dtype)[:, None, :,
+                                                               None]
+        d_s = tf.cast(ds, dtype)
+        d = [heads_first(tf.matmul(d_s, heads_first(key)) * scale),
+             heads_first(tf.matmul(d_s, heads_first(query) * scale,
+                                   transpose_a=True)),
+             heads_first(tf.matmul(dropped, do, transpose_a=True))]
+        if "score_bias" in named:  # every row's
+            d.append(tf.cast(tf.reduce_sum(ds, axis=(0, 1)),
+                             named["score_bias"].dtype))
+        return tuple(d)
+
+    return forward, backward
+
+
 def _tensorflow_chunked_attention(
     query, key, value, padding_mask=None, causal=False, block_size=None,
     block_rows=None, score_bias=None, query_mask=None, dropout_rate=0.0,
-    dropout_seed=None,
+    dropout_seed=None, dense_below=None,
 ):
     """`chunked_attention` under TensorFlow on a CPU outside XLA: its
     forward and backward loops each compiled by XLA on its own
@@ -828,6 +966,20 @@ def _tensorflow_chunked_attention(
     through, each a buffer of its own inside XLA, eight tensors of the
     query's size a layer where the backward reads four
     (docs/results/tensorflow_attention_memory_epyc/).
+
+    `dense_below`: None, or a number of keys below which both passes are
+    `_dense_passes`' instead, one block of every query in TensorFlow's
+    graph (for a length known only at run time: `tf.cond` on it in each
+    pass, where plain attention in a `tf.cond` under the gradient tape
+    failed with the custom gradient in the other branch, and with the
+    chunked path in a `tf.function` there TensorFlow warned that type
+    inference had failed). At short lengths they are close to plain
+    attention, where the compiled loops are not: one forward + backward
+    (4 heads of 16, medians of 11 rounds in one process,
+    docs/results/tensorflow_run_time_lengths_epyc/) took 6.2 ms plain
+    (the length known while tracing), 7.5 ms dense and 11.5 ms in the
+    compiled loops at L = 128, batch 32; 24.1, 27.8 and 32.7 ms at 256;
+    at 512, batch 16, 49, 56 and 46 ms.
     """
     import tensorflow as tf
 
@@ -836,6 +988,19 @@ def _tensorflow_chunked_attention(
     given = tuple(name for name in _OPTIONAL if named[name] is not None)
     forward, backward = _tensorflow_passes(
         bool(causal), block_size, block_rows, float(dropout_rate), given)
+    if dense_below is not None:
+        dense = ops.shape(key)[1] < dense_below
+        dense_forward, dense_backward = _dense_passes(
+            bool(causal), float(dropout_rate), given)
+        blocked_forward, blocked_backward = forward, backward
+
+        def forward(*args):
+            return tf.cond(dense, lambda: dense_forward(*args),
+                           lambda: blocked_forward(*args))
+
+        def backward(*args):
+            return tf.cond(dense, lambda: dense_backward(*args),
+                           lambda: blocked_backward(*args))
 
     @tf.custom_gradient
     def attend(query, key, value, *optional):
@@ -843,11 +1008,11 @@ def _tensorflow_chunked_attention(
         # call; recorded, TensorFlow would build the call's own gradient
         # (which fails: the loop's XlaDynamicUpdateSlice has none) and
         # make the call return what that gradient reads.
-        out, lse_blocks = forward(*(tf.stop_gradient(x) for x in (
+        out, saved = forward(*(tf.stop_gradient(x) for x in (
             query, key, value, *optional)))
 
         def grad(d_out):
-            grads = backward(query, key, value, *optional, out, lse_blocks,
+            grads = backward(query, key, value, *optional, out, saved,
                              d_out)
             d_bias = iter(grads[3:])
             return [*grads[:3], *(next(d_bias) if name == "score_bias"
@@ -890,15 +1055,17 @@ def attention(
         causal: bool. Query i attends only to keys j <= i.
         implementation: `"auto"`, `"fused"`
             (`keras.ops.dot_product_attention`), `"chunked"`
-            (`chunked_attention`; falls back to `"fused"` when a sequence
-            length is unknown at trace time) or `"reference"`.
+            (`chunked_attention`; under JAX and PyTorch, whose lengths
+            are known while tracing, `"fused"` if one is not) or
+            `"reference"`.
         block_size: queries per block of the chunked path.
         weights_dropout: None, a `WeightsDropout`, or another callable
             applied to the attention weights (`drop_weights`). A
             `WeightsDropout` goes where `implementation` says, but to the
             chunked path for `"fused"` (no fused call takes it; `"auto"`
             where it would be fused, the reference path where a length
-            is unknown while tracing); any other callable takes the
+            is unknown while tracing outside TensorFlow); any other
+            callable takes the
             reference path, which alone forms the weights (memory
             quadratic in L).
         query_mask: optional (batch, Lq) boolean tensor, True at real
@@ -922,9 +1089,10 @@ def attention(
                 flash=flash_eligible(query, padding_mask)))
     if blockwise and impl == "fused":
         impl = "chunked"
-    if impl == "chunked" and None in (query.shape[1], key.shape[1]):
-        # Lengths unknown while tracing (TensorFlow relaxes shapes after
-        # retracing for several lengths): blocks cannot be laid out.
+    if (impl == "chunked" and None in (query.shape[1], key.shape[1])
+            and keras.backend.backend() != "tensorflow"):
+        # Lengths unknown while tracing: blocks are laid out at run time
+        # under TensorFlow alone (`_run_time_layout`).
         impl = "fused" if weights_dropout is None else "reference"
     if impl == "reference":
         return reference_attention(query, key, value, padding_mask, causal,
@@ -937,7 +1105,14 @@ def attention(
                            dropout_rate=weights_dropout.rate,
                            dropout_seed=weights_dropout.draw_seed())
             query_mask = None
-        out = _chunked_function()(
+        chunked = _chunked_function()
+        if (chunked is _tensorflow_chunked_attention and implementation
+                == "auto" and None in (query.shape[1], key.shape[1])):
+            # a length known at run time alone: there, as for a length
+            # known while tracing, plain attention below
+            # TENSORFLOW_CHUNKED_FROM keys, the chunked path from it on
+            dropout.update(dense_below=TENSORFLOW_CHUNKED_FROM)
+        out = chunked(
             query, key, value, padding_mask, causal, block_size, block_rows,
             **dropout)
     else:

@@ -195,8 +195,10 @@ def test_auto_takes_a_linear_memory_path_at_long_lengths(monkeypatch, xla):
     # The fused kernel under PyTorch streams its scores; under JAX and
     # TensorFlow on CPU only the chunked path does. Under XLA it is the
     # faster at every length; TensorFlow without XLA keeps plain attention,
-    # faster there, below TENSORFLOW_CHUNKED_FROM keys, and when the length
-    # is unknown while tracing.
+    # faster there, below TENSORFLOW_CHUNKED_FROM keys. A length unknown
+    # while tracing takes the chunked path, which under TensorFlow without
+    # XLA is plain attention below TENSORFLOW_CHUNKED_FROM keys at run time
+    # (`test_attention_at_lengths_known_at_run_time`).
     import keras
 
     monkeypatch.setattr(ak, "xla_compiled", lambda: xla)
@@ -206,7 +208,7 @@ def test_auto_takes_a_linear_memory_path_at_long_lengths(monkeypatch, xla):
         expected = (
             "fused" if backend == "torch" else
             "reference" if backend == "tensorflow" and (
-                length is None or (length < long and not xla)) else
+                length is not None and length < long and not xla) else
             "chunked")
         assert ak.resolve_implementation("auto", length) == expected
 
@@ -270,6 +272,123 @@ def test_tensorflow_runs_the_chunked_passes_compiled_keeping_their_inputs(
     forward, backward = ak._tensorflow_passes(causal, 8, 2, 0.25,
                                               ak._OPTIONAL)
     assert forward._jit_compile and backward._jit_compile
+
+
+def test_run_time_layout():
+    # A length known only at run time (TensorFlow): one row of up to 512
+    # queries a block, or the rows and queries given, the rows dividing the
+    # heads (the batch may be unknown too).
+    layout = ak._run_time_layout
+    rows, size = layout(4, ops.convert_to_tensor(16384), None, None)
+    assert rows == 1 and int(to_numpy(size)) == 512
+    rows, size = layout(4, ops.convert_to_tensor(100), None, None)
+    assert rows == 1 and int(to_numpy(size)) == 100
+    rows, size = layout(4, ops.convert_to_tensor(100), 16, 2)
+    assert rows == 2 and int(to_numpy(size)) == 16
+    for block_rows in (3, 0):
+        with pytest.raises(ValueError, match="divide the heads"):
+            layout(4, ops.convert_to_tensor(100), None, block_rows)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_at_lengths_known_at_run_time(monkeypatch, causal):
+    # TensorFlow traces an exported SavedModel's signature, and `fit` after
+    # several lengths, with the lengths unknown. The chunked path then lays
+    # its blocks out at run time, and `attention` ("auto", outside XLA on
+    # a CPU) takes, at run time, one dense block below
+    # TENSORFLOW_CHUNKED_FROM keys (here 50) and the compiled loops from it
+    # on: the value and the gradients of `chunked_attention` either way, at
+    # 40 and at 70 positions, and for `chunked_attention` itself traced
+    # so, in TensorFlow's graph. JAX and PyTorch know every length while
+    # tracing.
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        assert ak.resolve_implementation("auto", None) == (
+            "fused" if keras.backend.backend() == "torch" else "chunked")
+        return
+    import tensorflow as tf
+
+    monkeypatch.setattr(ak, "TENSORFLOW_CHUNKED_FROM", 50)
+    dense = []
+    passes = ak._dense_passes
+    monkeypatch.setattr(ak, "_dense_passes",
+                        lambda *a: dense.append(a) or passes(*a))
+
+    def run(fn, q, k, v, mask, w):
+        with tf.GradientTape() as tape:
+            tape.watch((q, k, v))
+            value = tf.reduce_sum(fn(q, k, v, mask, causal) * w)
+        return value, tape.gradient(value, (q, k, v))
+
+    spec = ([tf.TensorSpec((None, None, 3, 8))] * 3
+            + [tf.TensorSpec((None, None), tf.bool)]
+            + [tf.TensorSpec((None, None, 3, 8))])
+    traced = [tf.function(lambda *a, fn=fn: run(fn, *a), input_signature=spec)
+              for fn in (ak.attention, ak.chunked_attention)]
+    for length in (40, 70):
+        q, k, v, mask = _inputs(length=length, seed=14)
+        w = np.random.default_rng(15).normal(size=q.shape).astype("float32")
+        args = [tf.constant(x) for x in (q, k, v, mask, w)]
+        ref_value, ref_grads = run(ak.chunked_attention, *args)
+        assert_allclose(ak.chunked_attention(q, k, v, mask, causal),
+                        numpy_attention(q, k, v, mask, causal), atol=2e-6)
+        for graph in traced:
+            value, grads = graph(*args)
+            np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+            for name, g, r in zip("qkv", grads, ref_grads):
+                np.testing.assert_allclose(g, r, atol=1e-5,
+                                           err_msg=f"d/d{name}")
+    assert dense == [(causal, 0.0, ("padding_mask",))]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dense_below", [1000, 1])
+def test_tensorflow_dense_passes_give_the_chunked_function(causal,
+                                                           dense_below):
+    # `_tensorflow_chunked_attention(dense_below=N)` at a length known at
+    # run time: below N keys one dense block in TensorFlow's graph, from
+    # N on the compiled loops, each with every optional input (a key mask,
+    # a shared score bias, padded queries, weights dropout, values wider
+    # than the queries) the value and the gradients of q, k, v and the
+    # bias that `chunked_attention` gives in the same block layout (one
+    # block of 37 queries; blocks of 1 row x 8), whose dropout masks are
+    # the same.
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        assert ak._chunked_function() is ak.chunked_attention
+        return
+    import tensorflow as tf
+
+    q, k, _, keys = _inputs(length=37, seed=16)
+    rng = np.random.default_rng(17)
+    v = rng.normal(size=q.shape[:3] + (12,)).astype("float32")
+    bias = rng.normal(size=(37, 37)).astype("float32")
+    w = tf.constant(rng.normal(size=v.shape).astype("float32"))
+    options = dict(padding_mask=tf.constant(keys), causal=causal,
+                   query_mask=tf.constant(keys), dropout_rate=0.25,
+                   dropout_seed=tf.constant([42, 17]))
+    layout = {} if dense_below > 37 else dict(block_size=8, block_rows=1)
+
+    def run(fn, *args, **kwargs):
+        with tf.GradientTape() as tape:
+            tape.watch(args)
+            value = tf.reduce_sum(
+                fn(*args[:3], score_bias=args[3], **options, **kwargs) * w)
+        return value, tape.gradient(value, args)
+
+    args = [tf.constant(x) for x in (q, k, v, bias)]
+    ref_value, ref_grads = run(ak.chunked_attention, *args, **layout)
+    spec = [tf.TensorSpec((None, None, 3, d)) for d in (8, 8, 12)]
+    graph = tf.function(lambda *a: run(
+        ak._tensorflow_chunked_attention, *a, dense_below=dense_below,
+        block_size=8, block_rows=1),
+        input_signature=spec + [tf.TensorSpec((None, None))])
+    value, grads = graph(*args)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-5)
+    for name, g, r in zip(("q", "k", "v", "bias"), grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=3e-5, err_msg=f"d/d{name}")
 
 
 def test_xla_compiled():
