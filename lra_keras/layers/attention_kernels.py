@@ -318,8 +318,7 @@ def drop_weights(probs, weights_dropout):
 
 
 def reference_attention(query, key, value, padding_mask=None, causal=False,
-                        weights_dropout=None, query_mask=None,
-                        pair_mask=None):
+                        weights_dropout=None, query_mask=None):
     """Plain softmax attention, materialising all scores (the test oracle).
 
     Shapes as `keras.ops.dot_product_attention`: query (batch, Lq, heads, D),
@@ -328,9 +327,7 @@ def reference_attention(query, key, value, padding_mask=None, causal=False,
     weights (batch, heads, Lq, Lk) before they weigh the values
     (`drop_weights`). `query_mask`: None, or (batch, Lq) of real queries,
     the padded ones attending uniformly to every key
-    (`uniform_masked_rows`). `pair_mask`: None, or (Lq, Lk) boolean,
-    True at the (query, key) pairs allowed (`windowed_attention`'s
-    windows at a length known only at run time).
+    (`uniform_masked_rows`).
     """
     scale = 1.0 / math.sqrt(query.shape[-1])
     q = ops.transpose(query, (0, 2, 1, 3))  # (B, H, Lq, D)
@@ -344,9 +341,6 @@ def reference_attention(query, key, value, padding_mask=None, causal=False,
     )
     if bias is not None:
         scores = scores + bias
-    if pair_mask is not None:
-        scores = scores + ops.cast(ops.where(
-            pair_mask, 0.0, _mask_bias(scores.dtype)), scores.dtype)
     scores = uniform_masked_rows(scores, query_mask)
     probs = drop_weights(softmax(scores, axis=-1), weights_dropout)
     return ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3))
@@ -1177,10 +1171,11 @@ def windowed_attention(query, key, value, window, look_backward=1,
     last windows masked: one call per window traced 64 calls for 16K
     positions in windows of 256 and spent more time between them than
     in them (the small Path-X Transformer's step: 9.8 s under PyTorch at
-    both 256 and 512). A length unknown while tracing
-    (an export's, TensorFlow's relaxed shapes) takes the same windows as
-    one mask over all (L, L) pairs (`_windows_by_mask`: memory quadratic
-    in L, as the plain attention it replaces there).
+    both 256 and 512). A length unknown while tracing (TensorFlow: an
+    export's signature, `fit`'s relaxed shapes) takes the batch of
+    windows too, as many as the length turns out to hold, the last
+    padded; it was one mask over all (L, L) pairs until 2026-12-07,
+    memory quadratic in L.
 
     Args:
         query, key, value: tensors (batch, L, heads, head_dim), one
@@ -1197,8 +1192,12 @@ def windowed_attention(query, key, value, window, look_backward=1,
     """
     length = query.shape[1]
     if length is None:
-        return _windows_by_mask(query, key, value, window, look_backward,
-                                look_forward, padding_mask, weights_dropout)
+        length = ops.shape(query)[1]
+        (query, key, value), real, _ = pad_to_blocks(
+            (query, key, value), padding_mask, window)
+        return _windows_batched(
+            query, key, value, window, look_backward, look_forward, real,
+            implementation, block_size, weights_dropout)[:, :length]
     if length <= window:
         return attention(query, key, value, padding_mask,
                          implementation=implementation,
@@ -1242,7 +1241,7 @@ def _windows_batched(query, key, value, window, look_backward, look_forward,
     query whose keys are all masked (padding only) attends uniformly to
     those padded neighbours too, not only to its windows' keys: its
     output is padding either way."""
-    length, heads, dim = query.shape[1], query.shape[2], query.shape[3]
+    length, heads, dim = _dims(query)[1:]
     count = length // window
     span = look_backward + 1 + look_forward
 
@@ -1250,7 +1249,7 @@ def _windows_batched(query, key, value, window, look_backward, look_forward,
         # (batch, L, ...) -> (batch * windows, span * window, ...): window
         # w's neighbours w - look_backward .. w + look_forward, zeros
         # where there is none.
-        tail = tuple(x.shape[2:])
+        tail = _dims(x)[2:]
         x = ops.reshape(x, (-1, count, window) + tail)
         x = ops.pad(x, [(0, 0), (look_backward, look_forward)]
                     + [(0, 0)] * (1 + len(tail)))
@@ -1267,16 +1266,3 @@ def _windows_batched(query, key, value, window, look_backward, look_forward,
         around(value), mask, implementation=implementation,
         block_size=block_size, weights_dropout=weights_dropout)
     return ops.reshape(out, (-1, length, heads, dim))
-
-
-def _windows_by_mask(query, key, value, window, look_backward,
-                     look_forward, padding_mask=None, weights_dropout=None):
-    """`windowed_attention` as one masked softmax over every (query, key)
-    pair (`reference_attention` under the windows' pair mask), for
-    lengths known only at run time."""
-    index = ops.arange(ops.shape(query)[1], dtype="int32") // window
-    gap = index[None, :] - index[:, None]  # key window - query window
-    near = ops.logical_and(gap >= -look_backward, gap <= look_forward)
-    return reference_attention(query, key, value, padding_mask,
-                               weights_dropout=weights_dropout,
-                               pair_mask=near)

@@ -685,21 +685,66 @@ def test_a_window_of_padding_stays_finite_in_float16():
         assert np.isfinite(out).all(), implementation
         expected = numpy_windowed(q, k, v, mask, 8, 1, 1)
         assert_allclose(out[1, :8], expected[1, :8], atol=3e-3)
-    assert np.isfinite(to_numpy(ak._windows_by_mask(
-        *half, 8, 1, 1, ops.convert_to_tensor(mask)))).all()
 
 
 @pytest.mark.parametrize("length", [48, 50])
-def test_windows_by_mask_for_lengths_known_at_run_time(length):
-    # the path of an unknown length, whole windows and a trailing part
+def test_windowed_attention_at_lengths_known_at_run_time(monkeypatch,
+                                                         length):
+    # A length unknown while tracing (TensorFlow: an export's signature,
+    # `fit`'s relaxed shapes) takes the batch of windows, as many as the
+    # length holds, the last padded: the windows' attention and its
+    # gradients, whole windows and a trailing part, with a query whose
+    # windows hold only padding finite in float16. JAX and PyTorch know
+    # every length while tracing: there the batch of windows of the padded
+    # inputs, which that path runs, is checked.
+    import keras
+
     q, k, v, _ = _inputs(length=length, seed=9)
     mask = np.ones((2, length), bool)
     mask[1, 40:] = False
-    out = ak._windows_by_mask(q, k, v, 12, 1, 0, ops.convert_to_tensor(mask))
-    assert_allclose(out, numpy_windowed(q, k, v, mask, 12, 1, 0), atol=2e-6)
-    if length == 48:
-        assert_allclose(out, ak.windowed_attention(q, k, v, 12, 1, 0, mask),
-                        atol=2e-6)
+    expected = numpy_windowed(q, k, v, mask, 12, 1, 0)
+    if keras.backend.backend() != "tensorflow":
+        (qp, kp, vp), real, _ = ak.pad_to_blocks(
+            (q, k, v), ops.convert_to_tensor(mask), 12)
+        out = ak._windows_batched(qp, kp, vp, 12, 1, 0, real, "auto", None,
+                                  None)[:, :length]
+        assert_allclose(out, expected, atol=2e-6)
+        return
+    import tensorflow as tf
+
+    batched = []
+    windows_batched = ak._windows_batched
+    monkeypatch.setattr(ak, "_windows_batched", lambda *a: batched.append(
+        a[3]) or windows_batched(*a))
+    spec = [tf.TensorSpec((None, None, 3, 8))] * 3 + [
+        tf.TensorSpec((None, None), tf.bool)]
+    w = tf.constant(np.random.default_rng(10).normal(size=q.shape),
+                    tf.float32)
+
+    @tf.function(input_signature=spec)
+    def traced(q, k, v, mask):
+        with tf.GradientTape() as tape:
+            tape.watch((q, k, v))
+            out = ak.windowed_attention(q, k, v, 12, 1, 0, mask)
+            value = tf.reduce_sum(out * w)
+        return out, tape.gradient(value, (q, k, v))
+
+    def windows(q, k, v):
+        return ops.sum(ak.windowed_attention(q, k, v, 12, 1, 0, mask) * w)
+
+    out, grads = traced(q, k, v, mask)
+    assert batched == [12]  # traced once, in windows of 12
+    assert_allclose(out, expected, atol=2e-6)
+    _, ref_grads = value_and_grads(windows, q, k, v)
+    for name, g, r in zip("qkv", grads, ref_grads):
+        np.testing.assert_allclose(g, r, atol=2e-5, err_msg=f"d/d{name}")
+    half = tf.function(lambda q, k, v, m: ak.windowed_attention(
+        q, k, v, 8, 1, 1, m), input_signature=[
+            tf.TensorSpec((None, None, 3, 8), tf.float16)] * 3 + spec[3:])
+    padded = np.ones((2, length), bool)
+    padded[1, 8:] = False
+    assert np.isfinite(to_numpy(half(
+        *(tf.cast(t, tf.float16) for t in (q, k, v)), padded))).all()
 
 
 def test_chunked_attention_in_bfloat16_keeps_its_softmax_in_float32():
