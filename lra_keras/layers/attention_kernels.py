@@ -405,9 +405,9 @@ def _run_time_layout(heads, q_len, block_size, block_rows):
     the length is known it gives more rows to a block below that. Under
     TensorFlow on 2 cores (`docs/results/tensorflow_run_time_lengths_epyc/`)
     one forward + backward took as long in blocks of one row as of four
-    at 1,024 keys, less at 4,096 (4 heads of 32, batch 4: 0.90 against
-    1.07 s in blocks of 4 x 128) and, the forward alone, at 16,384 (1.2-1.3
-    against 1.5-1.6 s in blocks of 4 x 64).
+    at 1,024 keys (245 ms, batch 16, 4 heads of 32), less at 4,096 (batch
+    4: 0.98 against 1.17 s in blocks of 4 x 128), and the forward alone
+    at 16,384 (batch 1: 1.29 against 1.73 s in blocks of 4 x 64).
     """
     if block_rows is not None and (int(block_rows) < 1
                                    or heads % int(block_rows)):
@@ -970,10 +970,10 @@ def _tensorflow_chunked_attention(
     inference had failed). At short lengths they are close to plain
     attention, where the compiled loops are not: one forward + backward
     (4 heads of 16, medians of 11 rounds in one process,
-    docs/results/tensorflow_run_time_lengths_epyc/) took 6.2 ms plain
-    (the length known while tracing), 7.5 ms dense and 11.5 ms in the
-    compiled loops at L = 128, batch 32; 24.1, 27.8 and 32.7 ms at 256;
-    at 512, batch 16, 49, 56 and 46 ms.
+    docs/results/tensorflow_run_time_lengths_epyc/) took 6.9 ms plain
+    (the length known while tracing), 8.5 ms dense and 12.4 ms in the
+    compiled loops at L = 128, batch 32; 26-31, 30-35 and 35-42 ms at
+    256; at 512, batch 16, 48, 55 and 44 ms.
     """
     import tensorflow as tf
 
