@@ -213,6 +213,20 @@ def test_auto_takes_a_linear_memory_path_at_long_lengths(monkeypatch, xla):
         assert ak.resolve_implementation("auto", length) == expected
 
 
+def _every_optional_input(seed):
+    """37 queries and keys (3 heads of 8), values of width 12, a (37, 37)
+    score bias, a weighting of the outputs (a TensorFlow tensor) and a
+    key mask that is also the real queries'."""
+    import tensorflow as tf
+
+    q, k, _, keys = _inputs(length=37, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    v = rng.normal(size=q.shape[:3] + (12,)).astype("float32")
+    bias = rng.normal(size=(37, 37)).astype("float32")
+    w = tf.constant(rng.normal(size=v.shape).astype("float32"))
+    return q, k, v, bias, w, keys
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_tensorflow_runs_the_chunked_passes_compiled_keeping_their_inputs(
         monkeypatch, causal):
@@ -240,11 +254,7 @@ def test_tensorflow_runs_the_chunked_passes_compiled_keeping_their_inputs(
     with monkeypatch.context() as patch:
         patch.setattr(ak, "on_accelerator", lambda: True)
         assert ak._chunked_function() is ak.chunked_attention
-    q, k, _, keys = _inputs(length=37, seed=12)
-    rng = np.random.default_rng(13)
-    v = rng.normal(size=q.shape[:3] + (12,)).astype("float32")
-    bias = rng.normal(size=(37, 37)).astype("float32")
-    w = tf.constant(rng.normal(size=v.shape).astype("float32"))
+    q, k, v, bias, w, keys = _every_optional_input(12)
     options = dict(padding_mask=tf.constant(keys), causal=causal,
                    block_size=8, block_rows=2, query_mask=tf.constant(keys),
                    dropout_rate=0.25, dropout_seed=tf.constant([42, 17]))
@@ -361,11 +371,7 @@ def test_tensorflow_dense_passes_give_the_chunked_function(causal,
         return
     import tensorflow as tf
 
-    q, k, _, keys = _inputs(length=37, seed=16)
-    rng = np.random.default_rng(17)
-    v = rng.normal(size=q.shape[:3] + (12,)).astype("float32")
-    bias = rng.normal(size=(37, 37)).astype("float32")
-    w = tf.constant(rng.normal(size=v.shape).astype("float32"))
+    q, k, v, bias, w, keys = _every_optional_input(16)
     options = dict(padding_mask=tf.constant(keys), causal=causal,
                    query_mask=tf.constant(keys), dropout_rate=0.25,
                    dropout_seed=tf.constant([42, 17]))
