@@ -1092,23 +1092,24 @@ def attention(
         return reference_attention(query, key, value, padding_mask, causal,
                                    weights_dropout, query_mask)
     if impl == "chunked":
-        dropout = {}
+        options = {}
         if blockwise:  # the padded queries' uniform weights drop in the
             # blocks too: `query_mask` goes in, not to the outputs below
-            dropout = dict(query_mask=query_mask,
+            options = dict(query_mask=query_mask,
                            dropout_rate=weights_dropout.rate,
                            dropout_seed=weights_dropout.draw_seed())
             query_mask = None
         chunked = _chunked_function()
         if (chunked is _tensorflow_chunked_attention and implementation
                 == "auto" and None in (query.shape[1], key.shape[1])):
-            # a length known at run time alone: there, as for a length
-            # known while tracing, plain attention below
-            # TENSORFLOW_CHUNKED_FROM keys, the chunked path from it on
-            dropout.update(dense_below=TENSORFLOW_CHUNKED_FROM)
+            # A length known at run time alone: there, as for a length
+            # known while tracing, plain attention's arithmetic (one
+            # dense block) below TENSORFLOW_CHUNKED_FROM keys, the
+            # compiled loops from it on.
+            options.update(dense_below=TENSORFLOW_CHUNKED_FROM)
         out = chunked(
             query, key, value, padding_mask, causal, block_size, block_rows,
-            **dropout)
+            **options)
     else:
         mask = None
         if padding_mask is not None:
