@@ -163,9 +163,10 @@ def resolve_implementation(implementation="auto", key_length=None, *,
       TensorFlow's `fit` after several lengths): `"chunked"` wherever the
       chunked path would be taken at some length, its blocks laid out at
       run time (`_run_time_layout`); under TensorFlow on a CPU without
-      XLA, `attention` then takes, at run time, plain attention below
-      `TENSORFLOW_CHUNKED_FROM` keys and the compiled loops from it on,
-      as for a length known while tracing. Plain attention there kept a
+      XLA, `attention` then takes, at run time, one dense block below
+      `TENSORFLOW_CHUNKED_FROM` keys (plain attention's arithmetic,
+      `_dense_passes`) and the compiled loops from it on, as for a length
+      known while tracing. Plain attention there kept a
       SavedModel's memory quadratic in L: a 4-block Transformer of width
       128 served one sequence of 16,384 tokens in 5.1 GB of resident set,
       1.1 GB now (docs/results/tensorflow_run_time_lengths_epyc/).
