@@ -901,9 +901,7 @@ def _dense_passes(causal, dropout_rate, given):
             s = s + bias
         if "score_bias" in named:
             s = s + tf.cast(named["score_bias"], s.dtype)
-        if "query_mask" in named:  # a padded query's scores: 0
-            s = s * tf.cast(named["query_mask"], s.dtype)[:, None, :, None]
-        p = tf.nn.softmax(s)
+        p = tf.nn.softmax(uniform_masked_rows(s, named.get("query_mask")))
         keep = kept(named, p)
         dropped = p if keep is None else p * keep
         out = tf.matmul(tf.cast(dropped, query.dtype), heads_first(value))
