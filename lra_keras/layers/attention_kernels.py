@@ -1082,7 +1082,8 @@ def attention(
                 flash=flash_eligible(query, padding_mask)))
     if blockwise and impl == "fused":
         impl = "chunked"
-    if (impl == "chunked" and None in (query.shape[1], key.shape[1])
+    run_time = None in (query.shape[1], key.shape[1])
+    if (impl == "chunked" and run_time
             and keras.backend.backend() != "tensorflow"):
         # Lengths unknown while tracing: blocks are laid out at run time
         # under TensorFlow alone (`_run_time_layout`).
@@ -1099,8 +1100,8 @@ def attention(
                            dropout_seed=weights_dropout.draw_seed())
             query_mask = None
         chunked = _chunked_function()
-        if (chunked is _tensorflow_chunked_attention and implementation
-                == "auto" and None in (query.shape[1], key.shape[1])):
+        if (chunked is _tensorflow_chunked_attention and run_time
+                and implementation == "auto"):
             # A length known at run time alone: there, as for a length
             # known while tracing, plain attention's arithmetic (one
             # dense block) below TENSORFLOW_CHUNKED_FROM keys, the
