@@ -360,9 +360,10 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows,
     a forward + backward of `chunked_attention` under JAX on 2 cores, one
     head, took 236-258 ms in blocks of one row against 262 and 282 ms in
     blocks of 2 and 4 at 1024 keys (batch 16), 406-427 against 550 ms
-    in blocks of 2 at 2048 (batch 8) (2026-12-05). `block_size` and
-    `block_rows`, when given, fix the queries and the rows of a block;
-    the rows must divide batch x heads.
+    in blocks of 2 at 2048 (batch 8) (2026-12-05). On a CPU the queries
+    are shared evenly between the blocks (`_even_blocks`). `block_size`
+    and `block_rows`, when given, fix the queries and the rows of a
+    block; the rows must divide batch x heads.
     """
     divisible = rows or heads  # what a block's rows must divide
     if block_rows is not None:
@@ -385,6 +386,8 @@ def _block_layout(rows, heads, q_len, k_len, block_size, block_rows,
         # scores: each of PyTorch's operations writes a new block, and
         # glibc's malloc maps anew (and faults in) every one over 32 MiB.
         size = min(size, max(_MIN_BLOCK, _CPU_BLOCK_ELEMENTS // k_len))
+    if block_size is None:
+        size = _even_blocks(q_len, size)
     if block_rows is None:
         # The most rows that divide `rows` and keep the block near
         # _CPU_BLOCK_ELEMENTS scores (at least one row).
@@ -399,8 +402,9 @@ def _run_time_layout(heads, q_len, block_size, block_rows):
     """(rows per block, queries per block) of the chunked path when a
     length is known only at run time (TensorFlow: an export's signature,
     `fit`'s shapes relaxed after several lengths): `block_rows` (a
-    divisor of the heads) or one row, and `block_size` or
-    `_CPU_BLOCK_QUERIES` queries, at most `q_len` (a tensor). That is
+    divisor of the heads) or one row, and `block_size` queries, at most
+    `q_len` (a tensor), or up to `_CPU_BLOCK_QUERIES` shared evenly
+    between the blocks (`_even_blocks`). That is
     `_block_layout`'s rule on a CPU wherever 512 queries of one row hold
     `_CPU_BLOCK_ELEMENTS` scores or more (from 4,096 keys), and where
     the length is known it gives more rows to a block below that. Under
@@ -416,8 +420,27 @@ def _run_time_layout(heads, q_len, block_size, block_rows):
             "`block_rows` must divide the heads when a sequence length is "
             f"unknown while tracing. Received: block_rows={block_rows}, "
             f"heads={heads}")
-    size = int(block_size or _CPU_BLOCK_QUERIES)
-    return int(block_rows or 1), ops.minimum(size, q_len)
+    if block_size is not None:
+        return int(block_rows or 1), ops.minimum(int(block_size), q_len)
+    return int(block_rows or 1), _even_blocks(q_len, _CPU_BLOCK_QUERIES)
+
+
+def _even_blocks(q_len, most):
+    """Queries per block when a block takes at most `most`: as few
+    blocks as that allows, their queries as even as multiples of 8 let
+    them be, so that the last block pads few queries (`queries_in`).
+    Blocks of `most` queries padded 1,025 queries to 1,536 (LRA's Image
+    rows: 1,024 pixels and a class token), 640 to 1,024; JAX on 2 cores
+    ran a forward + backward of the chunked attention 1.38x / 1.26x /
+    1.29x as fast at 1,025 / 640 / 768 queries in the even blocks (batch
+    16, 4 heads of 32; docs/results/attention_limits_epyc/). `q_len` may
+    be a tensor (a length known at run time alone)."""
+    count = (q_len + most - 1) // most
+    size = (q_len + count - 1) // count
+    if isinstance(size, int):
+        return size if count == 1 else min(most, -(-size // 8) * 8)
+    rounded = ops.minimum(most, (size + 7) // 8 * 8)
+    return ops.where(count > 1, rounded, size)
 
 
 def _python_loop():

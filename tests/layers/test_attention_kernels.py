@@ -51,6 +51,33 @@ def test_chunked_attention_block_size_does_not_change_result(block_size):
 
 
 @pytest.mark.parametrize("causal", [False, True])
+def test_even_blocks_give_the_attention_and_its_gradients(monkeypatch,
+                                                          causal):
+    # Up to 32 queries a block: 70 queries in 3 blocks of 24, the last
+    # padding 2 (under JAX and PyTorch's loop; TensorFlow's graph lays its
+    # blocks out by score count). The value and gradients of the padded
+    # sequence's attention equal the numpy value and the gradients in one
+    # block of all 70 queries.
+    monkeypatch.setattr(ak, "_CPU_BLOCK_QUERIES", 32)
+    monkeypatch.setattr(ak, "on_accelerator", lambda: False)
+    assert ak._even_blocks(70, 32) == 24
+    q, k, v, mask = _inputs(seed=2)
+    weights = np.random.default_rng(3).normal(size=q.shape).astype("float32")
+
+    def loss(block_size):
+        return lambda q, k, v: ops.sum(ak.chunked_attention(
+            q, k, v, mask, causal, block_size=block_size)
+            * ops.convert_to_tensor(weights))
+
+    value, grads = value_and_grads(loss(None), q, k, v)
+    expected = np.sum(numpy_attention(q, k, v, mask, causal) * weights)
+    assert_allclose(value, expected, rtol=1e-5)
+    _, whole = value_and_grads(loss(70), q, k, v)
+    for got, want in zip(grads, whole):
+        assert_allclose(got, want, atol=2e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("block_rows", [1, 2, 3, 6])
 def test_chunked_attention_block_rows_do_not_change_result(block_rows,
                                                            causal):
@@ -94,6 +121,13 @@ def test_block_layout(monkeypatch):
     assert layout(16, 1, 1024, 1024, None, 2, True) == (2, 512)
     assert layout(64, 4, 2048, 2048, None, None) == (2, 512)
     assert layout(4, 4, 16384, 16384, None, None) == (1, 512)
+    # Queries that 512 do not divide: as few blocks, as even as multiples
+    # of 8 let them be (1,025 in 3 of 344, not 3 of 512), and the rows as
+    # many as keep the smaller block near 2**21 scores.
+    assert layout(64, 4, 1025, 1025, None, None) == (4, 344)
+    assert layout(64, 4, 640, 640, None, None) == (8, 320)
+    assert layout(4, 4, 16385, 16385, None, None) == (1, 504)
+    assert layout(64, 4, 640, 640, 512, None) == (4, 512)
     monkeypatch.setattr(ak, "xla_compiled", lambda: False)
     monkeypatch.setattr(ak, "_python_loop", lambda: True)
     assert layout(128, 4, 1024, 1024, None, None) == (4, 512)
@@ -102,6 +136,7 @@ def test_block_layout(monkeypatch):
     assert layout(4, 4, 16384, 16384, None, None) == (1, 128)
     assert layout(2, 2, 65536, 65536, None, None) == (1, 64)
     assert layout(4, 4, 16384, 16384, 300, None) == (1, 300)
+    assert layout(4, 4, 16385, 16385, None, None) == (1, 127)
     assert layout(16, 1, 1024, 1024, None, None, True) == (1, 512)
     for accelerator, xla, python_loop in ((True, True, False),
                                           (True, False, True),
@@ -286,13 +321,20 @@ def test_tensorflow_runs_the_chunked_passes_compiled_keeping_their_inputs(
 
 def test_run_time_layout():
     # A length known only at run time (TensorFlow): one row of up to 512
-    # queries a block, or the rows and queries given, the rows dividing the
-    # heads (the batch may be unknown too).
+    # queries a block, shared evenly as for a length known while tracing,
+    # or the rows and queries given, the rows dividing the heads (the
+    # batch may be unknown too).
     layout = ak._run_time_layout
     rows, size = layout(4, ops.convert_to_tensor(16384), None, None)
     assert rows == 1 and int(to_numpy(size)) == 512
     rows, size = layout(4, ops.convert_to_tensor(100), None, None)
     assert rows == 1 and int(to_numpy(size)) == 100
+    for length, expected in ((1025, 344), (640, 320), (16385, 504)):
+        rows, size = layout(4, ops.convert_to_tensor(length), None, None)
+        assert rows == 1 and int(to_numpy(size)) == expected
+        assert int(to_numpy(size)) == ak._even_blocks(length, 512)
+    rows, size = layout(4, ops.convert_to_tensor(640), 512, None)
+    assert int(to_numpy(size)) == 512
     rows, size = layout(4, ops.convert_to_tensor(100), 16, 2)
     assert rows == 2 and int(to_numpy(size)) == 16
     for block_rows in (3, 0):
