@@ -157,8 +157,12 @@ def resolve_implementation(implementation="auto", key_length=None, *,
       tensors per layer, over 20 GB for four layers at L = 4096, batch
       16). At batch 16, 4 heads of 16 (`benchmarks/attention.py
       --no-xla`): L = 1024 116 ms against 142 ms plain; 4096 1.7 s and
-      0.4 GB against 2.3 s and 17 GB; below 1024 plain attention is the
-      faster (L = 512, batch 32: 93 against 118 ms);
+      0.4 GB against 2.3 s and 17 GB; below 1024, with heads of 32 or
+      64, plain attention is the faster (paired, batch 16, 4 heads of
+      32: 0.81-0.86x the chunked path's time at L = 512, 0.78-0.88x at
+      1000), with heads of 16 the chunked path by 5-26% at 512-768 keys,
+      within the noise of repeated runs
+      (docs/results/attention_limits_epyc/threshold.txt);
     - a length unknown while tracing (an exported SavedModel's signature,
       TensorFlow's `fit` after several lengths): `"chunked"` wherever the
       chunked path would be taken at some length, its blocks laid out at
