@@ -41,8 +41,9 @@ def fft_conv(inputs, kernel, backward_kernel=None):
     `y[t, c] = sum_{s <= t} kernel[c, t - s] * u[s, c]` (causal), plus, when
     `backward_kernel` is given, `sum_{s > t} backward_kernel[c, s - t - 1] *
     u[s, c]`: a second kernel for the future, starting at lag 1 so that the
-    present is counted once. Both are zero-padded to 2L before the FFT, so
-    the result is a linear (not circular) convolution.
+    present is counted once. Both are zero-padded to at least 2L before
+    the FFT (`_fft_length`), so the result is a linear (not circular)
+    convolution.
 
     The FFT runs in float32 whatever the input dtype; the result is cast
     back.
@@ -62,19 +63,52 @@ def fft_conv(inputs, kernel, backward_kernel=None):
     # (B, C, L); a transposed view, which `rfft` copies into its padding
     u = ops.transpose(ops.cast(inputs, "float32"), (0, 2, 1))
     k = ops.cast(kernel, "float32")  # (C, L)
+    n = _fft_length(length)
     if backward_kernel is not None:
-        # Place the backward kernel, reversed, in the upper half of the
-        # 2L-periodic kernel: index 2L - 1 - j holds lag -(j + 1).
+        # Place the backward kernel, reversed, at the end of the
+        # n-periodic kernel: index n - 1 - j holds lag -(j + 1).
         k_back = ops.flip(ops.cast(backward_kernel, "float32"), axis=-1)
-        k = ops.concatenate([k, k_back], axis=-1)  # (C, 2L)
-    y = _convolve(u, k, length)  # (B, C, L)
+        if isinstance(n, int) and n != 2 * length:  # zeros between
+            k = ops.pad(k, [(0, 0)] * (len(k.shape) - 1)
+                        + [(0, n - 2 * length)])
+        k = ops.concatenate([k, k_back], axis=-1)  # (C, n)
+    y = _convolve(u, k, length, n)  # (B, C, L)
     y = contiguous(ops.transpose(y, (0, 2, 1)))  # (B, L, C)
     return ops.cast(y, dtype)
 
 
-def _convolve(u, k, length):
-    """The first `length` taps of the 2L-periodic convolution of `u` (B,
-    C, L) with `k` ((C or B, C), L or 2L), both zero-padded to 2L, with
+def _fft_length(length):
+    """The transforms' length for a linear convolution of `length`
+    positions with a kernel as long, each side of the present: the
+    smallest 2^a 3^b 5^c at least 2 * length (2 * length itself where
+    the length is known only at run time), as `scipy.fft.next_fast_len(
+    target, real=True)` picks for real transforms. Lengths with a larger
+    prime factor transform slower: an `rfft` and `irfft` pair of (32, 64)
+    rows of 1,025 positions took 19.1 / 28.2 / 19.2 ms at 2,050 = 2 x 5^2
+    x 41 points and 14.0-17.2 / 9.7-10.2 / 12.6-14.7 ms at 2,160 =
+    2^4 3^3 5 (TensorFlow / PyTorch / JAX on 2 cores;
+    docs/results/fft_lengths_epyc/). Zero padding past 2L - 1 leaves the
+    first L taps of the linear convolution as they are."""
+    if not isinstance(length, int):
+        return 2 * length
+    n = 2 * length
+    while not _five_smooth(n):
+        n += 1
+    return n
+
+
+def _five_smooth(n):
+    """Whether `n` has no prime factor above 5."""
+    for p in (2, 3, 5):
+        while n % p == 0:
+            n //= p
+    return n == 1
+
+
+def _convolve(u, k, length, fft_length):
+    """The first `length` taps of the `fft_length`-periodic convolution
+    of `u` (B, C, L) with `k` ((C or B, C), L or `fft_length`), both
+    zero-padded to `fft_length` (at least 2L, `_fft_length`), with
     its gradients written out in the frequency domain: for the output
     gradient g (zero past L), `du = irfft(rfft(g) conj(rfft(k)))` and `dk
     = irfft(sum over the batch of conj(rfft(u)) rfft(g))`, the correlations
@@ -90,7 +124,6 @@ def _convolve(u, k, length):
     3.57 -> 2.79 s (S4D) under PyTorch, 0.93 -> 0.85 s and 0.93 -> 0.87 s
     under TensorFlow, and stayed 1.4-1.5 s under JAX, whose XLA fuses the
     parts' arithmetic either way (`benchmarks/mixers.py`)."""
-    fft_length = 2 * length
     taps = ops.shape(k)[-1]
     shared = len(k.shape) == 2  # one kernel for the whole batch
 
@@ -98,7 +131,7 @@ def _convolve(u, k, length):
     def convolve(u, k):
         u_hat = rfft(u, fft_length)  # (B, C, L + 1), complex
         k_hat = rfft(k, fft_length)  # (C, L + 1)
-        y = irfft(u_hat * k_hat, fft_length)  # (B, C, 2L)
+        y = irfft(u_hat * k_hat, fft_length)  # (B, C, fft_length)
 
         def grad(*args, upstream=None):
             if upstream is None:

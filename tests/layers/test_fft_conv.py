@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from lra_keras.layers.fft_conv import _fft_length
 from lra_keras.layers.fft_conv import complex_multiply
 from lra_keras.layers.fft_conv import fft_conv
 from tests.testing import assert_allclose
@@ -16,6 +17,27 @@ def _data(length, channels=3, batch=2, seed=0):
     return u, k, k_back
 
 
+def test_fft_length_is_the_next_five_smooth_number():
+    # The smallest 2^a 3^b 5^c at least 2L, found by brute force: 2L where
+    # it is one (every power of two), else past it (2 x 17 = 34 -> 36,
+    # 2 x 1,184 = 2,368 -> 2,400). The direct convolutions and the
+    # gradients below run at such lengths (17, 33, 13), so they check the
+    # padding past 2L.
+    def smooth(n):
+        for p in (2, 3, 5):
+            while n % p == 0:
+                n //= p
+        return n == 1
+
+    for length in range(1, 600):
+        n = 2 * length
+        while not smooth(n):
+            n += 1
+        assert _fft_length(length) == n, length
+    assert [_fft_length(x) for x in (17, 1184, 1025, 16384, 16385)] == [
+        36, 2400, 2160, 32768, 32805]
+
+
 @pytest.mark.parametrize("length", [1, 2, 17, 64])
 def test_fft_conv_matches_direct_convolution(length):
     u, k, _ = _data(length)
@@ -27,7 +49,7 @@ def test_fft_conv_matches_direct_convolution(length):
     assert_allclose(fft_conv(u, k), expected, atol=1e-4)
 
 
-@pytest.mark.parametrize("length", [1, 5, 33])
+@pytest.mark.parametrize("length", [1, 5, 17, 33])
 def test_bidirectional_fft_conv_matches_direct_convolution(length):
     u, k, k_back = _data(length)
     assert_allclose(fft_conv(u, k, k_back),
@@ -67,7 +89,8 @@ def test_fft_conv_gradients_match_direct_convolution(batch, per_example,
     # d/du and d/dk of sum(y * w) equal the adjoint convolutions (the
     # correlations `fft_conv` writes out): a kernel shared by the batch
     # sums its examples' gradients, a kernel per example does not.
-    u, k, k_back = _data(11, channels=2, batch=batch)
+    # 13 positions: transforms of 27 points, past 2L (`_fft_length`)
+    u, k, k_back = _data(13, channels=2, batch=batch)
     rng = np.random.default_rng(1)
     if per_example:
         k = rng.normal(size=(batch, *k.shape)).astype("float32")
