@@ -79,22 +79,30 @@ def fft_conv(inputs, kernel, backward_kernel=None):
 
 def _fft_length(length):
     """The transforms' length for a linear convolution of `length`
-    positions with a kernel as long, each side of the present: the
-    smallest 2^a 3^b 5^c at least 2 * length (2 * length itself where
-    the length is known only at run time), as `scipy.fft.next_fast_len(
-    target, real=True)` picks for real transforms. Lengths with a larger
-    prime factor transform slower: an `rfft` and `irfft` pair of (32, 64)
-    rows of 1,025 positions took 19.1 / 28.2 / 19.2 ms at 2,050 = 2 x 5^2
-    x 41 points and 14.0-17.2 / 9.7-10.2 / 12.6-14.7 ms at 2,160 =
-    2^4 3^3 5 (TensorFlow / PyTorch / JAX on 2 cores;
-    docs/results/fft_lengths_epyc/). Zero padding past 2L - 1 leaves the
-    first L taps of the linear convolution as they are."""
+    positions with a kernel as long, each side of the present:
+    `_fast_length(2 * length)`, or 2 * length where the length is known
+    only at run time."""
     if not isinstance(length, int):
         return 2 * length
-    n = 2 * length
-    while not _five_smooth(n):
-        n += 1
-    return n
+    return _fast_length(2 * length)
+
+
+def _fast_length(points):
+    """The smallest even 2^a 3^b 5^c at least `points`: twice the next
+    5-smooth number at least points / 2, so every power of two is itself.
+    Lengths with a larger prime factor transform slower, and odd ones
+    slower under PyTorch. An `rfft` and `irfft` pair of (32, 64) rows of
+    1,025 positions took 19.1 / 28.2 / 19.2 ms at 2,050 = 2 x 5^2 x 41
+    points and 14.0-19.6 / 9.7-10.6 / 11.9-14.7 ms at 2,160 = 2^4 3^3 5
+    (TensorFlow / PyTorch / JAX on 2 cores); (2, 64) rows of 16,385 took
+    38.6 ms under PyTorch at 33,750 = 2 x 3^3 x 5^4 points, 68-73 ms at
+    the odd 32,805 = 3^8 x 5 (`scipy.fft.next_fast_len(32770,
+    real=True)`) and 113 ms at 32,770 (docs/results/fft_lengths_epyc/).
+    """
+    half = -(-points // 2)
+    while not _five_smooth(half):
+        half += 1
+    return 2 * half
 
 
 def _five_smooth(n):
@@ -307,8 +315,12 @@ def grouped_fft_conv(inputs, kernel, groups, left):
     out_per_group = out_dim // groups
     # Linear, not circular: lags run from -(K - 1 - left) to left and
     # positions from 0 to L - 1, so L + K - 1 points suffice; rounded up
-    # to a multiple of 64, a faster transform length.
-    fft_length = (length + taps - 1 + 63) // 64 * 64
+    # to a faster transform length (`_fast_length`; a multiple of 64 where
+    # the length is known only at run time).
+    if isinstance(length, int):
+        fft_length = _fast_length(length + taps - 1)
+    else:
+        fft_length = (length + taps - 1 + 63) // 64 * 64
     k = ops.cast(kernel, "float32")
     k = ops.transpose(ops.reshape(k, (taps, per_group, groups,
                                       out_per_group)), (2, 1, 3, 0))

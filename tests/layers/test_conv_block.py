@@ -205,7 +205,7 @@ def test_fit_runs_one_step():
 def test_fft_and_direct_take_the_same_training_step(groups, causal):
     # The gradients agree: one SGD step from the same weights ends at the
     # same weights, on a batch with padding, at a length that the FFT
-    # rounds up (16 + K - 1 to 64).
+    # rounds up (16 + K - 1 = 22 to 24, `_fast_length`).
     x, _ = _inputs(8)
     mask = np.ones((BATCH, LENGTH), "float32")
     mask[0, 12:] = 0.0

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from lra_keras.layers.fft_conv import _fast_length
 from lra_keras.layers.fft_conv import _fft_length
 from lra_keras.layers.fft_conv import complex_multiply
 from lra_keras.layers.fft_conv import fft_conv
@@ -17,25 +18,26 @@ def _data(length, channels=3, batch=2, seed=0):
     return u, k, k_back
 
 
-def test_fft_length_is_the_next_five_smooth_number():
-    # The smallest 2^a 3^b 5^c at least 2L, found by brute force: 2L where
-    # it is one (every power of two), else past it (2 x 17 = 34 -> 36,
-    # 2 x 1,184 = 2,368 -> 2,400). The direct convolutions and the
-    # gradients below run at such lengths (17, 33, 13), so they check the
-    # padding past 2L.
+def test_transform_lengths_are_the_next_even_five_smooth_numbers():
+    # The smallest even 2^a 3^b 5^c at least the points asked for, found
+    # by brute force: every power of two itself, 2 x 1,184 = 2,368 ->
+    # 2,400, 2 x 16,385 = 32,770 -> 33,750 (not the odd 32,805). The
+    # direct convolutions and the gradients below run at lengths past 2L
+    # (17, 33, 13), so they check the padding; `_fft_length` of a length
+    # known only at run time is 2L.
     def smooth(n):
         for p in (2, 3, 5):
             while n % p == 0:
                 n //= p
         return n == 1
 
-    for length in range(1, 600):
-        n = 2 * length
-        while not smooth(n):
+    for points in range(1, 1200):
+        n = points
+        while n % 2 or not smooth(n):
             n += 1
-        assert _fft_length(length) == n, length
-    assert [_fft_length(x) for x in (17, 1184, 1025, 16384, 16385)] == [
-        36, 2400, 2160, 32768, 32805]
+        assert _fast_length(points) == n, points
+    assert [_fft_length(x) for x in (13, 17, 1184, 1025, 16384, 16385)] == [
+        30, 36, 2400, 2160, 32768, 33750]
 
 
 @pytest.mark.parametrize("length", [1, 2, 17, 64])
@@ -89,7 +91,7 @@ def test_fft_conv_gradients_match_direct_convolution(batch, per_example,
     # d/du and d/dk of sum(y * w) equal the adjoint convolutions (the
     # correlations `fft_conv` writes out): a kernel shared by the batch
     # sums its examples' gradients, a kernel per example does not.
-    # 13 positions: transforms of 27 points, past 2L (`_fft_length`)
+    # 13 positions: transforms of 30 points, past 2L (`_fft_length`)
     u, k, k_back = _data(13, channels=2, batch=batch)
     rng = np.random.default_rng(1)
     if per_example:
