@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import attention  # noqa: E402
 import conv_block  # noqa: E402
 import mixers  # noqa: E402
+import paired  # noqa: E402
 import preset_step  # noqa: E402
 import reference_speed  # noqa: E402
 import step_memory  # noqa: E402
@@ -667,3 +668,18 @@ def test_step_memory_operation_names():
     assert step_memory._operation(
         "jit(step)/jvp(encoder)/transformer_block_3/ffn_norm/mul") == (
         "jvp(encoder)/transformer_block_N/ffn_norm/mul")
+
+
+def test_paired_rounds_alternate_and_give_each_rounds_ratio():
+    # `benchmarks/paired.py`: one call of each variant a round, the order
+    # reversed every other round; the ratios are those of each round.
+    order = []
+    calls = {name: (lambda name=name: order.append(name))
+             for name in ("before", "now")}
+    times = paired.in_turn(calls, 3)
+    assert order == ["before", "now", "now", "before", "before", "now"]
+    assert [len(t) for t in times.values()] == [3, 3]
+    assert all(s >= 0 for t in times.values() for s in t)
+    times = {"before": [2.0, 3.0, 8.0], "now": [1.0, 2.0, 2.0]}
+    assert paired.ratios(times, "before", "now") == (2.0, 1.5, 4.0)
+    assert paired.medians(times) == {"before": 3.0, "now": 2.0}

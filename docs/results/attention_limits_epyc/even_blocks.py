@@ -19,15 +19,16 @@ range.
 """
 
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+import paired  # noqa: E402
 
 from lra_keras.layers import attention_kernels as ak  # noqa: E402
 
@@ -99,22 +100,13 @@ def main():
                  "now": gradients(shape, EVEN)}
         for call in calls.values():
             call()
-        times = {name: [] for name in calls}
-        ratios = []
-        for i in range(ROUNDS):
-            now = {}
-            for name in (list(calls) if i % 2 == 0 else list(calls)[::-1]):
-                start = time.perf_counter()
-                calls[name]()
-                now[name] = time.perf_counter() - start
-                times[name].append(now[name])
-            ratios.append(now["before"] / now["now"])
+        times = paired.in_turn(calls, ROUNDS)
+        median = paired.medians(times)
+        ratio, low, high = paired.ratios(times, "before", "now")
         print(f"{keras.backend.backend()} B,L,H,D={spec}: before "
-              f"{statistics.median(times['before']) * 1e3:.1f} ms, now "
-              f"{statistics.median(times['now']) * 1e3:.1f} ms, before / "
-              f"now {statistics.median(ratios):.3f} "
-              f"({min(ratios):.3f}-{max(ratios):.3f}), {ROUNDS} rounds",
-              flush=True)
+              f"{median['before'] * 1e3:.1f} ms, now "
+              f"{median['now'] * 1e3:.1f} ms, before / now {ratio:.3f} "
+              f"({low:.3f}-{high:.3f}), {ROUNDS} rounds", flush=True)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,7 @@ median of the rounds' before ÷ now, with its range.
 """
 
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -29,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import keras  # noqa: E402
 import mixers  # noqa: E402
+import paired  # noqa: E402
 from even_blocks import EVEN  # noqa: E402
 from even_blocks import before  # noqa: E402
 
@@ -69,21 +68,13 @@ def main():
     calls = {"before": step(length, before), "now": step(length, EVEN)}
     for call in calls.values():
         call()
-    times = {name: [] for name in calls}
-    ratios = []
-    for i in range(ROUNDS):
-        now = {}
-        for name in (list(calls) if i % 2 == 0 else list(calls)[::-1]):
-            start = time.perf_counter()
-            calls[name]()
-            now[name] = time.perf_counter() - start
-            times[name].append(now[name])
-        ratios.append(now["before"] / now["now"])
+    times = paired.in_turn(calls, ROUNDS)
+    median = paired.medians(times)
+    ratio, low, high = paired.ratios(times, "before", "now")
     print(f"{keras.backend.backend()} L={length}: before "
-          f"{statistics.median(times['before']):.3f} s, now "
-          f"{statistics.median(times['now']):.3f} s a step, before / now "
-          f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-"
-          f"{max(ratios):.3f}), {ROUNDS} rounds", flush=True)
+          f"{median['before']:.3f} s, now {median['now']:.3f} s a step, "
+          f"before / now {ratio:.3f} ({low:.3f}-{high:.3f}), {ROUNDS} "
+          "rounds", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,7 @@ their calls in turn.
 """
 
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ["KERAS_BACKEND"] = "jax"
@@ -26,6 +24,7 @@ import jax.numpy as jnp  # noqa: E402
 import keras  # noqa: E402
 import mixers  # noqa: E402
 import numpy as np  # noqa: E402
+import paired  # noqa: E402
 
 from lra_keras.layers import attention_kernels as ak  # noqa: E402
 from lra_keras.layers import rotary_attention  # noqa: E402
@@ -67,13 +66,7 @@ def main():
              "kernel x4": kernel_x4}
     for call in calls.values():
         call()
-    times = {name: [] for name in calls}
-    for i in range(ROUNDS):
-        for name in (list(calls) if i % 2 == 0 else list(calls)[::-1]):
-            start = time.perf_counter()
-            calls[name]()
-            times[name].append(time.perf_counter() - start)
-    median = {name: statistics.median(t) for name, t in times.items()}
+    median = paired.medians(paired.in_turn(calls, ROUNDS))
     print(", ".join(f"{name} {s:.3f} s" for name, s in median.items())
           + f"; full - rest {median['full'] - median['rest']:.3f} s "
           f"(medians of {ROUNDS} rounds)")

@@ -12,17 +12,18 @@ the rounds' JAX ÷ PyTorch (> 1: JAX is the slower), with its range.
 """
 
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ["KERAS_BACKEND"] = "jax"
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import paired  # noqa: E402
 import torch  # noqa: E402
 
 from lra_keras.layers import attention_kernels as ak  # noqa: E402
@@ -51,21 +52,12 @@ def main():
     for call in calls.values():
         call()
         call()
-    times = {name: [] for name in calls}
-    ratios = []
-    for i in range(ROUNDS):
-        now = {}
-        for name in (list(calls) if i % 2 == 0 else list(calls)[::-1]):
-            start = time.perf_counter()
-            calls[name]()
-            now[name] = time.perf_counter() - start
-            times[name].append(now[name])
-        ratios.append(now["jax"] / now["torch"])
-    print(f"B,L,H,D={sys.argv[1]}: JAX "
-          f"{statistics.median(times['jax']) * 1e3:.1f} ms, PyTorch "
-          f"{statistics.median(times['torch']) * 1e3:.1f} ms, JAX / "
-          f"PyTorch {statistics.median(ratios):.3f} "
-          f"({min(ratios):.3f}-{max(ratios):.3f}), {ROUNDS} rounds")
+    times = paired.in_turn(calls, ROUNDS)
+    median = paired.medians(times)
+    ratio, low, high = paired.ratios(times, "jax", "torch")
+    print(f"B,L,H,D={sys.argv[1]}: JAX {median['jax'] * 1e3:.1f} ms, "
+          f"PyTorch {median['torch'] * 1e3:.1f} ms, JAX / PyTorch "
+          f"{ratio:.3f} ({low:.3f}-{high:.3f}), {ROUNDS} rounds")
 
 
 if __name__ == "__main__":

@@ -14,15 +14,16 @@ faster), with its range.
 """
 
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ["KERAS_BACKEND"] = "tensorflow"
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
+import paired  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from lra_keras.layers import attention_kernels as ak  # noqa: E402
@@ -58,22 +59,12 @@ def steps(shape):
 def main():
     for spec in sys.argv[1:]:
         shape = tuple(int(s) for s in spec.split(","))
-        calls = steps(shape)
-        times = {path: [] for path in calls}
-        ratios = []
-        for i in range(ROUNDS):
-            now = {}
-            for path in (list(calls) if i % 2 == 0 else list(calls)[::-1]):
-                start = time.perf_counter()
-                calls[path]()
-                now[path] = time.perf_counter() - start
-                times[path].append(now[path])
-            ratios.append(now["reference"] / now["chunked"])
-        print(f"B,L,H,D={spec}: plain "
-              f"{statistics.median(times['reference']) * 1e3:.1f} ms, "
-              f"chunked {statistics.median(times['chunked']) * 1e3:.1f} "
-              f"ms, plain / chunked {statistics.median(ratios):.3f} "
-              f"({min(ratios):.3f}-{max(ratios):.3f}), {ROUNDS} rounds",
+        times = paired.in_turn(steps(shape), ROUNDS)
+        median = paired.medians(times)
+        ratio, low, high = paired.ratios(times, "reference", "chunked")
+        print(f"B,L,H,D={spec}: plain {median['reference'] * 1e3:.1f} ms, "
+              f"chunked {median['chunked'] * 1e3:.1f} ms, plain / chunked "
+              f"{ratio:.3f} ({low:.3f}-{high:.3f}), {ROUNDS} rounds",
               flush=True)
 
 

@@ -14,15 +14,16 @@ range.
 
 import importlib
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+import paired  # noqa: E402
 
 from lra_keras.layers.conv_block import ConvBlock  # noqa: E402
 
@@ -64,22 +65,14 @@ def main():
     calls = {"before": step(before), "now": step(FAST)}
     for call in calls.values():
         call()
-    times = {name: [] for name in calls}
-    ratios = []
-    for i in range(ROUNDS):
-        now = {}
-        for name in (list(calls) if i % 2 == 0 else list(calls)[::-1]):
-            start = time.perf_counter()
-            calls[name]()
-            now[name] = time.perf_counter() - start
-            times[name].append(now[name])
-        ratios.append(now["before"] / now["now"])
+    times = paired.in_turn(calls, ROUNDS)
+    median = paired.medians(times)
+    ratio, low, high = paired.ratios(times, "before", "now")
     print(f"{keras.backend.backend()} ConvBlock, 1,084 points -> "
           f"{before(1084)} before, {FAST(1084)} now: before "
-          f"{statistics.median(times['before']) * 1e3:.1f} ms, now "
-          f"{statistics.median(times['now']) * 1e3:.1f} ms a step, before "
-          f"/ now {statistics.median(ratios):.3f} ({min(ratios):.3f}-"
-          f"{max(ratios):.3f}), {ROUNDS} rounds", flush=True)
+          f"{median['before'] * 1e3:.1f} ms, now {median['now'] * 1e3:.1f} "
+          f"ms a step, before / now {ratio:.3f} ({low:.3f}-{high:.3f}), "
+          f"{ROUNDS} rounds", flush=True)
 
 
 if __name__ == "__main__":

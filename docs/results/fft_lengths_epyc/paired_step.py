@@ -14,9 +14,7 @@ now (> 1: the new lengths are the faster), with its range.
 
 import importlib
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,6 +23,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import keras  # noqa: E402
 import mixers  # noqa: E402
+import paired  # noqa: E402
 
 # the module (the package's `fft_conv` is the function)
 fft_conv = importlib.import_module("lra_keras.layers.fft_conv")
@@ -64,22 +63,14 @@ def main():
              "now": step(model, length, batch, NEXT)}
     for call in calls.values():
         call()
-    times = {name: [] for name in calls}
-    ratios = []
-    for i in range(ROUNDS):
-        now = {}
-        for name in (list(calls) if i % 2 == 0 else list(calls)[::-1]):
-            start = time.perf_counter()
-            calls[name]()
-            now[name] = time.perf_counter() - start
-            times[name].append(now[name])
-        ratios.append(now["before"] / now["now"])
+    times = paired.in_turn(calls, ROUNDS)
+    median = paired.medians(times)
+    ratio, low, high = paired.ratios(times, "before", "now")
     print(f"{keras.backend.backend()} {model} L={length} batch {batch} "
           f"({2 * length} -> {NEXT(length)} points): before "
-          f"{statistics.median(times['before']):.3f} s, now "
-          f"{statistics.median(times['now']):.3f} s a step, before / now "
-          f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-"
-          f"{max(ratios):.3f}), {ROUNDS} rounds", flush=True)
+          f"{median['before']:.3f} s, now {median['now']:.3f} s a step, "
+          f"before / now {ratio:.3f} ({low:.3f}-{high:.3f}), {ROUNDS} "
+          "rounds", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,34 @@
+"""Variants timed in turn in one process, for comparisons on a machine
+whose speed drifts between runs (a shared 2-core one moved a step by up
+to 1.8x between rounds): each variant once a round, the order reversed
+every other round, and each round's ratio of one variant's time to
+another's. The scripts of `docs/results/` that pair two versions of a
+step or a kernel take their rounds from here.
+"""
+
+import statistics
+import time
+
+
+def in_turn(calls, rounds):
+    """{name: [seconds of each round]}: each of `calls` ({name: a
+    callable}) once a round, in their order in even rounds and reversed
+    in odd ones."""
+    times = {name: [] for name in calls}
+    for i in range(rounds):
+        for name in (list(calls) if i % 2 == 0 else list(calls)[::-1]):
+            start = time.perf_counter()
+            calls[name]()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def ratios(times, first, second):
+    """(median, lowest, highest) of the rounds' `first` ÷ `second`."""
+    each = [a / b for a, b in zip(times[first], times[second])]
+    return statistics.median(each), min(each), max(each)
+
+
+def medians(times):
+    """{name: the median of its rounds' seconds}."""
+    return {name: statistics.median(t) for name, t in times.items()}
