@@ -165,17 +165,16 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
     `x[k] = sum_{m <= k} z[k - m] v[m]` and `x'[k] = sum_{m >= k} z[m - k]
     v[m]` (the states of `x_k = z x_(k-1) + v_k` run forwards and
     backwards in time, for `z[l]` the powers of a mode; both without
-    conjugation). Padded to n >= 2L points (`_fft_length`), with V and Z
-    the transforms of the
-    complex `v` and `z`: `X = V Z`, and `x'`, the correlation of `v` with
-    `z`, is `X'[j] = V[j] Z[-j]`. A direction is one complex product and
-    one inverse transform, the transform of `v` shared: a forward pass in
-    both directions transforms N complex channels three times (and the
-    kernel), where `fft_conv`'s four real convolutions per direction, the
-    reverse one of the reversed sequence, transformed 16 real ones of N
-    channels (a complex transform costs about two real ones). The
-    gradients are written out in the frequency domain,
-    as `fft_conv`'s: for the output gradients g, h (as complex numbers,
+    conjugation). Padded to P >= 2L points (`_fft_length`), with V and Z
+    the transforms of the complex `v` and `z`: `X = V Z`, and `x'`, the
+    correlation of `v` with `z`, is `X'[j] = V[j] Z[-j]`. A direction is
+    one complex product and one inverse transform, the transform of `v`
+    shared: a forward pass in both directions transforms N complex
+    channels three times (and the kernel), where `fft_conv`'s four real
+    convolutions per direction, the reverse one of the reversed sequence,
+    transformed 16 real ones of N channels (a complex transform costs
+    about two real ones). The gradients are written out in the frequency
+    domain, as `fft_conv`'s: for the output gradients g, h (as complex numbers,
     `d/d re + i d/d im`), `dV = G conj(Z) + H conj(Z[-j])`, `dZ = sum over
     the batch of G conj(V) + (conj(V) H)[-j]`.
 
@@ -197,17 +196,18 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
     w = ops.transpose(ops.cast(v, "float32"), (0, 2, 1))  # (B, 2N, L)
     k = ops.concatenate([ops.cast(z_real, "float32"),
                          ops.cast(z_imag, "float32")], 0)  # (2N, L)
-    n = _fft_length(length)  # at least 2L (`_fast_length`)
-    scale = 1.0 / ops.cast(n, "float32")
+    points = _fft_length(length)  # P, at least 2L
+    scale = 1.0 / ops.cast(points, "float32")
 
-    def transform(x):  # (..., 2M, L) real parts over imaginary -> (.., M, n)
-        x = ops.pad(x, [(0, 0)] * (len(x.shape) - 1) + [(0, n - length)])
+    def transform(x):  # (..., 2M, L) real parts over imaginary -> (.., M, P)
+        x = ops.pad(x, [(0, 0)] * (len(x.shape) - 1)
+                    + [(0, points - length)])
         m = ops.shape(x)[-2] // 2
         return ops.fft((x[..., :m, :], x[..., m:, :]))
 
     def inverse(a_conj, parts=1):
         """The first L positions of the inverse transform of A, given
-        conj(A) / n (Keras has no inverse complex FFT: it is the
+        conj(A) / P (Keras has no inverse complex FFT: it is the
         conjugate of the transform of the conjugate), as (..., 2M, L) real
         parts over imaginary, `parts` groups of channels in turn."""
         re, im = ops.fft(a_conj)
@@ -221,7 +221,7 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
         return complex_multiply(a[0], -a[1] if conj_a else a[1],
                                 b[0], -b[1] if conj_b else b[1])
 
-    def negated_frequencies(a):  # a[-j] for the n-periodic spectrum
+    def negated_frequencies(a):  # a[-j] for the P-periodic spectrum
         return tuple(ops.concatenate([t[..., :1], ops.flip(t[..., 1:], -1)],
                                      -1) for t in a)
 
@@ -243,9 +243,9 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
     @ops.custom_gradient
     def convolve(w, k):
         v_hat = transform(w)
-        z_hat = scaled(transform(k), scale)  # Z / n
+        z_hat = scaled(transform(k), scale)  # Z / P
         z_neg = None if causal else negated_frequencies(z_hat)
-        # conj(X) / n = conj(V) conj(Z) / n, per direction
+        # conj(X) / P = conj(V) conj(Z) / P, per direction
         parts = [mul(v_hat, z_hat, conj_a=True, conj_b=True)]
         if not causal:
             parts.append(mul(v_hat, z_neg, conj_a=True, conj_b=True))
@@ -259,7 +259,7 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
                 [upstream[..., (2 * d + part) * n:(2 * d + part + 1) * n, :]
                  for part in (0, 1) for d in range(len(parts))], -2))
             g = split(g, len(parts))
-            # conj(dV) / n = conj(G) Z / n (+ conj(H) Z[-j] / n)
+            # conj(dV) / P = conj(G) Z / P (+ conj(H) Z[-j] / P)
             dv = mul(g[0], z_hat, conj_a=True)
             # conj(dZ) = sum over the batch of conj(G) V (+ (V conj(H))[-j])
             dz = mul(g[0], v_hat, conj_a=True)
