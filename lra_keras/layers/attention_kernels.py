@@ -424,9 +424,9 @@ def _run_time_layout(heads, q_len, block_size, block_rows):
             "`block_rows` must divide the heads when a sequence length is "
             f"unknown while tracing. Received: block_rows={block_rows}, "
             f"heads={heads}")
-    if block_size is not None:
-        return int(block_rows or 1), ops.minimum(int(block_size), q_len)
-    return int(block_rows or 1), _even_blocks(q_len, _CPU_BLOCK_QUERIES)
+    size = (_even_blocks(q_len, _CPU_BLOCK_QUERIES) if block_size is None
+            else ops.minimum(int(block_size), q_len))
+    return int(block_rows or 1), size
 
 
 def _even_blocks(q_len, most):
@@ -441,10 +441,10 @@ def _even_blocks(q_len, most):
     be a tensor (a length known at run time alone)."""
     count = (q_len + most - 1) // most
     size = (q_len + count - 1) // count
+    rounded = (size + 7) // 8 * 8
     if isinstance(size, int):
-        return size if count == 1 else min(most, -(-size // 8) * 8)
-    rounded = ops.minimum(most, (size + 7) // 8 * 8)
-    return ops.where(count > 1, rounded, size)
+        return size if count == 1 else min(most, rounded)
+    return ops.where(count > 1, ops.minimum(most, rounded), size)
 
 
 def _python_loop():
