@@ -14,6 +14,8 @@ References:
   convolutions): https://openreview.net/forum?id=PdaPky8MUn
 """
 
+import functools
+
 from keras import ops
 
 from lra_keras.backend_utils import conjugate
@@ -87,6 +89,7 @@ def _fft_length(length):
     return _fast_length(2 * length)
 
 
+@functools.cache
 def _fast_length(points):
     """The smallest even 2^a 3^b 5^c at least `points`: twice the next
     5-smooth number at least points / 2, so every power of two is itself.
@@ -98,6 +101,7 @@ def _fast_length(points):
     38.6 ms under PyTorch at 33,750 = 2 x 3^3 x 5^4 points, 68-73 ms at
     the odd 32,805 = 3^8 x 5 (`scipy.fft.next_fast_len(32770,
     real=True)`) and 113 ms at 32,770 (docs/results/fft_lengths_epyc/).
+    Cached: PyTorch's eager steps ask for it in every convolution.
     """
     half = -(-points // 2)
     while not _five_smooth(half):
