@@ -6,6 +6,7 @@ another's. The scripts of `docs/results/` that pair two versions of a
 step or a kernel take their rounds from here.
 """
 
+import contextlib
 import statistics
 import time
 
@@ -32,3 +33,16 @@ def ratios(times, first, second):
 def medians(times):
     """{name: the median of its rounds' seconds}."""
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+@contextlib.contextmanager
+def swapped(module, name, value):
+    """`module.name` set to `value` inside the block and put back after
+    it, even when the block raises: the variant of a rule (a layout, a
+    transform length) a step is traced or run with."""
+    kept = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, kept)

@@ -683,3 +683,9 @@ def test_paired_rounds_alternate_and_give_each_rounds_ratio():
     times = {"before": [2.0, 3.0, 8.0], "now": [1.0, 2.0, 2.0]}
     assert paired.ratios(times, "before", "now") == (2.0, 1.5, 4.0)
     assert paired.medians(times) == {"before": 3.0, "now": 2.0}
+    # `swapped` puts the attribute back, even when the block raises.
+    with paired.swapped(paired, "in_turn", len):
+        assert paired.in_turn is len
+    with pytest.raises(KeyError), paired.swapped(paired, "in_turn", len):
+        raise KeyError("a failing step")
+    assert paired.in_turn is not len and paired.in_turn.__name__ == "in_turn"

@@ -55,10 +55,9 @@ def gradients(shape, rule):
     if backend == "jax":
         import jax
 
-        ak._even_blocks = rule
         fn = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))
-        jax.block_until_ready(fn(*arrays))
-        ak._even_blocks = EVEN
+        with paired.swapped(ak, "_even_blocks", rule):
+            jax.block_until_ready(fn(*arrays))
         return lambda: jax.block_until_ready(fn(*arrays))
     if backend == "tensorflow":
         import tensorflow as tf
@@ -75,20 +74,16 @@ def gradients(shape, rule):
         # The two passes are made once per configuration and traced once
         # per input signature: made anew for each rule.
         ak._tensorflow_passes.cache_clear()
-        ak._even_blocks = rule
-        fn(*tensors)
-        ak._even_blocks = EVEN
+        with paired.swapped(ak, "_even_blocks", rule):
+            fn(*tensors)
         return lambda: [g.numpy() for g in fn(*tensors)[1]]
     import torch
 
     tensors = [torch.tensor(a, requires_grad=True) for a in arrays]
 
     def step():
-        ak._even_blocks = rule
-        try:
+        with paired.swapped(ak, "_even_blocks", rule):
             loss(*tensors).backward()
-        finally:
-            ak._even_blocks = EVEN
 
     return step
 

@@ -51,11 +51,8 @@ def step(length, rule):
     net.compile(optimizer=optimizer, loss=loss)
 
     def call():
-        ak._even_blocks = rule
-        try:
+        with paired.swapped(ak, "_even_blocks", rule):
             net.train_on_batch(x, y)
-        finally:
-            ak._even_blocks = EVEN
 
     if keras.backend.backend() == "tensorflow":
         ak._tensorflow_passes.cache_clear()

@@ -46,11 +46,8 @@ def step(model, length, batch, rule):
     net.compile(optimizer=optimizer, loss=loss)
 
     def call():
-        fft_conv._fft_length = rule
-        try:
+        with paired.swapped(fft_conv, "_fft_length", rule):
             net.train_on_batch(x, y)
-        finally:
-            fft_conv._fft_length = NEXT
 
     call()  # traced with `rule`
     return call
