@@ -19,6 +19,7 @@ from lra_keras.training.resume import TrainingBackup
 from tests.testing import RELEASE_TREES
 from tests.testing import CountBatches
 from tests.testing import to_numpy
+from tests.testing import value_and_grads
 from tests.testing import write_listops_release
 
 
@@ -353,7 +354,6 @@ def test_add_shared_is_the_broadcast_sum_and_its_gradient(shared_shape):
     """`add_shared` (a product with ones under JAX) against numpy: the
     value is `x + shared` and the gradient of `shared` the sum over rows."""
     from lra_keras.backend_utils import add_shared
-    from tests.testing import value_and_grads
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(5, 3, 4)).astype("float32")
@@ -376,7 +376,6 @@ def test_add_shared_is_the_broadcast_sum_and_its_gradient(shared_shape):
 def test_sum_rows_is_the_sum_over_the_first_axis_and_its_gradient(shape):
     """`sum_rows` (a product with ones under JAX) against numpy."""
     from lra_keras.backend_utils import sum_rows
-    from tests.testing import value_and_grads
 
     rng = np.random.default_rng(1)
     x = rng.normal(size=shape).astype("float32")
@@ -400,7 +399,6 @@ def test_broadcast_to_and_its_gradient(shape, target):
     against numpy: the broadcast, and the gradient summed over every
     broadcast axis."""
     from lra_keras.backend_utils import broadcast_to
-    from tests.testing import value_and_grads
 
     rng = np.random.default_rng(2)
     x = rng.normal(size=shape).astype("float32")
@@ -424,7 +422,6 @@ def test_scale_channels_and_its_gradient(shape):
     numpy: the product, and the weights' gradient summed over every
     other axis."""
     from lra_keras.backend_utils import scale_channels
-    from tests.testing import value_and_grads
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=shape).astype("float32")
@@ -449,7 +446,6 @@ def test_inner_products_and_their_gradients(shape):
     also inside an XLA-compiled function) against numpy: the sums of the
     products over the last axis, kept, and both gradients."""
     from lra_keras.backend_utils import inner_products
-    from tests.testing import value_and_grads
 
     rng = np.random.default_rng(4)
     a, b = (rng.normal(size=shape).astype("float32") for _ in range(2))
@@ -512,6 +508,40 @@ def test_complex_spectra_are_numpys(length, fft_length):
                         (0, 2, 1))
     np.testing.assert_allclose(to_numpy(rfft(a_t, fft_length)), want_a,
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("length, fft_length",
+                         [(7, 14), (8, 8), (5, 9), (4, 7), (10, 8), (1, 2)])
+def test_rfft_gradient_is_the_transforms_adjoint(length, fft_length):
+    """The gradient of `rfft` (written out under TensorFlow and PyTorch,
+    `rfft_gradient`) against the transform's own matrix: for y_k =
+    sum_t x_t exp(-2 pi i k t / n) and a loss sum(Re y r + Im y s),
+    dx_t = sum_k r_k cos(2 pi k t / n) - s_k sin(2 pi k t / n), 0 past n
+    (a cropped input). Even and odd n, padded, equal and cropped lengths;
+    the imaginary parts of the first and last frequencies, which no real
+    input moves, weigh in the loss too."""
+    from lra_keras.backend_utils import rfft
+
+    rng = np.random.default_rng(5)
+    frequencies = fft_length // 2 + 1
+    x = rng.normal(size=(3, 2, length)).astype("float32")
+    r, s = rng.normal(size=(2, 3, 2, frequencies)).astype("float32")
+    angle = (2 * np.pi / fft_length) * np.outer(np.arange(length),
+                                                np.arange(frequencies))
+    inside = (np.arange(length) < fft_length)[:, None]
+    want = (r @ (np.cos(angle) * inside).T
+            - s @ (np.sin(angle) * inside).T)
+
+    def loss(x):
+        y = rfft(x, fft_length)
+        return ops.sum(ops.real(y) * ops.convert_to_tensor(r)
+                       + ops.imag(y) * ops.convert_to_tensor(s))
+
+    value, (dx,) = value_and_grads(loss, x)
+    y = np.fft.rfft(x, n=fft_length)
+    np.testing.assert_allclose(value, np.sum(y.real * r + y.imag * s),
+                               rtol=1e-5)
+    np.testing.assert_allclose(dx, want, rtol=1e-5, atol=2e-5)
 
 
 @pytest.mark.one_backend
