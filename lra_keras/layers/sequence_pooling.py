@@ -53,13 +53,14 @@ class SequencePooling(keras.layers.Layer):
         real = ops.cast(ops.cast(padding_mask, "bool"), x.dtype)[..., None]
         if self.mode == "mean":
             count = ops.maximum(ops.sum(real, axis=1), 1.0)  # (batch, 1)
-            # The sum over real positions as a product with the mask:
-            # for a batch of one row, XLA's CPU code (YNNPACK's reduction
-            # fusions) took 26 ms for `sum(x * real, axis=1)` and 0.28 ms
-            # for this at (1, 16384, 128), 2 cores
-            # (`docs/results/batch_one_sums_epyc/`).
-            total = ops.matmul(ops.swapaxes(real, 1, 2), x)  # (B, 1, dim)
-            return total[:, 0] / count
+            # A sum, not a product with the mask (`matmul(real^T, x)`,
+            # 16939ae-2c83f53, for the 26 ms XLA's CPU code took to sum a
+            # one-row batch over the length): under JAX the product made
+            # the rotary Transformer's 4-block step 1.38x slower at L =
+            # 1,024, batch 16, and 1.07x at 16K, batch 1; DLR's, S4D's and
+            # MEGA's did not move, RTF's at 16K gained 1.10x (its rounds
+            # 0.87-1.31x) (docs/results/pooling_sum_epyc/).
+            return ops.sum(x * real, axis=1) / count
         if self.mode == "max":
             pooled = ops.max(ops.where(real > 0, x, float("-inf")), axis=1)
             return ops.where(ops.sum(real, axis=1) > 0, pooled, 0.0)

@@ -48,8 +48,8 @@ def test_padding_never_changes_pooled_output(mode):
 
 @pytest.mark.parametrize("batch", [3, 1])
 def test_mean_gradient_is_the_mask_over_the_count(batch):
-    # The mean is a product with the mask (see `call`): its gradient,
-    # for a batch of one row too, against the closed form.
+    # The mean's gradient, for a batch of one row too, against the
+    # closed form.
     from tests.testing import value_and_grads
 
     x, mask = _data()
