@@ -56,10 +56,10 @@ class SequencePooling(keras.layers.Layer):
             # A sum, not a product with the mask (`matmul(real^T, x)`,
             # 16939ae-2c83f53, for the 26 ms XLA's CPU code took to sum a
             # one-row batch over the length): under JAX the product made
-            # the rotary Transformer's 4-block step 1.38x slower at L =
-            # 1,024, batch 16, and 1.07x at 16K, batch 1; DLR's, S4D's and
-            # MEGA's did not move, RTF's at 16K gained 1.10x (its rounds
-            # 0.87-1.31x) (docs/results/pooling_sum_epyc/).
+            # the rotary Transformer's 4-block step 1.35x slower at L =
+            # 1,024, batch 16, and 1.07x at 16K, batch 1, while DLR's at
+            # 1K and RTF's at 16K, batch 1, did not move
+            # (docs/results/pooling_sum_epyc/).
             return ops.sum(x * real, axis=1) / count
         if self.mode == "max":
             pooled = ops.max(ops.where(real > 0, x, float("-inf")), axis=1)
