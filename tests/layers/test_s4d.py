@@ -5,6 +5,7 @@ import pytest
 from lra_keras.layers import hippo
 from lra_keras.layers.s4 import S4
 from lra_keras.layers.s4d import S4D
+from lra_keras.layers.s4d import _torch_exp_of
 from tests.testing import assert_allclose
 from tests.testing import assert_config_round_trip
 from tests.testing import assert_saving_round_trip
@@ -131,6 +132,23 @@ def test_s4d_kernel_gradients_match_finite_differences(dt_transform, length):
             expected[index] = (moved[1] - moved[-1]) / (2 * step)
         np.testing.assert_allclose(grad, expected, rtol=2e-3, atol=2e-3,
                                    err_msg=variable.name)
+
+
+def test_torch_exponential_from_parts_is_the_complex_one():
+    # `_torch_exp_of`, the S4D kernel's exponentials under PyTorch (any
+    # Keras backend runs it: torch is installed with the tests), against
+    # numpy's complex exponential in float64 of the same float32 parts:
+    # decays to e^-30 and phases up to 4,000 radians, as dt A l reaches
+    # at L = 16,384.
+    import torch
+
+    rng = np.random.default_rng(0)
+    real = -rng.uniform(0.0, 30.0, size=(2, 64, 16, 12)).astype("float32")
+    imag = rng.uniform(-4000.0, 4000.0, size=real.shape).astype("float32")
+    got = _torch_exp_of(torch.from_numpy(real), torch.from_numpy(imag))
+    assert got.dtype == torch.complex64
+    expected = np.exp(real.astype("float64") + 1j * imag.astype("float64"))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=1e-7)
 
 
 def test_dt_transforms_start_from_the_same_step():
