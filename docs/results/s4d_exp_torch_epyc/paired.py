@@ -3,7 +3,7 @@
 kernel as at fbd3111), paired in one process: the variants in turn, the
 order reversed every other round (`benchmarks/paired.py`).
 
-    python docs/results/s4d_exp_torch_epyc/paired.py [ROUNDS]
+    python docs/results/s4d_exp_torch_epyc/paired.py [ROUNDS] [L,B ...]
 
 "before" swaps `_torch_exp_of` for `torch.exp(torch.complex(re, im))`,
 the one complex exponential the kernel took before. Four comparisons,
@@ -23,6 +23,9 @@ with its range and both medians:
    round each;
 4. `benchmarks/mixers.py`'s 4-block S4D stack at L = 1024, batch 16
    (width 128), one `train_on_batch` a round.
+
+Given stacks as L,B (`16384,1 4096,4`), it times only those stacks'
+steps (4).
 """
 
 import os
@@ -44,6 +47,7 @@ from preset_step import recipe_run  # noqa: E402
 from lra_keras.layers import s4d  # noqa: E402
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+STACKS = [tuple(int(n) for n in shape.split(",")) for shape in sys.argv[2:]]
 
 
 def complex_exp(real, imag):
@@ -82,9 +86,23 @@ def s4d_layer(net):
                 if isinstance(layer, s4d.S4D))
 
 
+def stack_step(length, batch):
+    """Pairs one step of the 4-block S4D stack at `length`, `batch`."""
+    keras.utils.set_random_seed(0)
+    stack, x, y = mixers.stack_and_batch("s4d", length, 128, 4, batch)
+    stack.compile(*mixers.optimizer_and_loss())
+    report(f"4-block S4D stack step, L = {length}, batch {batch}",
+           lambda: stack.train_on_batch(x, y))
+    return stack
+
+
 def main():
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{ROUNDS} rounds")
+    if STACKS:
+        for length, batch in STACKS:
+            stack_step(length, batch)
+        return
     for shape in ((64, 16, 12), (64, 16, 32), (128, 32, 32)):
         generator = torch.Generator().manual_seed(0)
         real = -torch.rand(shape, generator=generator)
@@ -94,9 +112,7 @@ def main():
 
     _, _, train, _, net = recipe_run("listops", "s4d", "quick")
     quick = s4d_layer(net)
-    keras.utils.set_random_seed(0)
-    stack, x, y = mixers.stack_and_batch("s4d", 1024, 128, 4, 16)
-    stack.compile(*mixers.optimizer_and_loss())
+    stack = stack_step(1024, 16)
     for name, layer, length in (("quick layer", quick, 32),
                                 ("quick layer", quick, 128),
                                 ("quick layer", quick, 1024),
@@ -111,8 +127,6 @@ def main():
         same = same[:count]
         report(f"quick step, {len(same)} batches of 32 x {length}",
                lambda same=same: [net.train_on_batch(*b) for b in same])
-    report("4-block S4D stack step, L = 1024, batch 16",
-           lambda: stack.train_on_batch(x, y))
 
 
 if __name__ == "__main__":
