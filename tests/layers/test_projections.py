@@ -156,6 +156,45 @@ def _assert_two_dimensional_products(jaxpr):
         assert len(contracting) == 1
 
 
+def test_the_bias_is_added_inside_the_product_under_torch():
+    # Under PyTorch each layer's forward pass is one `linear`, the bias
+    # added inside the product (`addmm`), where Keras's layers take a
+    # product and then an addition (values against numpy above; partial
+    # bias axes keep the addition, as Keras's layer).
+    if keras.backend.backend() != "torch":
+        pytest.skip("`_torch_linear` is PyTorch's; JAX folds, TensorFlow "
+                    "runs Keras's")
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Calls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.__name__.split(".")[0])
+            return func(*args, **(kwargs or {}))
+
+    rng = np.random.default_rng(5)
+    cases = [
+        (Dense(3), (2, 5, 4), ["addmm"]),
+        (EinsumDense("bld,dhk->blhk", output_shape=(None, 3, 2),
+                     bias_axes="hk"), (2, 5, 4), ["addmm"]),
+        (EinsumDense("blhk,hkd->bld", output_shape=(None, 4),
+                     bias_axes="d"), (2, 5, 3, 2), ["addmm"]),
+        (EinsumDense("bld,dhk->blhk", output_shape=(None, 3, 2),
+                     bias_axes="k"), (2, 5, 4), ["mm", "add"]),
+    ]
+    for layer, shape, products in cases:
+        layer.build(shape)
+        x = ops.convert_to_tensor(_random(rng, shape))
+        with Calls() as calls:
+            layer(x)
+        assert [n for n in calls.names if n in ("addmm", "mm", "bmm",
+                                                "add")] == products, (
+            layer.name, calls.names)
+
+
 @pytest.mark.parametrize("make", [
     lambda: (Dense(6, activation="gelu"),
              keras.layers.Dense(6, activation="gelu")),
