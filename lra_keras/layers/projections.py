@@ -160,8 +160,9 @@ def contracted_axes(equation):
 @keras.saving.register_keras_serializable(package="lra_keras")
 class Dense(keras.layers.Dense):
     """`keras.layers.Dense` whose product, under JAX, runs on the input
-    folded to (rows, features) (see the module docstring); same
-    arguments, weights and outputs."""
+    folded to (rows, features), and under PyTorch adds the bias inside
+    it (`_torch_linear`; see the module docstring); same arguments,
+    weights and outputs."""
 
     def call(self, inputs, training=None):
         if not self.quantization_mode and (
@@ -185,8 +186,9 @@ class EinsumDense(keras.layers.EinsumDense):
     """`keras.layers.EinsumDense` whose product, when its equation is a
     matrix product of the input's trailing axes with the kernel's leading
     ones (`contracted_axes`), runs under JAX as one on the input folded
-    to (rows, contracted) and the kernel to (contracted, outputs) (see
-    the module docstring); same arguments, weights and outputs."""
+    to (rows, contracted) and the kernel to (contracted, outputs), and
+    under PyTorch as one `_torch_linear` (see the module docstring);
+    same arguments, weights and outputs."""
 
     def call(self, inputs, training=None):
         if not self.quantization_mode and (

@@ -127,7 +127,8 @@ def test_the_product_runs_on_two_dimensional_operands_under_jax():
     # takes 2-D operands, one axis contracted (the fold of the module
     # docstring); elsewhere they are Keras's layers (equal outputs above).
     if keras.backend.backend() != "jax":
-        pytest.skip("the fold is JAX's; TensorFlow and PyTorch run Keras's")
+        pytest.skip("the fold is JAX's; TensorFlow runs Keras's layers, "
+                    "PyTorch `linear` (below)")
     import jax
 
     rng = np.random.default_rng(2)
