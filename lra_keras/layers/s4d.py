@@ -204,10 +204,13 @@ def _torch_exp_of(real, imag):
     """exp(real + i imag), a complex tensor, as `exp(real) (cos(imag) + i
     sin(imag))` from the parts.
 
-    PyTorch's `exp` of a complex tensor took 3.5-6x as long on 2 cores
-    (2.79 against 0.43 ms at (128, 32, 32), 216 against 55 us at (64, 16,
-    12): the blocks' exponentials of a 1K S4D layer, and of the quick
-    preset's at L = 128; `docs/results/s4d_exp_torch_epyc/`).
+    PyTorch's `exp` of a complex tensor took 3.4-9.2x as long on 2
+    cores, paired in one process (2.75 against 0.30 ms at (128, 32, 32),
+    224 against 53-67 us at (64, 16, 12): the blocks' exponentials of a
+    1K S4D layer, and of the quick preset's at L = 128). The kernel's
+    forward and backward went 1.76-1.82x as fast at 1K, and the 4-block
+    S4D stack's step 1.05-1.13x at 1K-16K
+    (`docs/results/s4d_exp_torch_epyc/`).
     """
     import torch
 
