@@ -46,3 +46,27 @@ def swapped(module, name, value):
         yield
     finally:
         setattr(module, name, kept)
+
+
+def under_values(module, name, values, call, rounds):
+    """{variant: [seconds of each round]}: `call()` with `module.name`
+    set to each of `values` ({variant: value}, `swapped`), the variants
+    in turn (`in_turn`) after one untimed call of each."""
+    calls = {}
+    for variant, value in values.items():
+        def run(value=value):
+            with swapped(module, name, value):
+                call()
+        run()
+        calls[variant] = run
+    return in_turn(calls, rounds)
+
+
+def summary(times, first, second):
+    """`first` and `second`'s medians in ms and the median of the
+    rounds' `first` ÷ `second` with its range, as one line."""
+    median = medians(times)
+    ratio, low, high = ratios(times, first, second)
+    return (f"{first} {median[first] * 1e3:.1f} ms, {second} "
+            f"{median[second] * 1e3:.1f} ms, {first} / {second} "
+            f"{ratio:.3f} ({low:.3f}-{high:.3f})")

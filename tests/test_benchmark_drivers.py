@@ -689,3 +689,20 @@ def test_paired_rounds_alternate_and_give_each_rounds_ratio():
     with pytest.raises(KeyError), paired.swapped(paired, "in_turn", len):
         raise KeyError("a failing step")
     assert paired.in_turn is not len and paired.in_turn.__name__ == "in_turn"
+
+
+def test_paired_variants_of_an_attribute():
+    # `under_values`: the call under each value of the attribute, once
+    # untimed, then a call of each a round in turn; the attribute back
+    # after. `summary`: the medians in ms and the rounds' ratio.
+    seen = []
+    times = paired.under_values(
+        paired, "ratios", {"a": 1, "b": 2},
+        lambda: seen.append(paired.ratios), 2)
+    assert seen == [1, 2, 1, 2, 2, 1]
+    assert list(times) == ["a", "b"] and [len(t) for t in times.values()] == [
+        2, 2]
+    assert paired.ratios.__name__ == "ratios"
+    line = paired.summary({"x": [0.004, 0.002, 0.006], "y": [0.002] * 3},
+                          "x", "y")
+    assert line == "x 4.0 ms, y 2.0 ms, x / y 2.000 (1.000-3.000)"

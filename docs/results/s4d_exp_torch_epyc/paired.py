@@ -59,19 +59,9 @@ VARIANTS = {"now": s4d._torch_exp_of, "before": complex_exp}
 
 def report(label, call):
     """Times `call` under both variants in turn and prints the row."""
-    calls = {}
-    for name, exp_of in VARIANTS.items():
-        def run(exp_of=exp_of):
-            with paired.swapped(s4d, "_torch_exp_of", exp_of):
-                call()
-        run()
-        calls[name] = run
-    times = paired.in_turn(calls, ROUNDS)
-    median = paired.medians(times)
-    ratio, low, high = paired.ratios(times, "before", "now")
-    print(f"{label}: before {median['before'] * 1e3:.3f} ms, now "
-          f"{median['now'] * 1e3:.3f} ms, before / now {ratio:.3f} "
-          f"({low:.3f}-{high:.3f})", flush=True)
+    times = paired.under_values(s4d, "_torch_exp_of", VARIANTS, call,
+                                ROUNDS)
+    print(f"{label}: {paired.summary(times, 'before', 'now')}", flush=True)
 
 
 def repeated(call, times):

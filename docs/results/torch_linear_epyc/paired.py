@@ -46,19 +46,10 @@ VARIANTS = {"now": projections._torch_linear, "keras": declined}
 
 
 def report(label, call, rounds):
-    calls = {}
-    for name, linear in VARIANTS.items():
-        def run(linear=linear):
-            with paired.swapped(projections, "_torch_linear", linear):
-                call()
-        run()
-        calls[name] = run
-    times = paired.in_turn(calls, rounds)
-    median = paired.medians(times)
-    ratio, low, high = paired.ratios(times, "keras", "now")
-    print(f"{label}: keras {median['keras'] * 1e3:.1f} ms, now "
-          f"{median['now'] * 1e3:.1f} ms, keras / now {ratio:.3f} "
-          f"({low:.3f}-{high:.3f}), {rounds} rounds", flush=True)
+    times = paired.under_values(projections, "_torch_linear", VARIANTS,
+                                call, rounds)
+    print(f"{label}: {paired.summary(times, 'keras', 'now')}, {rounds} "
+          "rounds", flush=True)
 
 
 def main():
