@@ -81,6 +81,35 @@ def _torch_linear(inputs, kernel, bias):
                                       kernel.T, bias)
 
 
+def _torch_layer(layer, inputs, contracted):
+    """A `Dense` or `EinsumDense` layer's output through `_torch_linear`
+    under PyTorch, its kernel's first `contracted` axes contracted with
+    the input's last ones: the bias inside the product when it spans
+    every output axis of the kernel, added after it otherwise; the
+    operands folded to 2-D only where either has more axes than a
+    `Dense`'s. None where Keras's call must run."""
+    kernel = ops.convert_to_tensor(layer.kernel)
+    bias = layer.bias
+    bias = None if bias is None else ops.convert_to_tensor(bias)
+    units = tuple(kernel.shape[contracted:])
+    whole = bias is not None and tuple(bias.shape) == units
+    if contracted == 1 and len(units) == 1:
+        x = _torch_linear(inputs, kernel, bias if whole else None)
+    else:
+        depth = math.prod(kernel.shape[:contracted])
+        leading = tuple(inputs.shape[:len(inputs.shape) - contracted])
+        x = _torch_linear(ops.reshape(inputs, leading + (depth,)),
+                          ops.reshape(kernel, (depth, -1)),
+                          ops.reshape(bias, (-1,)) if whole else None)
+        if x is not None:
+            x = ops.reshape(x, leading + units)
+    if x is None:
+        return None
+    if bias is not None and not whole:
+        x = ops.add(x, bias)
+    return x if layer.activation is None else layer.activation(x)
+
+
 def matmul(x, kernel):
     """`keras.ops.matmul(x, kernel)` of an input (..., features) and a
     2-D kernel, on `x` folded to (rows, features) under JAX as the layers
@@ -167,12 +196,9 @@ class Dense(keras.layers.Dense):
     def call(self, inputs, training=None):
         if not self.quantization_mode and (
                 keras.backend.backend() == "torch"):
-            x = _torch_linear(
-                inputs, ops.convert_to_tensor(self.kernel),
-                None if self.bias is None
-                else ops.convert_to_tensor(self.bias))
+            x = _torch_layer(self, inputs, contracted=1)
             if x is not None:
-                return x if self.activation is None else self.activation(x)
+                return x
         if not _folds(inputs):
             return super().call(inputs, training=training)
         rows = ops.reshape(inputs, (-1, inputs.shape[-1]))
@@ -193,7 +219,9 @@ class EinsumDense(keras.layers.EinsumDense):
     def call(self, inputs, training=None):
         if not self.quantization_mode and (
                 keras.backend.backend() == "torch"):
-            x = self._torch_call(inputs)
+            contracted = contracted_axes(self.equation)
+            x = (None if contracted is None
+                 else _torch_layer(self, inputs, contracted))
             if x is not None:
                 return x
         # The backend first: PyTorch calls this eagerly every step.
@@ -210,34 +238,6 @@ class EinsumDense(keras.layers.EinsumDense):
         # As `keras.layers.EinsumDense.call` goes on.
         if self.bias is not None:
             x = ops.add(x, self.bias)
-        if self.activation is not None:
-            x = self.activation(x)
-        return x
-
-    def _torch_call(self, inputs):
-        """The layer's output through `_torch_linear` under PyTorch, when
-        its equation is a matrix product (`contracted_axes`): the bias
-        inside the product when it spans every output axis of the
-        kernel, added after it otherwise. None where Keras's call must
-        run."""
-        contracted = contracted_axes(self.equation)
-        if contracted is None:
-            return None
-        kernel = ops.convert_to_tensor(self.kernel)
-        units = tuple(kernel.shape[contracted:])
-        depth = math.prod(kernel.shape[:contracted])
-        bias = (None if self.bias is None
-                else ops.convert_to_tensor(self.bias))
-        whole = bias is not None and tuple(bias.shape) == units
-        leading = tuple(inputs.shape[:len(inputs.shape) - contracted])
-        x = _torch_linear(ops.reshape(inputs, leading + (depth,)),
-                          ops.reshape(kernel, (depth, -1)),
-                          ops.reshape(bias, (-1,)) if whole else None)
-        if x is None:
-            return None
-        x = ops.reshape(x, leading + units)
-        if bias is not None and not whole:
-            x = ops.add(x, bias)
         if self.activation is not None:
             x = self.activation(x)
         return x

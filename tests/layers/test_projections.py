@@ -179,6 +179,9 @@ def test_the_bias_is_added_inside_the_product_under_torch():
     rng = np.random.default_rng(5)
     cases = [
         (Dense(3), (2, 5, 4), ["addmm"]),
+        (Dense(3, use_bias=False), (2, 5, 4), ["mm"]),
+        (EinsumDense("bld,dh->blh", output_shape=(None, 3),
+                     bias_axes="h"), (2, 5, 4), ["addmm"]),
         (EinsumDense("bld,dhk->blhk", output_shape=(None, 3, 2),
                      bias_axes="hk"), (2, 5, 4), ["addmm"]),
         (EinsumDense("blhk,hkd->bld", output_shape=(None, 4),
