@@ -30,6 +30,27 @@ import mixers  # noqa: E402
 STEPS = 3
 
 
+def op_times(trace, numbered=False):
+    """(microseconds, calls) of the XLA ops of the trace in `trace`, two
+    `collections.Counter`s by op name; without `numbered` an op's
+    instance number (`fusion.3`) is dropped, so that its instances add
+    up."""
+    path = glob.glob(f"{trace}/**/*.trace.json.gz", recursive=True)[0]
+    events = json.load(gzip.open(path))
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    total, calls = collections.Counter(), collections.Counter()
+    for event in events:
+        name = event.get("name", "")
+        if (event.get("ph") != "X" or "dur" not in event
+                or name.startswith("$") or "Thunk" in name):
+            continue
+        if not numbered:
+            name = re.sub(r"\.\d+$", "", name)
+        total[name] += event["dur"]
+        calls[name] += 1
+    return total, calls
+
+
 def main():
     model, length = sys.argv[1], int(sys.argv[2])
     batch = int(os.environ.get("B", 16384 // length))
@@ -46,18 +67,7 @@ def main():
         net.train_on_batch(x, y)
     print(f"wall {(time.perf_counter() - start) / STEPS:.3f} s a step")
     jax.profiler.stop_trace()
-    path = glob.glob(f"{trace}/**/*.trace.json.gz", recursive=True)[0]
-    events = json.load(gzip.open(path))
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    total, calls = collections.Counter(), collections.Counter()
-    for event in events:
-        name = event.get("name", "")
-        if (event.get("ph") != "X" or "dur" not in event
-                or name.startswith("$") or "Thunk" in name):
-            continue
-        name = re.sub(r"\.\d+$", "", name)
-        total[name] += event["dur"]
-        calls[name] += 1
+    total, calls = op_times(trace)
     print(f"ops: {sum(total.values()) / STEPS / 1e3:.1f} ms a step")
     for name, micros in total.most_common(30):
         print(f"{micros / STEPS / 1e3:8.1f} ms {calls[name] // STEPS:5d} "

@@ -9,10 +9,6 @@ duration on the thread that ran it; XLA runs independent ops at once,
 so two ops' times can overlap.
 """
 
-import collections
-import glob
-import gzip
-import json
 import os
 import shutil
 import sys
@@ -20,25 +16,34 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs" / "results" / "rounds_xeon"))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from jax_step_trace import op_times  # noqa: E402
 
 from lra_keras.layers import attention_kernels as ak  # noqa: E402
 
 CALLS = 3
 
 
-def main():
+def operands():
+    """Query, key and value, (16, 1024, 4, 32) float32 normal draws."""
     rng = np.random.default_rng(0)
-    q, k, v = (jnp.asarray(rng.standard_normal((16, 1024, 4, 32)),
-                           jnp.float32) for _ in range(3))
+    return tuple(jnp.asarray(rng.standard_normal((16, 1024, 4, 32)),
+                             jnp.float32) for _ in range(3))
 
-    def loss(q, k, v):
-        return (ak.chunked_attention(q, k, v, None) ** 2).sum()
 
+def loss(q, k, v):
+    """The sum of the squares of `chunked_attention`'s output."""
+    return (ak.chunked_attention(q, k, v, None) ** 2).sum()
+
+
+def main():
+    q, k, v = operands()
     f = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
     for _ in range(3):
         jax.block_until_ready(f(q, k, v))
@@ -50,17 +55,7 @@ def main():
         jax.block_until_ready(f(q, k, v))
     print(f"wall {(time.perf_counter() - start) / CALLS * 1e3:.1f} ms a call")
     jax.profiler.stop_trace()
-    path = glob.glob(f"{trace}/**/*.trace.json.gz", recursive=True)[0]
-    events = json.load(gzip.open(path))
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    total, calls = collections.Counter(), collections.Counter()
-    for event in events:
-        name = event.get("name", "")
-        if (event.get("ph") != "X" or "dur" not in event
-                or name.startswith("$") or "Thunk" in name):
-            continue
-        total[name] += event["dur"]
-        calls[name] += 1
+    total, calls = op_times(trace, numbered=True)
     for name, us in total.most_common(16):
         print(f"{us / CALLS / 1e3:9.2f} ms {calls[name] / CALLS:6.1f}  {name}")
 

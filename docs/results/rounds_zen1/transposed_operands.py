@@ -25,23 +25,19 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
 import paired  # noqa: E402
+from attention_trace import loss  # noqa: E402
+from attention_trace import operands  # noqa: E402
 
 from lra_keras.layers import attention_kernels as ak  # noqa: E402
 
 
 def main():
-    rng = np.random.default_rng(0)
-    q, k, v = (jnp.asarray(rng.standard_normal((16, 1024, 4, 32)),
-                           jnp.float32) for _ in range(3))
-
-    def loss(q, k, v):
-        return (ak.chunked_attention(q, k, v, None) ** 2).sum()
-
+    q, k, v = operands()
     calls, grads = {}, {}
     for name, flag in (("before", False), ("transposed", True)):
         with paired.swapped(ak, "_TRANSPOSED_OPERANDS", flag):
