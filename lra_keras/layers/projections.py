@@ -85,9 +85,10 @@ def _torch_layer(layer, inputs, contracted):
     """A `Dense` or `EinsumDense` layer's output through `_torch_linear`
     under PyTorch, its kernel's first `contracted` axes contracted with
     the input's last ones: the bias inside the product when it spans
-    every output axis of the kernel, added after it otherwise; the
-    operands folded to 2-D only where either has more axes than a
-    `Dense`'s. None where Keras's call must run."""
+    every output axis of the kernel, added after it otherwise. The
+    kernel is reshaped to 2-D, and the input's contracted axes folded
+    into one, only where the kernel has more than one contracted or
+    output axis. None where Keras's call must run."""
     kernel = ops.convert_to_tensor(layer.kernel)
     bias = layer.bias
     bias = None if bias is None else ops.convert_to_tensor(bias)
