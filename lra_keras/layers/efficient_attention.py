@@ -102,6 +102,7 @@ import keras
 from keras import ops
 
 from lra_keras.backend_utils import add_shared
+from lra_keras.layers.attention_kernels import _at_least_float32
 from lra_keras.layers.attention_kernels import _block_bias
 from lra_keras.layers.attention_kernels import _key_bias
 from lra_keras.layers.attention_kernels import _mask_bias
@@ -325,14 +326,20 @@ def performer_attention(query, key, value, projection, padding_mask=None,
     features and 2e-6 to a normaliser below 1e-6, through which they
     can).
 
-    Shapes as `attention_kernels.reference_attention`.
+    Shapes as `attention_kernels.reference_attention`. In a half
+    precision the features, their sums and the normalised output are
+    computed in float32 and the output cast back.
     """
-    return kernelized_attention(
+    dtype = ops.convert_to_tensor(query).dtype
+    query, key, value = (_at_least_float32(ops.convert_to_tensor(t))
+                         for t in (query, key, value))
+    out = kernelized_attention(
         softmax_kernel_features(query, projection, is_query=True),
         softmax_kernel_features(key, projection, is_query=False,
                                 eps=0.0 if causal else 1e-4,
                                 padding_mask=padding_mask),
         value, padding_mask, causal, 1e-30 if causal else eps)
+    return ops.cast(out, dtype)
 
 
 SYNTHESIZER_MODES = ("random", "factorized_random", "dense", "dense+random")
