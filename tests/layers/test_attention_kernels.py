@@ -802,8 +802,10 @@ def test_chunked_attention_in_bfloat16_keeps_its_softmax_in_float32():
     # entry: 0.7e-2 under JAX (whose bf16 products XLA returns in float32
     # here), 1.7e-2 under TensorFlow and PyTorch (their products round to
     # bf16); with the softmax in bf16 (before) 4.0e-2 under JAX and
-    # TensorFlow. The output is within 4e-2 (JAX 1.1e-2, the others
-    # 3.1e-2; before 3.5e-2).
+    # TensorFlow. The output is within 6e-2 (JAX 1.1e-2, the others
+    # 3.1e-2; before 3.5e-2; TensorFlow on an AVX2-only CPU, whose bf16
+    # products differ from AVX-512's, 5.2e-2 at 2 of 65,536 entries, its
+    # gradients 1.5-1.8e-2).
     import keras
 
     rng = np.random.default_rng(3)
@@ -825,7 +827,7 @@ def test_chunked_attention_in_bfloat16_keeps_its_softmax_in_float32():
                                mask)
     assert keras.backend.standardize_dtype(out.dtype) == "bfloat16"
     assert_allclose(ops.cast(out, "float32"),
-                    numpy_attention(*rounded, mask), atol=4e-2, rtol=0)
+                    numpy_attention(*rounded, mask), atol=6e-2, rtol=0)
     _, grads = value_and_grads(loss, *rounded)
     _, want = value_and_grads(
         lambda q, k, v: ops.sum(ak.reference_attention(q, k, v, mask)
