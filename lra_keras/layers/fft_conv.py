@@ -18,10 +18,11 @@ import functools
 
 from keras import ops
 
+from lra_keras.backend_utils import channels_last
 from lra_keras.backend_utils import conjugate
-from lra_keras.backend_utils import contiguous
 from lra_keras.backend_utils import irfft
 from lra_keras.backend_utils import rfft
+from lra_keras.backend_utils import stored_channels_last
 from lra_keras.backend_utils import sum_of_conjugate_products
 from lra_keras.backend_utils import sum_rows
 
@@ -75,7 +76,7 @@ def fft_conv(inputs, kernel, backward_kernel=None):
                         + [(0, n - 2 * length)])
         k = ops.concatenate([k, k_back], axis=-1)  # (C, n)
     y = _convolve(u, k, length, n)  # (B, C, L)
-    y = contiguous(ops.transpose(y, (0, 2, 1)))  # (B, L, C)
+    y = channels_last(y)  # (B, L, C)
     return ops.cast(y, dtype)
 
 
@@ -155,7 +156,8 @@ def _convolve(u, k, length, fft_length):
             else:
                 dk_hat = conjugate(u_hat) * g_hat
             dk = irfft(dk_hat, fft_length)
-            return du[..., :length], dk[..., :taps]
+            # u is a transposed view of (B, L, C) activations
+            return stored_channels_last(du[..., :length]), dk[..., :taps]
 
         return y[:, :, :length], grad
 
@@ -273,11 +275,13 @@ def complex_fft_conv(v, z_real, z_imag, causal=True):
                 back = mul(v_hat, g[1], conj_b=True)
                 dz = added(dz, negated_frequencies(
                     (sum_rows(back[0]), sum_rows(back[1]))))
-            return inverse(dv), inverse(scaled(dz, scale))
+            # w is a transposed view of (B, L, 2N) activations
+            return (stored_channels_last(inverse(dv)),
+                    inverse(scaled(dz, scale)))
 
         return x, grad
 
-    return contiguous(ops.transpose(convolve(w, k), (0, 2, 1)))
+    return channels_last(convolve(w, k))
 
 
 def grouped_fft_conv(inputs, kernel, groups, left):
@@ -344,4 +348,4 @@ def grouped_fft_conv(inputs, kernel, groups, left):
     y = irfft(ops.sum(u_hat * k_hat, axis=2),
               fft_length)  # (B, G, O, fft_length)
     y = ops.reshape(y[..., :length], (batch, out_dim, length))
-    return ops.cast(contiguous(ops.transpose(y, (0, 2, 1))), dtype)
+    return ops.cast(channels_last(y), dtype)

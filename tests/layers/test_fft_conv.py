@@ -136,6 +136,95 @@ def test_fft_conv_gradients_match_direct_convolution(batch, per_example,
         assert_allclose(grads[2], ref_dkb, atol=1e-4)
 
 
+@pytest.mark.parametrize("spacing", [1024, 1000])
+def test_channels_last_is_the_transpose_with_its_gradient(spacing):
+    # A (B, C, L) slice of rows `spacing` floats apart, as a transform's
+    # output is: 1,024 (4 KiB) takes PyTorch's copy through padded rows,
+    # 1,000 the direct copy. Both give the transpose, laid out in its own
+    # order under PyTorch, and the transposed upstream as the gradient.
+    import keras
+    from keras import ops
+
+    from lra_keras.backend_utils import _aliased_rows
+    from lra_keras.backend_utils import channels_last
+
+    rng = np.random.default_rng(5)
+    full = rng.normal(size=(2, 3, spacing)).astype("float32")
+    length = 700
+    w = rng.normal(size=(2, length, 3)).astype("float32")
+    x = ops.convert_to_tensor(full)[..., :length]
+    y = channels_last(x)
+    assert_allclose(y, np.transpose(full[..., :length], (0, 2, 1)),
+                    atol=0)
+    if keras.backend.backend() == "torch":
+        assert _aliased_rows(x) == (spacing == 1024)
+        assert y.is_contiguous()
+
+    def loss(full):
+        return ops.sum(channels_last(full[..., :length])
+                       * ops.convert_to_tensor(w))
+
+    _, (grad,) = value_and_grads(loss, full)
+    expected = np.zeros_like(full)
+    expected[..., :length] = np.transpose(w, (0, 2, 1))
+    assert_allclose(grad, expected, atol=0)
+
+
+@pytest.mark.parametrize("spacing", [1024, 1000])
+def test_stored_channels_last_keeps_the_values(spacing):
+    # Under PyTorch, rows 4 KiB apart come back stored as their transpose
+    # (a (B, L, C) tensor seen transposed); other rows as they are.
+    import keras
+    from keras import ops
+
+    from lra_keras.backend_utils import stored_channels_last
+
+    full = np.random.default_rng(6).normal(
+        size=(2, 3, spacing)).astype("float32")
+    x = ops.convert_to_tensor(full)[..., :700]
+    stored = stored_channels_last(x)
+    assert_allclose(stored, full[..., :700], atol=0)
+    if keras.backend.backend() == "torch":
+        assert stored.transpose(1, 2).is_contiguous() == (spacing == 1024)
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_fft_conv_gradients_with_transforms_of_1024_points(bidirectional):
+    # 512 positions: transforms of 1,024 points, whose rows lie 4 KiB
+    # apart, so that under PyTorch the output and the input's gradient
+    # take `channels_last`'s padded rows. The convolution as Toeplitz
+    # matrices, y[b, :, c] = T_c u[b, :, c]: du = T_c^T w, and dk[c, j] =
+    # sum over b, t of w[b, t, c] u[b, t - j, c].
+    from keras import ops
+
+    length = 512
+    u, k, k_back = _data(length, channels=2, batch=2)
+    w = np.random.default_rng(2).normal(size=u.shape).astype("float32")
+    lags = np.arange(length)[:, None] - np.arange(length)[None, :]  # t - s
+    toeplitz = np.where(lags[None] >= 0, k[:, np.clip(lags, 0, None)], 0.0)
+    if bidirectional:
+        toeplitz = toeplitz + np.where(
+            lags[None] < 0, k_back[:, np.clip(-lags - 1, 0, None)], 0.0)
+    backs = [k_back] if bidirectional else []
+
+    def loss(u, k, *k_back):
+        return ops.sum(fft_conv(u, k, *k_back) * ops.convert_to_tensor(w))
+
+    value, grads = value_and_grads(loss, u, k, *backs)
+    y = np.einsum("cts,bsc->btc", toeplitz, u.astype("float64"))
+    assert_allclose(value, np.sum(y * w), rtol=1e-4)
+    assert_allclose(grads[0], np.einsum("cts,btc->bsc", toeplitz, w),
+                    atol=1e-3)
+    # correlations of w with u, lag j >= 0 and (backward) -(j + 1)
+    corr = np.stack([np.einsum("btc,btc->c", w[:, j:], u[:, :length - j])
+                     for j in range(length)], -1)
+    assert_allclose(grads[1], corr, atol=1e-3)
+    if bidirectional:
+        back = np.stack([np.einsum("btc,btc->c", w[:, :length - j - 1],
+                                   u[:, j + 1:]) for j in range(length)], -1)
+        assert_allclose(grads[2], back, atol=1e-3)
+
+
 def test_complex_multiply():
     a = np.array([1.0 + 2.0j, -0.5 + 0.1j])
     b = np.array([3.0 - 1.0j, 2.0 + 2.0j])
