@@ -621,13 +621,13 @@ def channels_last(x):
     their transforms' rows, 2L long: rows a power of two apart in memory
     where L is one. On a CPU, PyTorch's copy into the transposed order
     then reads C rows at a time whose addresses fall in the same cache
-    sets, and (16, 128, 1024) took 6.6 ms against 1.6 ms the other way
-    round (a first-generation AMD EPYC, 2 threads). Where the rows lie a
+    sets: (16, 128, 1024) took 6.6 ms, against 1.4 ms from rows 1,000
+    apart (a first-generation AMD EPYC, 2 threads). Where the rows lie a
     multiple of 4 KiB apart, the copy goes through a buffer whose rows
-    are 16 elements longer than L: 2.1-2.2 ms at (16, 128, 1024), (4,
-    128, 4096) and (1, 128, 16384), against 6.6, 7.0 and 11.3 ms
+    are 16 elements longer than L: 2.1-2.3 ms at (16, 128, 1024), (4,
+    128, 4096) and (1, 128, 16384), against 6.6, 6.8 and 12.9 ms
     (docs/results/transposes_zen1/). Other strides, where that buffer
-    was the slower (1.5 against 2.7 ms at rows 1,000 apart), copy
+    was the slower (2.5 against 1.4 ms at rows 1,000 apart), copy
     directly."""
     if keras.backend.backend() == "torch":
         if _aliased_rows(x):
@@ -643,7 +643,7 @@ def stored_channels_last(x):
     chain rule transposes back into the activations' layout and adds to
     their other gradients. Stored as `x` is, its rows 4 KiB apart,
     that addition read it in the slow order of `channels_last` (a
-    strided `add_` of 6.0 ms at (16, 1024, 128), against 2.7 ms through
+    strided `add_` of 5.9 ms at (16, 1024, 128), against 3.5 ms through
     this). Elsewhere, and for other strides, `x` as it is."""
     if keras.backend.backend() == "torch" and _aliased_rows(x):
         return _torch_channels_last_function().apply(x).transpose(1, 2)
