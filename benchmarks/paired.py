@@ -70,3 +70,41 @@ def summary(times, first, second):
     return (f"{first} {median[first] * 1e3:.1f} ms, {second} "
             f"{median[second] * 1e3:.1f} ms, {first} / {second} "
             f"{ratio:.3f} ({low:.3f}-{high:.3f})")
+
+
+def print_under_values(label, module, name, values, call, rounds, first,
+                       second):
+    """`under_values`, printed as one line: `label`, then `summary` of
+    the variants `first` and `second`, and the rounds."""
+    times = under_values(module, name, values, call, rounds)
+    print(f"{label}: {summary(times, first, second)}, {rounds} rounds",
+          flush=True)
+
+
+def stack_steps(models, length=1024, batch=16, quick_batches=10):
+    """[(label, call)]: one `train_on_batch` of `mixers.py`'s 4-block
+    stack of each of `models`, `length` positions, `batch` rows, width
+    128, no padding mask (as `reference_speed.py` runs ours), then the
+    quick ListOps S4D's `train_on_batch` on `quick_batches` of its first
+    60 batches that are 32 x 32 tokens: the steps the paired scripts of
+    `docs/results/` time. Built under the backend Keras runs, seeded."""
+    import keras
+    import mixers
+    from preset_step import _batch_shape
+    from preset_step import recipe_run
+
+    steps = []
+    for model in models:
+        keras.utils.set_random_seed(0)
+        net, x, y = mixers.stack_and_batch(model, length, 128, 4, batch,
+                                           padded=False)
+        net.compile(*mixers.optimizer_and_loss())
+        steps.append((f"{model} stack, L = {length}, batch {batch}",
+                      lambda net=net, x=x, y=y: net.train_on_batch(x, y)))
+    _, _, train, _, net = recipe_run("listops", "s4d", "quick")
+    batches = [train[i] for i in range(min(60, len(train)))]
+    same = [b for b in batches if _batch_shape(b) == (32, 32)]
+    same = same[:quick_batches]
+    steps.append((f"quick step, {len(same)} batches of 32 x 32",
+                  lambda: [net.train_on_batch(*b) for b in same]))
+    return steps

@@ -691,7 +691,7 @@ def test_paired_rounds_alternate_and_give_each_rounds_ratio():
     assert paired.in_turn is not len and paired.in_turn.__name__ == "in_turn"
 
 
-def test_paired_variants_of_an_attribute():
+def test_paired_variants_of_an_attribute(capsys):
     # `under_values`: the call under each value of the attribute, once
     # untimed, then a call of each a round in turn; the attribute back
     # after. `summary`: the medians in ms and the rounds' ratio.
@@ -706,3 +706,23 @@ def test_paired_variants_of_an_attribute():
     line = paired.summary({"x": [0.004, 0.002, 0.006], "y": [0.002] * 3},
                           "x", "y")
     assert line == "x 4.0 ms, y 2.0 ms, x / y 2.000 (1.000-3.000)"
+    with paired.swapped(paired, "under_values",
+                        lambda *args: {"x": [0.004], "y": [0.002]}):
+        paired.print_under_values("step", paired, "ratios", {}, len, 1,
+                                  "x", "y")
+    assert capsys.readouterr().out == (
+        "step: x 4.0 ms, y 2.0 ms, x / y 2.000 (2.000-2.000), 1 rounds\n")
+
+
+def test_paired_stack_steps_train_the_stacks_and_the_quick_step():
+    # `stack_steps`: one `train_on_batch` of each stack, then the quick
+    # ListOps S4D's on its first batches of 32 x 32 tokens.
+    import numpy as np
+
+    steps = paired.stack_steps(["s4d"], length=16, batch=2,
+                               quick_batches=2)
+    assert [label for label, _ in steps] == [
+        "s4d stack, L = 16, batch 2", "quick step, 2 batches of 32 x 32"]
+    stack, quick = (call for _, call in steps)
+    assert np.isfinite(np.asarray(stack(), "float64")).all()
+    assert len(quick()) == 2

@@ -26,12 +26,8 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import keras  # noqa: E402
-import mixers  # noqa: E402
 import paired  # noqa: E402
 import torch  # noqa: E402
-from preset_step import _batch_shape  # noqa: E402
-from preset_step import recipe_run  # noqa: E402
 
 from lra_keras.layers import projections  # noqa: E402
 
@@ -45,28 +41,13 @@ def declined(inputs, kernel, bias):
 VARIANTS = {"now": projections._torch_linear, "keras": declined}
 
 
-def report(label, call, rounds):
-    times = paired.under_values(projections, "_torch_linear", VARIANTS,
-                                call, rounds)
-    print(f"{label}: {paired.summary(times, 'keras', 'now')}, {rounds} "
-          "rounds", flush=True)
-
-
 def main():
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    for model in ("s4d", "dlr", "rtf", "transformer"):
-        keras.utils.set_random_seed(0)
-        net, x, y = mixers.stack_and_batch(model, 1024, 128, 4, 16,
-                                           padded=False)
-        net.compile(*mixers.optimizer_and_loss())
-        report(f"{model} stack, L = 1024, batch 16",
-               lambda net=net, x=x, y=y: net.train_on_batch(x, y),
-               ROUNDS // 2 if model == "transformer" else ROUNDS)
-    _, _, train, _, net = recipe_run("listops", "s4d", "quick")
-    batches = [train[i] for i in range(60)]
-    same = [b for b in batches if _batch_shape(b) == (32, 32)][:10]
-    report(f"quick step, {len(same)} batches of 32 x 32",
-           lambda: [net.train_on_batch(*b) for b in same], ROUNDS)
+    for label, call in paired.stack_steps(
+            ("s4d", "dlr", "rtf", "transformer")):
+        rounds = ROUNDS // 2 if label.startswith("transformer") else ROUNDS
+        paired.print_under_values(label, projections, "_torch_linear",
+                                  VARIANTS, call, rounds, "keras", "now")
 
 
 if __name__ == "__main__":

@@ -25,12 +25,8 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import keras  # noqa: E402
-import mixers  # noqa: E402
 import paired  # noqa: E402
 import torch  # noqa: E402
-from preset_step import _batch_shape  # noqa: E402
-from preset_step import recipe_run  # noqa: E402
 
 from lra_keras import backend_utils  # noqa: E402
 
@@ -45,27 +41,11 @@ def never(x):
 VARIANTS = {"now": backend_utils._aliased_rows, "before": never}
 
 
-def report(label, call, rounds):
-    times = paired.under_values(backend_utils, "_aliased_rows", VARIANTS,
-                                call, rounds)
-    print(f"{label}: {paired.summary(times, 'before', 'now')}, {rounds} "
-          "rounds", flush=True)
-
-
 def main():
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    for model in MODELS:
-        keras.utils.set_random_seed(0)
-        net, x, y = mixers.stack_and_batch(model, 1024, 128, 4, 16,
-                                           padded=False)
-        net.compile(*mixers.optimizer_and_loss())
-        report(f"{model} stack, L = 1024, batch 16",
-               lambda net=net, x=x, y=y: net.train_on_batch(x, y), ROUNDS)
-    _, _, train, _, net = recipe_run("listops", "s4d", "quick")
-    batches = [train[i] for i in range(60)]
-    same = [b for b in batches if _batch_shape(b) == (32, 32)][:10]
-    report(f"quick step, {len(same)} batches of 32 x 32",
-           lambda: [net.train_on_batch(*b) for b in same], ROUNDS)
+    for label, call in paired.stack_steps(MODELS):
+        paired.print_under_values(label, backend_utils, "_aliased_rows",
+                                  VARIANTS, call, ROUNDS, "before", "now")
 
 
 if __name__ == "__main__":
